@@ -1,0 +1,66 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "tiltd",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "tiltd", targets: ["tiltd"]),
+        .library(name: "TiltCore", targets: ["TiltCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+    ],
+    targets: [
+        // C libraries from Debian's -dev packages, seen through pkg-config.
+        .systemLibrary(name: "CLibIIO", pkgConfig: "libiio", providers: [.apt(["libiio-dev"])]),
+        .systemLibrary(name: "CLibGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
+
+        // Pure logic: no C, no I/O, no clocks. Tested in microseconds.
+        .target(name: "TiltCore"),
+
+        // Hardware and file sources: libiio, libgps, recordings.
+        .target(
+            name: "TiltSensors",
+            dependencies: [
+                "TiltCore", "CLibIIO", "CLibGPS",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // The daemon's parts: config, hub, socket, store, systemd.
+        .target(
+            name: "TiltService",
+            dependencies: [
+                "TiltCore", "TiltSensors",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "TOMLKit", package: "TOMLKit"),
+            ]
+        ),
+
+        .executableTarget(
+            name: "tiltd",
+            dependencies: [
+                "TiltCore", "TiltSensors", "TiltService",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        .testTarget(name: "TiltCoreTests", dependencies: ["TiltCore"]),
+        .testTarget(name: "TiltSensorsTests", dependencies: ["TiltSensors", "TiltCore"]),
+        .testTarget(name: "TiltServiceTests", dependencies: ["TiltService", "TiltCore"]),
+        // Starts the real `tiltd` binary (under the fake-hardware harness, with a real gpsd).
+        .testTarget(name: "IntegrationTests", dependencies: ["TiltCore"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

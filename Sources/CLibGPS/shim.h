@@ -1,0 +1,4 @@
+#ifndef TILTD_CLIBGPS_SHIM_H
+#define TILTD_CLIBGPS_SHIM_H
+#include <gps.h>
+#endif

@@ -1,0 +1,4 @@
+#ifndef TILTD_CLIBIIO_SHIM_H
+#define TILTD_CLIBIIO_SHIM_H
+#include <iio.h>
+#endif

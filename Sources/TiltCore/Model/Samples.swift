@@ -1,0 +1,65 @@
+/// Nanoseconds on the sensor's clock (the kernel's IIO timestamp, or a recording's time).
+/// All time in tiltd's core comes from samples, never from the wall clock, so replays are exact.
+public typealias Nanoseconds = Int64
+
+/// One IMU sample in SI units: acceleration in m/s² (gravity included, +g upward at rest on the
+/// axis pointing up) and angular rate in rad/s, both in the sensor (body) frame.
+public struct IMUSample: Sendable, Equatable {
+    public var t: Nanoseconds
+    public var accel: Vector3
+    public var gyro: Vector3
+
+    public init(t: Nanoseconds, accel: Vector3, gyro: Vector3) {
+        self.t = t; self.accel = accel; self.gyro = gyro
+    }
+}
+
+/// The estimated orientation at one sample time.
+public struct Attitude: Sendable, Equatable {
+    /// Sample time this attitude belongs to.
+    public var t: Nanoseconds
+    /// Rotates sensor-frame vectors into the z-up global frame.
+    public var q: Quaternion
+    /// True while the estimator judges the sensor to be at rest.
+    public var atRest: Bool
+    /// The current gyro bias estimate (rad/s), already removed from the rates.
+    public var gyroBias: Vector3
+
+    public init(t: Nanoseconds, q: Quaternion, atRest: Bool, gyroBias: Vector3) {
+        self.t = t; self.q = q; self.atRest = atRest; self.gyroBias = gyroBias
+    }
+
+    public var roll: Double { q.roll }
+    public var pitch: Double { q.pitch }
+    public var yaw: Double { q.yaw }
+}
+
+/// A GPS position report, as gpsd's TPV gives it. Optional fields are absent when unknown.
+public struct Fix: Sendable, Equatable {
+    /// 0 = unknown, 1 = no fix, 2 = 2D, 3 = 3D (gpsd's `mode`).
+    public var mode: Int
+    /// Fix time, nanoseconds since the Unix epoch (GPS time as reported), if known.
+    public var time: Nanoseconds?
+    public var lat: Double?
+    public var lon: Double?
+    /// Altitude above mean sea level, metres.
+    public var alt: Double?
+    /// Ground speed, m/s.
+    public var speed: Double?
+    /// Course over ground, degrees from true north.
+    public var track: Double?
+    /// Horizontal position uncertainty (95 %), metres.
+    public var eph: Double?
+    /// Vertical position uncertainty (95 %), metres.
+    public var epv: Double?
+
+    public init(mode: Int, time: Nanoseconds? = nil, lat: Double? = nil, lon: Double? = nil,
+                alt: Double? = nil, speed: Double? = nil, track: Double? = nil,
+                eph: Double? = nil, epv: Double? = nil) {
+        self.mode = mode; self.time = time; self.lat = lat; self.lon = lon; self.alt = alt
+        self.speed = speed; self.track = track; self.eph = eph; self.epv = epv
+    }
+
+    /// True when the fix has a usable horizontal position.
+    public var hasPosition: Bool { mode >= 2 && lat != nil && lon != nil }
+}

@@ -1,0 +1,65 @@
+/// The kinds of line the daemon sends. A client's `watch` picks among them.
+public enum EventClass: String, CaseIterable, Sendable, Codable {
+    case hello, status, attitude, sample, game, fix, place, quest, credit, reply, gap
+
+    /// Sent to every client unless it narrows its `watch`.
+    public static let defaultStream: Set<EventClass> = [.status, .attitude, .game, .fix, .place, .quest, .credit]
+    /// Always delivered, whatever the client watches.
+    public static let alwaysDelivered: Set<EventClass> = [.hello, .reply, .gap]
+}
+
+/// One outgoing event before it has a sequence number. The hub numbers it and encodes it once
+/// for all clients.
+public struct Event: Sendable {
+    public enum Payload: Sendable {
+        case attitude(Attitude)
+        case sample(IMUSample)
+        case fields(JSONObject)
+    }
+
+    public var cls: EventClass
+    /// The sample (or fix) time the event belongs to, if any.
+    public var t: Nanoseconds?
+    public var payload: Payload
+
+    public init(_ cls: EventClass, t: Nanoseconds?, _ payload: Payload) {
+        self.cls = cls; self.t = t; self.payload = payload
+    }
+
+    public init(_ cls: EventClass, t: Nanoseconds?, fields: JSONObject) {
+        self.init(cls, t: t, .fields(fields))
+    }
+
+    /// Degrees per radian, for the human-readable angle fields.
+    @usableFromInline static let deg = 180.0 / Double.pi
+
+    /// Encodes the event as one JSON line (with the trailing newline).
+    /// Field order: class, seq, t_ns, then the payload's fields.
+    public func encode(seq: UInt64) -> [UInt8] {
+        var w = JSONWriter(capacity: 200)
+        w.beginObject()
+        w.field("class", cls.rawValue)
+        w.field("seq", Int64(seq))
+        if let t { w.field("t_ns", t) }
+        switch payload {
+        case .attitude(let a):
+            w.key("q")
+            w.beginArray()
+            w.double(a.q.w, digits: 6); w.double(a.q.x, digits: 6); w.double(a.q.y, digits: 6); w.double(a.q.z, digits: 6)
+            w.endArray()
+            w.field("roll_deg", a.roll * Self.deg, digits: 2)
+            w.field("pitch_deg", a.pitch * Self.deg, digits: 2)
+            w.field("yaw_deg", a.yaw * Self.deg, digits: 2)
+            w.field("at_rest", a.atRest)
+            w.field("gyro_bias", a.gyroBias, digits: 5)
+        case .sample(let s):
+            w.field("accel", s.accel, digits: 4)
+            w.field("gyro", s.gyro, digits: 5)
+        case .fields(let o):
+            for (k, v) in o.entries { w.field(k, v) }
+        }
+        w.endObject()
+        w.bytes.append(0x0A)
+        return w.bytes
+    }
+}

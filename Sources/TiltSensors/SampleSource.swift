@@ -1,0 +1,109 @@
+import Foundation
+import Synchronization
+import TiltCore
+
+/// What a source says about itself: shown to clients as `status` events and to systemd as STATUS=.
+public struct SourceStatus: Sendable, Equatable {
+    public enum State: String, Sendable {
+        /// Opening or searching for the device.
+        case starting
+        /// Delivering samples (or fixes).
+        case streaming
+        /// Lost (vanished, read errors, not found); will retry after `retryIn` seconds.
+        case retrying
+        /// A finite source (a recording) reached its end.
+        case finished
+    }
+
+    /// "imu" or "gps".
+    public var source: String
+    public var state: State
+    public var message: String
+    /// The device or server in use, e.g. "mpu6050 (iio:device0)".
+    public var device: String?
+    /// The rate actually configured, Hz.
+    public var rateHz: Double?
+    /// Seconds until the next attempt, when `state == .retrying`.
+    public var retryIn: Double?
+
+    public init(source: String, state: State, message: String, device: String? = nil,
+                rateHz: Double? = nil, retryIn: Double? = nil) {
+        self.source = source; self.state = state; self.message = message
+        self.device = device; self.rateHz = rateHz; self.retryIn = retryIn
+    }
+}
+
+/// Output of a sample source.
+public enum SourceOutput: Sendable {
+    case sample(IMUSample)
+    case status(SourceStatus)
+}
+
+/// Set once to ask a running source to return. Sources poll it between reads (every read
+/// has a timeout) and sleep on it, so a stop is seen within one timeout.
+public final class StopSignal: Sendable {
+    private let stopped = Mutex(false)
+    private let condition = Mutex<[@Sendable () -> Void]>([])
+
+    public init() {}
+
+    public var isStopped: Bool { stopped.withLock { $0 } }
+
+    public func stop() {
+        stopped.withLock { $0 = true }
+        let handlers = condition.withLock { h -> [@Sendable () -> Void] in let c = h; h = []; return c }
+        for h in handlers { h() }
+    }
+
+    /// Runs `handler` once when stopped (at once if already stopped).
+    public func onStop(_ handler: @escaping @Sendable () -> Void) {
+        let runNow = stopped.withLock { s -> Bool in
+            if !s { condition.withLock { $0.append(handler) } }
+            return s
+        }
+        if runNow { handler() }
+    }
+
+    /// Sleeps up to `seconds`, returning early (true) when stopped.
+    @discardableResult
+    public func sleep(seconds: Double) -> Bool {
+        let deadline = ContinuousClock.now.advanced(by: .nanoseconds(Int64(seconds * 1e9)))
+        while ContinuousClock.now < deadline {
+            if isStopped { return true }
+            let left = ContinuousClock.now.duration(to: deadline)
+            let step = min(left, .milliseconds(50))
+            var ts = timespec(tv_sec: Int(step.components.seconds), tv_nsec: Int(step.components.attoseconds / 1_000_000_000))
+            nanosleep(&ts, nil)
+        }
+        return isStopped
+    }
+}
+
+/// A producer of IMU samples (an IIO device, a recording). `run` blocks the calling thread
+/// until the source ends or `stop` is signalled; it never throws for device trouble — it reports
+/// it as a status and retries — only for errors that retrying cannot fix.
+public protocol SampleSource: Sendable {
+    /// A short human description ("iio:device0 mpu6050 at 60 Hz", "replay walk.csv").
+    var summary: String { get }
+    func run(stop: StopSignal, emit: @escaping @Sendable (SourceOutput) -> Void) throws
+}
+
+/// Exponential backoff with a ceiling, for reconnecting to devices and servers.
+public struct Backoff: Sendable {
+    public var initial: Double
+    public var maximum: Double
+    public private(set) var current: Double
+
+    public init(initial: Double = 0.5, maximum: Double = 10) {
+        self.initial = initial; self.maximum = maximum; self.current = initial
+    }
+
+    /// The delay to wait now; the next one is doubled.
+    public mutating func next() -> Double {
+        let d = current
+        current = min(maximum, current * 2)
+        return d
+    }
+
+    public mutating func reset() { current = initial }
+}
