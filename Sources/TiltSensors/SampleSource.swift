@@ -107,3 +107,15 @@ public struct Backoff: Sendable {
 
     public mutating func reset() { current = initial }
 }
+
+/// Output of a fix source.
+public enum FixOutput: Sendable {
+    case fix(Fix)
+    case status(SourceStatus)
+}
+
+/// A producer of GPS fixes (gpsd, a GPX replay). Same contract as `SampleSource`.
+public protocol FixSource: Sendable {
+    var summary: String { get }
+    func run(stop: StopSignal, emit: @escaping @Sendable (FixOutput) -> Void) throws
+}
