@@ -2,56 +2,6 @@ import Foundation
 import Glibc
 import XCTest
 
-/// The repository root, found by walking up from this file to the directory holding Package.swift.
-func repositoryRoot(file: String = #filePath) -> URL {
-    var url = URL(fileURLWithPath: file).deletingLastPathComponent()
-    while url.path != "/" {
-        if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url }
-        url.deleteLastPathComponent()
-    }
-    fatalError("Package.swift not found above \(file)")
-}
-
-/// Output of a finished child process.
-struct ProcessResult {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-}
-
-/// Runs a program to completion, capturing its output.
-func runProcess(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> ProcessResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    if let environment {
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-    }
-    let out = Pipe()
-    let err = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    try process.run()
-    // Read before waiting so a chatty child never blocks on a full pipe.
-    let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
-    let stderrData = err.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return ProcessResult(
-        status: process.terminationStatus,
-        stdout: String(decoding: stdoutData, as: UTF8.self),
-        stderr: String(decoding: stderrData, as: UTF8.self))
-}
-
-/// Skips a test whose tool is missing here — except under CI (`CI=true`), where it must fail instead.
-func requireTool(_ condition: Bool, _ reason: String, file: StaticString = #filePath, line: UInt = #line) throws {
-    if condition { return }
-    if ProcessInfo.processInfo.environment["CI"] == "true" {
-        XCTFail("required in CI: \(reason)", file: file, line: line)
-        throw XCTSkip("failed above")
-    }
-    throw XCTSkip(reason)
-}
-
 /// One `KEY{attr}OP"value"` token of a udev rule.
 struct UdevToken: Equatable {
     var key: String
@@ -138,7 +88,7 @@ enum UdevRulesLint {
 }
 
 final class UdevRulesTests: XCTestCase {
-    let root = repositoryRoot()
+    let root = SystemdTestSupport.repositoryRoot()
     var rulesPath: String { root.appendingPathComponent("udev/61-tiltd.rules").path }
     var helperPath: String { root.appendingPathComponent("udev/tiltd-udev-setup").path }
 
@@ -179,15 +129,15 @@ final class UdevRulesTests: XCTestCase {
 
     /// The real `udevadm test` on fake devices in a private mount namespace (udev/udevadm-test-fake-devices).
     func testUdevadmOnFakeDevices() throws {
-        try requireTool(getuid() == 0, "needs root for a private mount namespace")
-        try requireTool(FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"), "needs util-linux unshare")
-        try requireTool(
+        try SystemdTestSupport.requireTool(getuid() == 0, "needs root for a private mount namespace")
+        try SystemdTestSupport.requireTool(FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"), "needs util-linux unshare")
+        try SystemdTestSupport.requireTool(
             FileManager.default.isExecutableFile(atPath: "/usr/bin/udevadm")
                 || FileManager.default.isExecutableFile(atPath: "/bin/udevadm"), "needs udevadm (apt: udev)")
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("tiltd-udev-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: out) }
         let script = root.appendingPathComponent("udev/udevadm-test-fake-devices").path
-        let result = try runProcess(script, [out.path])
+        let result = try SystemdTestSupport.runProcess(script, [out.path])
         XCTAssertEqual(result.status, 0, result.stderr)
 
         func read(_ name: String) throws -> String {
@@ -255,7 +205,7 @@ final class UdevRulesTests: XCTestCase {
         let env = ["TILTD_GROUP": "daemon", "TILTD_UDEV_RUNDIR": runDir.path,
                    "ACCEL_MOUNT_MATRIX": "0, 1, 0; -1, 0, 0; 0, 0, 1"]
 
-        let added = try runProcess(helperPath, ["add", "iio:device0", sys.path], environment: env)
+        let added = try SystemdTestSupport.runProcess(helperPath, ["add", "iio:device0", sys.path], environment: env)
         XCTAssertEqual(added.status, 0, added.stderr)
         for file in writable {
             var info = stat()
@@ -276,23 +226,23 @@ final class UdevRulesTests: XCTestCase {
         // Without the property (e.g. the hwdb entry was deleted) a stale matrix must not survive.
         var noMatrix = env
         noMatrix["ACCEL_MOUNT_MATRIX"] = ""
-        XCTAssertEqual(try runProcess(helperPath, ["add", "iio:device0", sys.path], environment: noMatrix).status, 0)
+        XCTAssertEqual(try SystemdTestSupport.runProcess(helperPath, ["add", "iio:device0", sys.path], environment: noMatrix).status, 0)
         XCTAssertFalse(FileManager.default.fileExists(atPath: matrixFile.path))
 
-        XCTAssertEqual(try runProcess(helperPath, ["add", "iio:device0", sys.path], environment: env).status, 0)
-        let removed = try runProcess(helperPath, ["remove", "iio:device0"], environment: env)
+        XCTAssertEqual(try SystemdTestSupport.runProcess(helperPath, ["add", "iio:device0", sys.path], environment: env).status, 0)
+        let removed = try SystemdTestSupport.runProcess(helperPath, ["remove", "iio:device0"], environment: env)
         XCTAssertEqual(removed.status, 0, removed.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: matrixFile.path))
     }
 
     func testSetupHelperRejectsBadArguments() throws {
-        let badName = try runProcess(helperPath, ["add", "../etc", "/tmp"])
+        let badName = try SystemdTestSupport.runProcess(helperPath, ["add", "../etc", "/tmp"])
         XCTAssertEqual(badName.status, 2)
         XCTAssertTrue(badName.stderr.contains("not an IIO device name"))
-        XCTAssertEqual(try runProcess(helperPath, ["remove", "iio:device0/../../x"]).status, 2)
-        let missingDir = try runProcess(helperPath, ["add", "iio:device0", "/nonexistent/iio:device0"])
+        XCTAssertEqual(try SystemdTestSupport.runProcess(helperPath, ["remove", "iio:device0/../../x"]).status, 2)
+        let missingDir = try SystemdTestSupport.runProcess(helperPath, ["add", "iio:device0", "/nonexistent/iio:device0"])
         XCTAssertEqual(missingDir.status, 2)
-        let badAction = try runProcess(helperPath, ["frob", "iio:device0"])
+        let badAction = try SystemdTestSupport.runProcess(helperPath, ["frob", "iio:device0"])
         XCTAssertEqual(badAction.status, 2)
         XCTAssertTrue(badAction.stderr.contains("usage"))
     }
