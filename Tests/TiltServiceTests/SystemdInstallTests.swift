@@ -141,6 +141,34 @@ final class SystemdInstallTests: XCTestCase {
         XCTAssertEqual(installedFiles(), [], "a refused install writes nothing")
     }
 
+    /// scripts/build-deb packs the PREFIX=/usr staging with dpkg-deb, config as a conffile.
+    func testDebianPackageContents() throws {
+        try SystemdTestSupport.requireTool(
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/dpkg-deb"), "needs dpkg-deb (Debian)")
+        let out = stage.appendingPathComponent("deb")
+        let built = try SystemdTestSupport.runProcess(
+            root.appendingPathComponent("scripts/build-deb").path, [out.path],
+            environment: ["TILTD_BINARY": binary.path, "CONFIG_SRC": exampleConfig.path, "VERSION": "9.8.7", "ARCH": "arm64"])
+        XCTAssertEqual(built.status, 0, built.stderr)
+        let deb = out.appendingPathComponent("tiltd_9.8.7_arm64.deb").path
+        let listing = try SystemdTestSupport.runProcess("/usr/bin/dpkg-deb", ["-c", deb])
+        XCTAssertEqual(listing.status, 0, listing.stderr)
+        let files = listing.stdout.split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("-") else { return nil }
+            return line.split(separator: " ").last.map { String($0.dropFirst()) }
+        }.sorted()
+        XCTAssertEqual(files, [
+            "/etc/tiltd/tiltd.toml", "/usr/bin/tiltd", "/usr/lib/systemd/system/tiltd.service",
+            "/usr/lib/systemd/system/tiltd.socket", "/usr/lib/tiltd/tiltd-udev-setup",
+            "/usr/lib/udev/rules.d/61-tiltd.rules",
+        ])
+        XCTAssertTrue(listing.stdout.contains("root/root"))
+        let conffiles = try SystemdTestSupport.runProcess("/usr/bin/dpkg-deb", ["-I", deb, "conffiles"])
+        XCTAssertEqual(conffiles.stdout, "/etc/tiltd/tiltd.toml\n")
+        let control = try SystemdTestSupport.runProcess("/usr/bin/dpkg-deb", ["-f", deb, "Package", "Version", "Architecture"])
+        XCTAssertEqual(control.stdout, "Package: tiltd\nVersion: 9.8.7\nArchitecture: arm64\n")
+    }
+
     /// `systemd-analyze verify` has nothing to say about the units, and the exposure is at most 1.5.
     func testUnitsVerifyAndExposureWithinLimit() throws {
         try SystemdTestSupport.requireTool(
