@@ -58,6 +58,9 @@ let package = Package(
             ]
         ),
 
+        // Benchmarks (run with -c release; see bench/README.md).
+        .executableTarget(name: "PipelineBench", dependencies: ["TiltCore"], path: "bench/pipeline"),
+
         // Helpers shared by the test targets: socket clients, processes, waiting on conditions.
         .target(name: "TestSupport", dependencies: ["TiltCore"], path: "Tests/TestSupport"),
 
