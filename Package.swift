@@ -58,11 +58,17 @@ let package = Package(
             ]
         ),
 
+        // Benchmarks (run with -c release; see bench/README.md).
+        .executableTarget(name: "PipelineBench", dependencies: ["TiltCore"], path: "bench/pipeline"),
+
+        // Helpers shared by the test targets: socket clients, processes, waiting on conditions.
+        .target(name: "TestSupport", dependencies: ["TiltCore"], path: "Tests/TestSupport"),
+
         .testTarget(name: "TiltCoreTests", dependencies: ["TiltCore"]),
-        .testTarget(name: "TiltSensorsTests", dependencies: ["TiltSensors", "TiltCore"]),
-        .testTarget(name: "TiltServiceTests", dependencies: ["TiltService", "TiltCore"]),
+        .testTarget(name: "TiltSensorsTests", dependencies: ["TiltSensors", "TiltCore", "TestSupport"]),
+        .testTarget(name: "TiltServiceTests", dependencies: ["TiltService", "TiltCore", "TestSupport"]),
         // Starts the real `tiltd` binary (under the fake-hardware harness, with a real gpsd).
-        .testTarget(name: "IntegrationTests", dependencies: ["TiltCore"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["TiltCore", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -87,10 +87,11 @@ public final class ClientSession: @unchecked Sendable {
         case .sample: return samples
         case .attitude:
             guard classes.contains(.attitude), attitudeHz > 0, let t = event.t else { return false }
-            if t < nextAttitudeDue { return false }
-            // Next due one period on, with 10 % slack so sample-time jitter does not skip beats.
+            // Beats on a grid of 1/attitude_hz from the first one; 10 % early is on time, so
+            // sample-time jitter does not skip a beat. After a pause the grid restarts.
             let period = Int64(1e9 / attitudeHz)
-            nextAttitudeDue = (nextAttitudeDue == .min || t - nextAttitudeDue > period ? t : nextAttitudeDue) + period - period / 10
+            if nextAttitudeDue != .min && t < nextAttitudeDue - period / 10 { return false }
+            nextAttitudeDue = (nextAttitudeDue == .min || t - nextAttitudeDue > period) ? t + period : nextAttitudeDue + period
             return true
         default: return classes.contains(event.cls)
         }
@@ -137,8 +138,22 @@ public final class ClientSession: @unchecked Sendable {
     /// Queued line count (for status).
     public var queued: Int { queue.count }
 
-    /// Closes the connection after what is already written.
+    /// Closes the connection.
     func close() {
         context.close(promise: nil)
+    }
+
+    /// True once the daemon has decided to drop this client.
+    private(set) var isClosing = false
+
+    /// Ends a misbehaving client without losing the replies already sent: half-close our side
+    /// (the client reads them, then EOF) and close fully a little later. Closing at once while
+    /// its garbage is still unread would make the kernel reset the connection and discard them.
+    func closeGracefully(after seconds: Int64 = 2) {
+        guard !isClosing else { return }
+        isClosing = true
+        let ctx = context
+        ctx.close(mode: .output, promise: nil)
+        ctx.eventLoop.scheduleTask(in: .seconds(seconds)) { ctx.close(promise: nil) }
     }
 }

@@ -172,12 +172,12 @@ final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         var buf = unwrapInboundIn(data)
-        guard let s = session, let bytes = buf.readBytes(length: buf.readableBytes) else { return }
+        guard let s = session, !s.isClosing, let bytes = buf.readBytes(length: buf.readableBytes) else { return }
         var start = 0
         for (i, b) in bytes.enumerated() where b == 0x0A {
             line(bytes[start..<i], session: s)
             start = i + 1
-            if !context.channel.isActive { return }
+            if !context.channel.isActive || s.isClosing { return }
         }
         if start < bytes.count {
             if discarding { return }
@@ -225,7 +225,7 @@ final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
         if s.badLines >= config.maxBadLines {
             s.reply(.reply(id: nil, cmd: nil, error: ProtocolError(.badArgument, "too many bad lines (\(config.maxBadLines)); disconnecting")))
             logger.notice("client \(s.id) sent \(s.badLines) bad lines; disconnected")
-            s.close()
+            s.closeGracefully()
         }
     }
 
