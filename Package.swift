@@ -57,10 +57,12 @@ let package = Package(
         ),
 
         .testTarget(name: "TiltCoreTests", dependencies: ["TiltCore"]),
-        .testTarget(name: "TiltSensorsTests", dependencies: ["TiltSensors", "TiltCore"]),
+        // Builds fake IIO scenario trees and FIFO writers for tests run under scripts/fakehw-ns.
+        .target(name: "FakeHardware", dependencies: ["TiltCore"], path: "Tests/FakeHardware"),
+        .testTarget(name: "TiltSensorsTests", dependencies: ["TiltSensors", "TiltCore", "FakeHardware"]),
         .testTarget(name: "TiltServiceTests", dependencies: ["TiltService", "TiltCore"]),
         // Starts the real `tiltd` binary (under the fake-hardware harness, with a real gpsd).
-        .testTarget(name: "IntegrationTests", dependencies: ["TiltCore"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["TiltCore", "FakeHardware"]),
     ],
     swiftLanguageModes: [.v6]
 )
