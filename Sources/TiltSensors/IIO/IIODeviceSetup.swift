@@ -169,7 +169,7 @@ enum IIODeviceSetup {
             do { try ref.writeAttribute("sampling_frequency", value) } catch {
                 logger?.warning("cannot set the sampling rate", metadata: ["error": "\(error)"])
             }
-            return ref.attribute("sampling_frequency").flatMap { Double($0.trimmingCharacters(in: .whitespaces)) } ?? requested
+            return ref.attribute("sampling_frequency").flatMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? requested
         }
         var rates: [Double] = []
         for axes in types {
@@ -179,7 +179,7 @@ enum IIODeviceSetup {
             do { try IIOChannel.writeAttribute(x, "sampling_frequency", value) } catch {
                 logger?.warning("cannot set the sampling rate", metadata: ["error": "\(error)"])
             }
-            if let r = IIOChannel.attribute(x, "sampling_frequency").flatMap({ Double($0.trimmingCharacters(in: .whitespaces)) }) {
+            if let r = IIOChannel.attribute(x, "sampling_frequency").flatMap({ Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) {
                 rates.append(r)
             }
         }

@@ -84,7 +84,7 @@ public enum IIOText {
             let cells = row.split(separator: ",")
             guard cells.count == 3 else { return nil }
             for cell in cells {
-                guard let v = Double(cell.trimmingCharacters(in: .whitespaces)), v.isFinite else { return nil }
+                guard let v = Double(cell.trimmingCharacters(in: .whitespacesAndNewlines)), v.isFinite else { return nil }
                 values.append(v)
             }
         }
