@@ -124,7 +124,7 @@ final class GameDecisionTests: XCTestCase {
 
     func testHysteresisKeepsTheZoneThroughADipAndBlocksNeutralInsideTheBand() throws {
         let c = TiltGame.Configuration()
-        // Enter at 60° (nod 30), dip to 68° (nod 22, inside the 63…71 band) and back: one
+        // Enter at 60° (nod 30), dip to 68° (nod 22, inside the 63…73 band) and back: one
         // continuous stay of 0.2 s in the low zone → a decision 0.15 s after entry.
         var m = HeadMotion()
         m.hold(0.995)
@@ -132,8 +132,8 @@ final class GameDecisionTests: XCTestCase {
         m.move(nod: 22, over: 0); m.hold(0.1)
         // Then stand at 70° (nod 20) for 2 s: inside the band, so never neutral, no prompt.
         m.move(nod: 20, over: 0); m.hold(2)
-        // 72° (nod 18) is past 63 + 8: neutral, prompt after the neutral hold.
-        m.move(nod: 18, over: 0); m.hold(1)
+        // 74° (nod 16) is past 63 + 10: neutral, prompt after the neutral hold.
+        m.move(nod: 16, over: 0); m.hold(1)
         let (_, events) = try GamePlay.run(HeadTrace(rateHz: 100).attitudes(m), config: c)
         XCTAssertEqual(GamePlay.kinds(events), ["round_started", "neutral", "prompt", "correct", "neutral", "prompt"])
         XCTAssertEqual(events[3].t, GamePlay.at(1.15))

@@ -36,7 +36,7 @@ extension TiltGame {
         public var captureNeutralAtRoundStart: Bool = true
         /// A zone is entered at its threshold and left only once the angle is back past the
         /// threshold by this much (so noise at a threshold cannot make a pose flicker).
-        public var hysteresisDeg: Double = 8
+        public var hysteresisDeg: Double = 10
         /// How long a tilt must stay in a decision zone before it counts (rejects jerks).
         public var holdSeconds: Double = 0.15
         /// How long the head must stay in the neutral zone before the next prompt appears.
