@@ -96,7 +96,8 @@ public struct TiltGame: Sendable {
     public private(set) var neutral: NeutralPose?
     /// The time of the newest attitude seen. Older attitudes are ignored.
     public private(set) var lastT: Nanoseconds?
-    /// The tilt angle (degrees) of the newest attitude seen during a round.
+    /// The tilt angle (degrees) of the newest attitude seen (nil in relative mode without a
+    /// neutral pose).
     public private(set) var lastTilt: Double?
     /// The id the next round gets. The daemon sets it from its history so ids stay unique
     /// across restarts.
@@ -224,7 +225,11 @@ public struct TiltGame: Sendable {
         let q = a.q
         guard q.w.isFinite, q.x.isFinite, q.y.isFinite, q.z.isFinite else { return [] }
         lastT = a.t
-        guard let r = round else { return [] }
+        guard let r = round else {
+            // Kept up to date between rounds too, so a client can show a tilt meter before play.
+            lastTilt = measure(q)
+            return []
+        }
 
         // The timer comes first: a pose at or after the final instant does not count.
         if a.t >= r.endsAt { return [endRound(at: a.t, reason: .timeout)] }
@@ -324,7 +329,6 @@ public struct TiltGame: Sendable {
         phase = .waitingForNeutral
         zone = nil
         countFrom = t
-        lastTilt = nil
         if configuration.mode == .relative, configuration.captureNeutralAtRoundStart || neutral == nil {
             neutral = nil
             captureOnNextSample = true
