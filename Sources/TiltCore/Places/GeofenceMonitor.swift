@@ -41,6 +41,10 @@ public struct GeofenceMonitor: Sendable {
         public var enteredAt: Nanoseconds
         /// Distance from the fence centre, metres.
         public var distance: Double
+
+        public init(kind: Kind, fence: Fence, t: Nanoseconds, enteredAt: Nanoseconds, distance: Double) {
+            self.kind = kind; self.fence = fence; self.t = t; self.enteredAt = enteredAt; self.distance = distance
+        }
     }
 
     private struct Visit: Sendable {
@@ -149,6 +153,10 @@ public struct CreditPolicy: Sendable {
         public var name: String
         public var t: Nanoseconds
         public var amount: Int
+
+        public init(requestId: String, fenceKey: String, name: String, t: Nanoseconds, amount: Int) {
+            self.requestId = requestId; self.fenceKey = fenceKey; self.name = name; self.t = t; self.amount = amount
+        }
 
         /// The `credit` event's payload (`balance` is added by the daemon from the store).
         public func event(balance: Int?) -> Event {

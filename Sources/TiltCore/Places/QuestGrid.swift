@@ -39,6 +39,11 @@ public struct QuestGrid: Sendable {
         public var visits: Int
         public var cooldownUntil: Nanoseconds
 
+        public init(cell: GeoGrid.Cell, cellSize: Double, t: Nanoseconds, xp: Int, visits: Int, cooldownUntil: Nanoseconds) {
+            self.cell = cell; self.cellSize = cellSize; self.t = t; self.xp = xp; self.visits = visits
+            self.cooldownUntil = cooldownUntil
+        }
+
         /// The `quest` `{"event":"completed"}` payload.
         public var event: Event {
             Event(.quest, t: t, fields: ["event": "completed", "cell": .int(cell.id), "cell_name": .string(cell.description),
@@ -56,6 +61,10 @@ public struct QuestGrid: Sendable {
         public var visits: Int
         /// What completing it now would grant.
         public var xp: Int
+
+        public init(cell: GeoGrid.Cell, centre: GeoPoint, t: Nanoseconds, visits: Int, xp: Int) {
+            self.cell = cell; self.centre = centre; self.t = t; self.visits = visits; self.xp = xp
+        }
 
         /// The `quest` `{"event":"available"}` payload.
         public var event: Event {
