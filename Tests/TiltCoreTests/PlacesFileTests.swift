@@ -63,6 +63,21 @@ final class PlacesFileTests: XCTestCase {
         XCTAssertEqual(dl.prompts(near: placesFix(w, 0)), ["East Side Café"])
     }
 
+    func testNearbyListFollowsTheWearerAfterMovingFarEnough() {
+        let c = GeoPoint(lat: 52.52, lon: 13.40)
+        let a = Place(id: "a", name: "A Café", category: "cafe", point: c)
+        let b = Place(id: "b", name: "B Bakery", category: "bakery", point: Geo.destination(from: c, distance: 5000, bearing: 0))
+        var n = NearbyPlaces(places: [a, b])
+        n.update(placesFix(c, 0))
+        XCTAssertEqual(n.prompts(), ["A Café"])
+        n.update(placesFix(Geo.destination(from: c, distance: 3100, bearing: 0), 1))
+        XCTAssertEqual(n.prompts(), ["B Bakery"])
+        // 20 m further (under the 25 m requery distance) keeps the list; a fresh query agrees here.
+        let p = Geo.destination(from: c, distance: 3120, bearing: 0)
+        n.update(placesFix(p, 2))
+        XCTAssertEqual(n.prompts(), n.prompts(near: placesFix(p, 2)))
+    }
+
     func testDemoPlacesFileLoads() throws {
         let url = placesRepoRoot().appendingPathComponent("config/demo/places.geojson")
         let f = try PlacesFile.parse(Array(try Data(contentsOf: url)))

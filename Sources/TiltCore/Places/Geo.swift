@@ -115,7 +115,9 @@ public struct LocalDistance: Sendable {
             return d * d
         }
         let dy = (lat - centre.lat) * metresPerDegLat
-        let dx = Geo.normalizedLongitude(lon - centre.lon) * metresPerDegLon
+        var dLon = lon - centre.lon          // both in −180…180: one wrap step suffices
+        if dLon > 180 { dLon -= 360 } else if dLon < -180 { dLon += 360 }
+        let dx = dLon * metresPerDegLon
         return dx * dx + dy * dy
     }
 }

@@ -24,6 +24,15 @@ public struct SpatialIndex: Sendable {
         buckets[grid.cell(p).id] ?? []
     }
 
+    /// The non-empty buckets of the cells within `radius` of `p` (see `forEachCandidate`).
+    public func buckets(near p: GeoPoint, radius: Double) -> [[Int32]] {
+        var out: [[Int32]] = []
+        grid.forEachCell(near: p, radius: radius) { cell in
+            if let b = buckets[cell.id] { out.append(b) }
+        }
+        return out
+    }
+
     /// Calls `body` for every item filed in a cell within `radius` of `p`. An item filed under
     /// several cells may be visited more than once; callers that collect should de-duplicate.
     public func forEachCandidate(near p: GeoPoint, radius: Double, _ body: (Int32) -> Void) {
