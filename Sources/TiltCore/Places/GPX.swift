@@ -67,7 +67,7 @@ public enum GPX {
                     fixes.append(current!)
                     current = nil
                 } else if current != nil {
-                    try apply(name, text.trimmingWhitespace(), to: &current!, line: scanner.line)
+                    try apply(name, text.gpxTrimmed(), to: &current!, line: scanner.line)
                 }
                 text = ""
             }
@@ -159,7 +159,8 @@ public enum GPX {
 }
 
 extension String {
-    func trimmingWhitespace() -> String {
+    /// The text without leading and trailing white space (GPX element values).
+    func gpxTrimmed() -> String {
         var s = Substring(self)
         while let c = s.first, c.isWhitespace { s.removeFirst() }
         while let c = s.last, c.isWhitespace { s.removeLast() }

@@ -35,7 +35,7 @@ public final class Store: Sendable {
         self.path = path
         let dir = (path as NSString).deletingLastPathComponent
         if !dir.isEmpty { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
-        var config = Configuration()
+        var config = GRDB.Configuration()
         // Another process (tiltd and a `tiltd history` CLI, or a test) may hold the write lock
         // for a moment: wait instead of failing at once.
         config.busyMode = .timeout(10)
