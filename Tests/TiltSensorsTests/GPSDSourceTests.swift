@@ -24,7 +24,7 @@ final class GPSDSourceTests: XCTestCase {
 
     private func source(_ rig: GPSDRig) -> GPSDSource {
         GPSDSource(config: GPSDConfig(port: rig.gpsdPort, pollInterval: 0.1,
-                                      backoff: Backoff(initial: 0.2, maximum: 1)))
+                                      backoff: Backoff(initial: 0.2, maximum: 1), silenceTimeout: 1.5))
     }
 
     private func lines(_ track: [TrackPoint]) -> [String] {
@@ -155,6 +155,8 @@ final class GPSDSourceTests: XCTestCase {
                       "fewer than 3 retries in 10 s; outputs: \(collector.all)")
         let retries = collector.statuses.filter { $0.state == .retrying }
         XCTAssertTrue(retries[0].message.contains("127.0.0.1:\(rig.gpsdPort)"), retries[0].message)
+        // libgps's own reason (its code -6) is passed on, not a bare number.
+        XCTAssertTrue(retries[0].message.hasSuffix("can't connect to host/port pair"), retries[0].message)
         let delays = retries.compactMap(\.retryIn)
         XCTAssertEqual(delays.count, retries.count)
         XCTAssertEqual(Array(delays.prefix(3)), [0.2, 0.4, 0.8])
@@ -168,6 +170,38 @@ final class GPSDSourceTests: XCTestCase {
         print("gpsd started late → first fix after \(startedAt.duration(to: collector.timeline[first].at))")
         let streaming = try XCTUnwrap(collector.firstIndex { $0.status?.state == .streaming })
         XCTAssertLessThan(streaming, first)
+        for fix in collector.fixes where fix.mode >= 2 { assertMatches(fix, track) }
+    }
+
+    func testSilentReceiverBehindALiveGPSDIsReportedAndFixesResume() throws {
+        let rig = try XCTUnwrap(rig)
+        let track = testTrack(count: 1200)
+        try rig.startReceiver(lines: lines(track), interval: 0.05)
+        try rig.startGPSD()
+        let collector = FixCollector(running: source(rig))
+        self.collector = collector
+        XCTAssertTrue(waitFor(15) { collector.fixes.filter { $0.mode == 3 }.count >= 5 }, "\(collector.all)")
+
+        // The receiver goes quiet (a stalled GPS). gpsd stays up and tells its clients nothing,
+        // so only the silence shows it.
+        let receiver = try XCTUnwrap(rig.receiver)
+        let before = collector.all.count
+        receiver.send("pause")
+        XCTAssertTrue(waitFor(10) {
+            collector.firstIndex(after: before - 1) {
+                $0.status?.state == .retrying && $0.status?.message.contains("no fix report") == true
+            } != nil
+        }, "silence not reported within 10 s; outputs: \(collector.all.suffix(5))")
+        let silent = try XCTUnwrap(collector.firstIndex(after: before - 1) { $0.status?.state == .retrying })
+        let lastTimeBefore = collector.fixes.compactMap(\.time).max() ?? 0
+
+        receiver.send("resume")
+        XCTAssertTrue(waitFor(15) {
+            collector.firstIndex(after: silent) { ($0.fix?.time ?? 0) > lastTimeBefore } != nil
+        }, "fixes did not resume after the silence; outputs: \(collector.all.suffix(8))")
+        let resumed = try XCTUnwrap(collector.firstIndex(after: silent) { $0.fix != nil })
+        let streaming = try XCTUnwrap(collector.firstIndex(after: silent) { $0.status?.state == .streaming })
+        XCTAssertLessThan(streaming, resumed)
         for fix in collector.fixes where fix.mode >= 2 { assertMatches(fix, track) }
     }
 
@@ -192,5 +226,18 @@ final class GPSDSourceTests: XCTestCase {
         self.collector = collector
         XCTAssertTrue(waitFor(10) { collector.statuses.contains { $0.state == .retrying } }, "\(collector.all)")
         XCTAssertTrue(collector.stopAndWait(timeout: 2), "run did not return within 2 s of stop during a 30 s backoff")
+    }
+}
+
+/// Name resolution failures are retried like a refused connection, with libgps's reason.
+final class GPSDSourceResolutionTests: XCTestCase {
+    func testUnknownHostIsRetriedWithAClearMessage() {
+        let collector = FixCollector(running: GPSDSource(config: GPSDConfig(
+            host: "no-such-host.invalid", port: 2947, backoff: Backoff(initial: 0.1, maximum: 0.1))))
+        defer { collector.stopAndWait() }
+        XCTAssertTrue(waitFor(10) { collector.statuses.filter { $0.state == .retrying }.count >= 2 }, "\(collector.all)")
+        let message = collector.statuses.first { $0.state == .retrying }?.message ?? ""
+        XCTAssertTrue(message.contains("no-such-host.invalid:2947") && message.contains("host entry"), message)
+        XCTAssertTrue(collector.fixes.isEmpty)
     }
 }

@@ -12,11 +12,17 @@ public struct GPSDConfig: Sendable {
     public var pollInterval: Double
     /// Delays between reconnection attempts.
     public var backoff: Backoff
+    /// Seconds without a TPV report after which the connection counts as failed. A receiver
+    /// sends a report every cycle even without a fix, so silence means the receiver is gone;
+    /// gpsd does not say so to its clients, and it reopens a lost device only when a client
+    /// starts watching, which the reconnect does.
+    public var silenceTimeout: Double
 
     /// The default is gpsd's own: 127.0.0.1:2947.
     public init(host: String = "127.0.0.1", port: Int = 2947, pollInterval: Double = 0.25,
-                backoff: Backoff = Backoff(initial: 0.5, maximum: 10)) {
+                backoff: Backoff = Backoff(initial: 0.5, maximum: 10), silenceTimeout: Double = 10) {
         self.host = host; self.port = port; self.pollInterval = pollInterval; self.backoff = backoff
+        self.silenceTimeout = silenceTimeout
     }
 }
 
@@ -85,7 +91,14 @@ public struct GPSDSource: FixSource {
         let timeoutMicroseconds = Int32(max(1_000, config.pollInterval * 1e6))
         var message = [CChar](repeating: 0, count: 4096)
         var streaming = false
+        // Wall time only guards the connection here; fixes carry the receiver's own time.
+        var lastReport = ContinuousClock.now
+        let silenceLimit = Duration.milliseconds(Int64(config.silenceTimeout * 1000))
         while !stop.isStopped {
+            if lastReport.duration(to: .now) > silenceLimit {
+                return .failed("gpsd at \(endpoint) sent no fix report for \(Self.seconds(config.silenceTimeout)) s "
+                    + "(receiver silent or not attached)")
+            }
             errno = 0
             guard gps_waiting(data, timeoutMicroseconds) else {
                 // A timeout leaves errno alone; anything else means the socket is broken.
@@ -101,6 +114,7 @@ public struct GPSDSource: FixSource {
                 return .failed("lost gpsd at \(endpoint): connection closed")
             }
             guard read > 0, Self.isTPV(message) else { continue }
+            lastReport = .now
             let fix = Self.fix(from: UnsafePointer(data))
             if !streaming {
                 streaming = true
@@ -149,6 +163,10 @@ public struct GPSDSource: FixSource {
 
     private func status(_ state: SourceStatus.State, _ message: String, retryIn: Double? = nil) -> SourceStatus {
         SourceStatus(source: "gps", state: state, message: message, device: "gpsd \(endpoint)", retryIn: retryIn)
+    }
+
+    private static func seconds(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
     }
 
     /// libgps returns its own negative codes (e.g. -6: cannot connect) and errno values.
