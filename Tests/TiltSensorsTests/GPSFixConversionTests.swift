@@ -72,3 +72,28 @@ final class GPSFixConversionTests: XCTestCase {
         XCTAssertFalse(GPSDSource.isTPV(line("")))
     }
 }
+
+/// The `server` setting as the config gives it.
+final class GPSDConfigTests: XCTestCase {
+    func testServerForms() throws {
+        let plain = try GPSDConfig(server: "127.0.0.1:2947")
+        XCTAssertEqual(plain.host, "127.0.0.1")
+        XCTAssertEqual(plain.port, 2947)
+        let hostOnly = try GPSDConfig(server: "gps.local")
+        XCTAssertEqual(hostOnly.host, "gps.local")
+        XCTAssertEqual(hostOnly.port, 2947)
+        let v6 = try GPSDConfig(server: "[::1]:3000")
+        XCTAssertEqual(v6.host, "::1")
+        XCTAssertEqual(v6.port, 3000)
+        XCTAssertEqual(try GPSDConfig(server: "[fe80::1]").port, 2947)
+    }
+
+    func testBadServersAreClearErrors() {
+        for bad in ["", ":2947", "host:", "host:0", "host:65536", "host:x", "::1:2947", "[::1", "[::1]x", "[]:1"] {
+            XCTAssertThrowsError(try GPSDConfig(server: bad), bad) { error in
+                XCTAssertEqual(error as? GPSDConfigError, .badServer(bad))
+                XCTAssertTrue("\(error)".contains("HOST:PORT"))
+            }
+        }
+    }
+}

@@ -25,7 +25,7 @@ func waitFor(_ timeout: Double, _ condition: () -> Bool) -> Bool {
 }
 
 /// The repository root: the nearest directory above this file holding Package.swift.
-func repositoryRoot(file: String = #filePath) -> URL {
+func packageRoot(file: String = #filePath) -> URL {
     var dir = URL(fileURLWithPath: file).deletingLastPathComponent()
     while dir.path != "/" {
         if FileManager.default.fileExists(atPath: dir.appendingPathComponent("Package.swift").path) { return dir }
@@ -290,7 +290,7 @@ final class GPSDRig: @unchecked Sendable {
     func startReceiver(lines: [String], interval: Double = 0.1) throws {
         let file = directory.appendingPathComponent("track.nmea")
         try (lines.joined(separator: "\r\n") + "\r\n").write(to: file, atomically: true, encoding: .ascii)
-        let script = repositoryRoot().appendingPathComponent("scripts/nmea-source").path
+        let script = packageRoot().appendingPathComponent("scripts/nmea-source").path
         let child = try ChildProcess(name: "nmea-source", executable: "/usr/bin/env",
                                      arguments: ["python3", script, "--file", file.path,
                                                  "--interval", String(interval)])

@@ -24,6 +24,50 @@ public struct GPSDConfig: Sendable {
         self.host = host; self.port = port; self.pollInterval = pollInterval; self.backoff = backoff
         self.silenceTimeout = silenceTimeout
     }
+
+    /// Reads a `server` setting: "HOST:PORT", "HOST" (port 2947), or "[IPv6]:PORT".
+    public init(server: String) throws {
+        self.init()
+        let text = server.trimmingCharacters(in: .whitespaces)
+        var host = text
+        var portText: Substring?
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]") else { throw GPSDConfigError.badServer(server) }
+            host = String(text[text.index(after: text.startIndex)..<close])
+            let rest = text[text.index(after: close)...]
+            if !rest.isEmpty {
+                guard rest.hasPrefix(":") else { throw GPSDConfigError.badServer(server) }
+                portText = rest.dropFirst()
+            }
+        } else if let colon = text.firstIndex(of: ":") {
+            // A second colon without brackets would be an IPv6 address with its port ambiguous.
+            guard text[text.index(after: colon)...].firstIndex(of: ":") == nil else {
+                throw GPSDConfigError.badServer(server)
+            }
+            host = String(text[..<colon])
+            portText = text[text.index(after: colon)...]
+        }
+        guard !host.isEmpty else { throw GPSDConfigError.badServer(server) }
+        self.host = host
+        if let portText {
+            guard let port = Int(portText), (1...65535).contains(port) else { throw GPSDConfigError.badServer(server) }
+            self.port = port
+        }
+    }
+}
+
+/// A gpsd setting that cannot be used.
+public enum GPSDConfigError: Error, Equatable, CustomStringConvertible {
+    /// The server is not "HOST", "HOST:PORT" or "[IPv6]:PORT" with a port in 1…65535.
+    case badServer(String)
+
+    /// A message for the log and `check-config`.
+    public var description: String {
+        switch self {
+        case .badServer(let s):
+            "gps server \"\(s)\" is not HOST, HOST:PORT or [IPv6]:PORT with a port in 1…65535"
+        }
+    }
 }
 
 /// Fixes from a running gpsd, read through libgps.
