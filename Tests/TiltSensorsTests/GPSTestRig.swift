@@ -307,9 +307,21 @@ final class GPSDRig: @unchecked Sendable {
         guard let sourcePort else { throw RigError("start the receiver first") }
         gpsdStarts += 1
         let log = directory.appendingPathComponent("gpsd-\(gpsdStarts).log")
-        let child = try ChildProcess(name: "gpsd", executable: Self.gpsdPath,
-                                     arguments: ["-N", "-b", "-S", String(gpsdPort), "tcp://127.0.0.1:\(sourcePort)"],
-                                     logFile: log)
+        let gpsdArguments = ["-N", "-b", "-S", String(gpsdPort), "tcp://127.0.0.1:\(sourcePort)"]
+        let child: ChildProcess
+        if geteuid() == 0 {
+            // gpsd drops root for its own user, which clears a parent-death signal, so it runs
+            // under a shell that is PID 1 of a fresh PID namespace: if the test runner is killed
+            // (a CI timeout), setpriv's signal takes unshare, --kill-child takes the shell, and
+            // the namespace's end takes gpsd. No gpsd outlives the tests.
+            child = try ChildProcess(
+                name: "gpsd", executable: "/usr/bin/setpriv",
+                arguments: ["--pdeathsig", "KILL", "/usr/bin/unshare", "--pid", "--kill-child=KILL",
+                            "/bin/sh", "-c", "\"$0\" \"$@\" & wait", Self.gpsdPath] + gpsdArguments,
+                logFile: log)
+        } else {
+            child = try ChildProcess(name: "gpsd", executable: Self.gpsdPath, arguments: gpsdArguments, logFile: log)
+        }
         gpsd = child
         guard waitFor(10, { isListening(port: gpsdPort) || !child.isRunning }), child.isRunning else {
             let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
@@ -317,15 +329,35 @@ final class GPSDRig: @unchecked Sendable {
         }
     }
 
-    /// Kills gpsd with `signal` and waits until its port is free again.
+    /// The pid of gpsd itself (below the unshare and shell wrappers, when they are used).
+    private func gpsdProcessID() -> Int32? {
+        guard var pid = gpsd?.pid else { return nil }
+        for _ in 0..<3 {
+            if (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8))?.hasPrefix("gpsd") == true {
+                return pid
+            }
+            let children = (try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8)) ?? ""
+            guard let first = children.split(separator: " ").first, let child = Int32(first) else { return nil }
+            pid = child
+        }
+        return nil
+    }
+
+    /// Sends `signal` to gpsd itself and waits until it is gone and its port is free.
     func killGPSD(_ signal: Int32 = SIGKILL) {
-        gpsd?.kill(signal)
+        if let pid = gpsdProcessID() {
+            Glibc.kill(pid, signal)
+            // The wrappers end when gpsd does.
+            _ = waitFor(5) { !(gpsd?.isRunning ?? false) }
+        }
+        gpsd?.kill(SIGKILL)
         _ = waitFor(5) { !isListening(port: gpsdPort) }
     }
 
     /// Ends every process and removes the directory.
     func tearDown() {
-        gpsd?.kill(SIGTERM)
+        // unshare ignores SIGTERM (it leaves signals to its child), so gpsd is signalled itself.
+        killGPSD(SIGTERM)
         receiver?.send("quit")
         receiver?.kill(SIGTERM)
         try? FileManager.default.removeItem(at: directory)
