@@ -65,10 +65,12 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["TiltCore"], path: "Tests/TestSupport"),
 
         .testTarget(name: "TiltCoreTests", dependencies: ["TiltCore"]),
-        .testTarget(name: "TiltSensorsTests", dependencies: ["TiltSensors", "TiltCore", "TestSupport"]),
+        // Builds fake IIO scenario trees and FIFO writers for tests run under scripts/fakehw-ns.
+        .target(name: "FakeHardware", dependencies: ["TiltCore"], path: "Tests/FakeHardware"),
+        .testTarget(name: "TiltSensorsTests", dependencies: ["TiltSensors", "TiltCore", "FakeHardware", "TestSupport"]),
         .testTarget(name: "TiltServiceTests", dependencies: ["TiltService", "TiltCore", "TestSupport"]),
         // Starts the real `tiltd` binary (under the fake-hardware harness, with a real gpsd).
-        .testTarget(name: "IntegrationTests", dependencies: ["TiltCore", "TestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["TiltCore", "FakeHardware", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

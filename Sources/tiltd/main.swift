@@ -60,11 +60,23 @@ struct Run: AsyncParsableCommand {
     var exitWhenDone = false
 
     func run() async throws {
+        // First, before any thread starts: the sockets systemd passed (this clears LISTEN_*).
+        let inherited: [InheritedSocket]
+        do { inherited = try SocketActivation.listenFDs() } catch { throw ValidationFailure(message: "tiltd: \(error)") }
         let config = try options.load()
-        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        let level = Logger.Level(rawValue: config.logLevel) ?? .info
+        let logOutput = TiltLogHandler.bootstrap(level: level)
         let logger = makeLogger("tiltd", level: config.logLevel)
+        var fd: CInt?
+        if !inherited.isEmpty {
+            guard let s = inherited.first(where: { $0.name == "tiltd" }) ?? inherited.first, s.isListeningUnixStream else {
+                throw ValidationFailure(message: "tiltd: systemd passed \(inherited.count) socket(s) but none is a listening Unix stream socket")
+            }
+            fd = s.fd
+        }
         let input: Daemon.Input = replay.map { .replay(path: $0, speed: fast ? nil : speed) } ?? .device
-        let daemon = Daemon(config: config, input: input, exitWhenDone: exitWhenDone, logger: logger)
+        let daemon = Daemon(config: config, input: input, exitWhenDone: exitWhenDone, logger: logger,
+                            inheritedFD: fd, logOutput: logOutput)
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: daemon, successTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint],

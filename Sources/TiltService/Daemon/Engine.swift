@@ -25,6 +25,13 @@ public final class Engine: RequestHandler, @unchecked Sendable {
         hub.handler = self
     }
 
+    /// Applies a reloaded configuration (on the loop). New connections get the new socket
+    /// settings; connected clients keep theirs.
+    public func apply(_ new: Configuration) {
+        config = new
+        hub.socketConfig = new.socket
+    }
+
     // MARK: sensor input (on the loop)
 
     /// A calibrated sample and the attitude computed from it.
