@@ -13,9 +13,10 @@ public struct GPSDConfig: Sendable {
     /// Delays between reconnection attempts.
     public var backoff: Backoff
     /// Seconds without a TPV report after which the connection counts as failed. A receiver
-    /// sends a report every cycle even without a fix, so silence means the receiver is gone;
-    /// gpsd does not say so to its clients, and it reopens a lost device only when a client
-    /// starts watching, which the reconnect does.
+    /// sends a report every cycle even without a fix, so silence means it stalled or is gone,
+    /// which gpsd does not tell its clients. Reconnecting reports it and starts a fresh watch,
+    /// which makes gpsd open its devices again (a tcp:// feed that hung up stays gone until gpsd
+    /// restarts; a hotplugged receiver comes back through gpsd's own device handling).
     public var silenceTimeout: Double
 
     /// The default is gpsd's own: 127.0.0.1:2947.
