@@ -1,0 +1,159 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import ServiceLifecycle
+import Synchronization
+import TiltCore
+import TiltSensors
+
+/// `tiltd run`: the whole daemon as one service — socket server, sampler, engine — with
+/// systemd readiness, status and watchdog, reload on SIGHUP, and a graceful stop on SIGTERM/SIGINT.
+public final class Daemon: Service, @unchecked Sendable {
+    /// Where samples come from.
+    public enum Input: Sendable {
+        /// The configured IIO device.
+        case device
+        /// A recording, at `speed` (nil = as fast as possible).
+        case replay(path: String, speed: Double?)
+    }
+
+    let initialConfig: Configuration
+    let input: Input
+    let exitWhenDone: Bool
+    let logger: Logger
+    let inheritedFD: CInt?
+    let notifier: SystemdNotifier
+    let logOutput: LogOutput?
+
+    private let pipelineBox = Mutex<SensorPipeline?>(nil)
+    private let reloadQueue = DispatchQueue(label: "tiltd.reload")
+
+    /// - Parameters:
+    ///   - inheritedFD: a listening socket from systemd (socket activation), used instead of `[socket] path`.
+    ///   - logOutput: flushed on the status tick so rate-limited repeats get their summary line.
+    public init(config: Configuration, input: Input, exitWhenDone: Bool, logger: Logger,
+                inheritedFD: CInt? = nil, notifier: SystemdNotifier = SystemdNotifier(), logOutput: LogOutput? = nil) {
+        self.initialConfig = config; self.input = input; self.exitWhenDone = exitWhenDone; self.logger = logger
+        self.inheritedFD = inheritedFD; self.notifier = notifier; self.logOutput = logOutput
+    }
+
+    func makeSource(_ config: Configuration) throws -> any SampleSource {
+        switch input {
+        case .replay(let path, let speed):
+            return ReplaySource(path: path, speed: speed)
+        case .device:
+            return try DeviceSourceFactory.make(config.imu, logger: logger)
+        }
+    }
+
+    public func run() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        let loop = group.next()
+        let hub = Hub(loop: loop)
+        let engine = Engine(hub: hub, config: initialConfig, logger: logger)
+        let server = SocketServer(config: initialConfig.socket, hub: hub, logger: logger)
+        try server.start(inheritedFD: inheritedFD)
+
+        let (ended, endedCont) = AsyncStream<Void>.makeStream()
+        try startPipeline(initialConfig, engine: engine) { endedCont.yield() }
+        try? notifier.ready(status: "starting: \(engine.statusLine())")
+
+        // The status tick: STATUS= for systemctl, and the watchdog, fed only while the sampler beats.
+        let watchdog = SystemdWatchdog.interval()
+        let tickPeriod: TimeAmount = watchdog.map { .nanoseconds(max(100_000_000, Int64($0.components.seconds) * 250_000_000)) } ?? .seconds(1)
+        let aliveWindow = UInt64(watchdog.map { Double($0.components.seconds) * 0.5e9 } ?? 5e9)
+        var lastStatus = ""
+        let tick = loop.scheduleRepeatedTask(initialDelay: tickPeriod, delay: tickPeriod) { [self] _ in
+            let line = engine.statusLine()
+            if line != lastStatus { lastStatus = line; try? notifier.status(line) }
+            if watchdog != nil, pipelineBox.withLock({ $0?.isAlive(within: aliveWindow) ?? false }) {
+                try? notifier.watchdog()
+            }
+            logOutput?.flushRepeats()
+        }
+
+        // SIGHUP: reload the config; a bad one is refused and the old one kept.
+        signal(SIGHUP, SIG_IGN)
+        let hup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: reloadQueue)
+        hup.setEventHandler { [self] in reload(engine: engine, endedCont: endedCont) }
+        hup.resume()
+
+        await withTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try? await gracefulShutdown() }
+            if exitWhenDone {
+                tasks.addTask {
+                    for await _ in ended { break }
+                    // Let the loop deliver what the sampler queued before the clients are closed.
+                    try? await loop.submit {}.get()
+                }
+            }
+            await tasks.next()
+            tasks.cancelAll()
+        }
+
+        logger.info("stopping")
+        try? notifier.stopping()
+        hup.cancel()
+        tick.cancel()
+        pipelineBox.withLock { $0 }?.shutdown()
+        server.stop()
+        if inheritedFD == nil { try? FileManager.default.removeItem(atPath: initialConfig.socket.path) }
+        logOutput?.flushRepeats()
+        try await group.shutdownGracefully()
+    }
+
+    private func startPipeline(_ config: Configuration, engine: Engine, onEnd: @escaping @Sendable () -> Void) throws {
+        let pipeline = SensorPipeline(source: try makeSource(config), engine: engine, calibration: config.calibration, logger: logger)
+        pipelineBox.withLock { $0 = pipeline }
+        pipeline.start(onEnd: onEnd)
+    }
+
+    /// Reloads the config file (on `reloadQueue`). Clients stay connected; the sampler restarts
+    /// only when its settings ([imu], [calibration]) changed.
+    func reload(engine: Engine, endedCont: AsyncStream<Void>.Continuation) {
+        guard let path = initialConfig.sourceFile else {
+            logger.warning("SIGHUP: no config file to reload")
+            return
+        }
+        try? notifier.reloading()
+        defer { try? notifier.ready(status: "reloaded") }
+        let new: Configuration
+        do {
+            new = try Configuration.load(path: path)
+        } catch {
+            logger.error("reload refused, keeping the running config: \(error)")
+            engine.hub.publishSoon(Event(.status, t: nil, fields: [
+                "source": "config", "state": "error", "message": .string("reload refused: \(error.description)"),
+            ]))
+            return
+        }
+        let old = engine.hub.loop.submit { engine.config }
+        guard let current = try? old.wait() else { return }
+        var notes: [String] = []
+        if new.socket.path != current.socket.path { notes.append("[socket] path changes need a restart") }
+        if new.imu != current.imu || new.calibration != current.calibration {
+            pipelineBox.withLock { $0 }?.shutdown()
+            do {
+                try startPipeline(new, engine: engine) { endedCont.yield() }
+                notes.append("sampler restarted")
+            } catch {
+                logger.error("reload: cannot restart the sampler: \(error)")
+            }
+        }
+        engine.hub.loop.execute { engine.apply(new) }
+        let message = "reloaded \(path)" + (notes.isEmpty ? "" : " (\(notes.joined(separator: "; ")))")
+        logger.notice("\(message)")
+        engine.hub.publishSoon(Event(.status, t: nil, fields: ["source": "config", "state": "loaded", "message": .string(message)]))
+    }
+}
+
+/// Chooses the live sample source for `[imu]`. Kept apart so the daemon does not depend on
+/// how devices are opened.
+public enum DeviceSourceFactory {
+    public static func make(_ imu: Configuration.IMU, logger: Logger) throws -> any SampleSource {
+        IIOSource(configuration: .init(device: imu.device, rateHz: imu.rateHz, mountMatrix: imu.mountMatrix,
+                                       bufferSamples: imu.bufferSamples),
+                  logger: logger)
+    }
+}
