@@ -67,10 +67,10 @@ let package = Package(
         .testTarget(name: "TiltCoreTests", dependencies: ["TiltCore"]),
         // Builds fake IIO scenario trees and FIFO writers for tests run under scripts/fakehw-ns.
         .target(name: "FakeHardware", dependencies: ["TiltCore"], path: "Tests/FakeHardware"),
-        .testTarget(name: "TiltSensorsTests", dependencies: ["TiltSensors", "TiltCore", "TestSupport", "FakeHardware"]),
+        .testTarget(name: "TiltSensorsTests", dependencies: ["TiltSensors", "TiltCore", "FakeHardware", "TestSupport"]),
         .testTarget(name: "TiltServiceTests", dependencies: ["TiltService", "TiltCore", "TestSupport"]),
         // Starts the real `tiltd` binary (under the fake-hardware harness, with a real gpsd).
-        .testTarget(name: "IntegrationTests", dependencies: ["TiltCore", "TestSupport", "FakeHardware"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["TiltCore", "FakeHardware", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

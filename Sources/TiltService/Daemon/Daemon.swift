@@ -57,7 +57,8 @@ public final class Daemon: Service, @unchecked Sendable {
 
         let (ended, endedCont) = AsyncStream<Void>.makeStream()
         try startPipeline(initialConfig, engine: engine) { endedCont.yield() }
-        try? notifier.ready(status: "starting: \(engine.statusLine())")
+        let firstStatus = (try? await loop.submit { engine.statusLine() }.get()) ?? "starting"
+        try? notifier.ready(status: firstStatus)
 
         // The status tick: STATUS= for systemctl, and the watchdog, fed only while the sampler beats.
         let watchdog = SystemdWatchdog.interval()
