@@ -10,6 +10,8 @@ final class IIODaemonTests: XCTestCase {
     private var dir = ""
     private var daemon: DaemonProcess?
     private var scenario: FakeScenario?
+    /// The `hello` of the current connection: it carries the source statuses sent before we connected.
+    private var hello: JSONValue?
 
     override func setUpWithError() throws {
         guard let reason = FakeHarness.unavailableReason else {
@@ -50,10 +52,22 @@ final class IIODaemonTests: XCTestCase {
         let d = try DaemonProcess(["run", "--config", config], logPath: "\(dir)/log")
         daemon = d
         let c = try LineClient(path: "\(dir)/tiltd.sock", timeout: 15)
-        _ = try c.next("hello")
+        hello = try c.next("hello")
         let reply = try c.request(#"{"cmd":"watch","id":1,"samples":true,"attitude_hz":1000}"#, id: 1)
         XCTAssertEqual(reply["ok"], .bool(true), "\(reply)")
         return (s, c)
+    }
+
+    /// The IMU's `streaming` status: from the hello when it came before we connected, else the
+    /// next `status` event.
+    private func streamingStatus(_ c: LineClient, timeout: Double = 15) throws -> JSONValue {
+        if let h = hello, let sources = h["sources"]?.arrayValue,
+           let imu = sources.first(where: { $0["source"] == "imu" && $0["state"] == "streaming" }) {
+            hello = nil
+            return imu
+        }
+        hello = nil
+        return try c.next("status", timeout: timeout) { $0["source"] == "imu" && $0["state"] == "streaming" }
     }
 
     private struct Received {
@@ -112,7 +126,7 @@ final class IIODaemonTests: XCTestCase {
     func testCombinedDeviceStaticTilt() throws {
         let d = FakeIIODevice.mpu6050()
         let (s, c) = try startDaemon([d])
-        let status = try c.next("status", timeout: 15) { $0["state"] == "streaming" }
+        let status = try streamingStatus(c)
         XCTAssertEqual(status["device"], "mpu6050 (iio:device0)")
         XCTAssertEqual(status["rate_hz"]?.doubleValue, 60)
         let writer = try ScanWriter(scenario: s, device: d, timeout: 15)
@@ -138,7 +152,7 @@ final class IIODaemonTests: XCTestCase {
     func testSplitDevicesConstantRotation() throws {
         let pair = FakeIIODevice.lsm6dsxPair()
         let (s, c) = try startDaemon(pair)
-        let status = try c.next("status", timeout: 15) { $0["state"] == "streaming" }
+        let status = try streamingStatus(c)
         XCTAssertEqual(status["device"], "lsm6ds3_accel (iio:device0) + lsm6ds3_gyro (iio:device1)")
         XCTAssertEqual(status["rate_hz"]?.doubleValue, 52)
         let (a, g) = (pair[0], pair[1])
@@ -180,7 +194,7 @@ final class IIODaemonTests: XCTestCase {
         let accelRaw = d.rawCounts(truth.accel, group: d.accel!)
         try s.setRaw(d, d.accel!, accelRaw)
         try s.setRaw(d, d.gyro!, [0, 0, 0])
-        let status = try c.next("status", timeout: 15) { $0["state"] == "streaming" }
+        let status = try streamingStatus(c)
         XCTAssertTrue(status["message"]?.stringValue?.contains("polled") == true, "\(status)")
         XCTAssertEqual(s.attribute(d, "in_accel_sampling_frequency"), "50")
         // The first polls may predate the raw values above: wait for the tilt to show.
@@ -207,7 +221,7 @@ final class IIODaemonTests: XCTestCase {
         let mount = Matrix3(Vector3(0, 1, 0), Vector3(1, 0, 0), Vector3(0, 0, -1))
         let d = FakeIIODevice.bigEndian32(mountMatrix: mount)
         let (s, c) = try startDaemon([d])
-        _ = try c.next("status", timeout: 15) { $0["state"] == "streaming" }
+        _ = try streamingStatus(c)
         let writer = try ScanWriter(scenario: s, device: d, timeout: 15)
         let motion = Motion.staticTilt(roll: 0.6, pitch: 0.3)
         let (scans, expected) = scans(d, motion, count: 60, rate: 60, t0: 30_000_000_000)
@@ -222,7 +236,7 @@ final class IIODaemonTests: XCTestCase {
     func testDaemonSurvivesVanishAndResumes() throws {
         let d = FakeIIODevice.mpu6050()
         let (s, c) = try startDaemon([d])
-        _ = try c.next("status", timeout: 15) { $0["state"] == "streaming" }
+        _ = try streamingStatus(c)
         var writer = try ScanWriter(scenario: s, device: d, timeout: 15)
         let motion = Motion.staticTilt(roll: 0.2, pitch: 0.1)
         try writer.write(scans(d, motion, count: 30, rate: 60, t0: 40_000_000_000).scans)
@@ -236,7 +250,7 @@ final class IIODaemonTests: XCTestCase {
         XCTAssertTrue(daemon?.isRunning == true, "tiltd exited on vanish")
 
         try s.restore(d)
-        _ = try c.next("status", timeout: 20) { $0["state"] == "streaming" }
+        _ = try streamingStatus(c, timeout: 20)
         writer = try ScanWriter(scenario: s, device: d, timeout: 15)
         let (later, expected) = scans(d, motion, count: 30, rate: 60, t0: 50_000_000_000)
         try writer.write(later)
@@ -250,7 +264,7 @@ final class IIODaemonTests: XCTestCase {
         XCTAssertTrue(retrying["message"]?.stringValue?.contains("no IIO device named \"mpu6050\"") == true, "\(retrying)")
         s.remove()
         scenario = try FakeScenario([FakeIIODevice.mpu6050(number: 2)])
-        let status = try c.next("status", timeout: 20) { $0["state"] == "streaming" }
+        let status = try streamingStatus(c, timeout: 20)
         XCTAssertEqual(status["device"], "mpu6050 (iio:device2)")
     }
 }
