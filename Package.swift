@@ -60,6 +60,8 @@ let package = Package(
 
         // Benchmarks (run with -c release; see bench/README.md).
         .executableTarget(name: "PipelineBench", dependencies: ["TiltCore"], path: "bench/pipeline"),
+        // Speed of the place pipeline with 100,000 places.
+        .executableTarget(name: "PlacesBench", dependencies: ["TiltCore"], path: "bench/places"),
 
         // Helpers shared by the test targets: socket clients, processes, waiting on conditions.
         .target(name: "TestSupport", dependencies: ["TiltCore"], path: "Tests/TestSupport"),
