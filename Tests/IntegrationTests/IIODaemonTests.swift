@@ -10,8 +10,9 @@ final class IIODaemonTests: XCTestCase {
     private var dir = ""
     private var daemon: DaemonProcess?
     private var scenario: FakeScenario?
-    /// The `hello` of the current connection: it carries the source statuses sent before we connected.
-    private var hello: JSONValue?
+    /// IMU statuses seen before the test asked for one: from the `hello` (sent before we
+    /// connected) and lines read while waiting for the `watch` reply.
+    private var earlyStatuses: [JSONValue] = []
 
     override func setUpWithError() throws {
         guard let reason = FakeHarness.unavailableReason else {
@@ -25,6 +26,7 @@ final class IIODaemonTests: XCTestCase {
     override func tearDown() {
         if let daemon {
             XCTAssertEqual(daemon.stop(), 0, "tiltd exit status; log:\n\(daemon.log)")
+            if (testRun?.hasSucceeded ?? true) == false { print("tiltd log:\n\(daemon.log)") }
         }
         daemon = nil
         scenario?.remove()
@@ -52,21 +54,25 @@ final class IIODaemonTests: XCTestCase {
         let d = try DaemonProcess(["run", "--config", config], logPath: "\(dir)/log")
         daemon = d
         let c = try LineClient(path: "\(dir)/tiltd.sock", timeout: 15)
-        hello = try c.next("hello")
-        let reply = try c.request(#"{"cmd":"watch","id":1,"samples":true,"attitude_hz":1000}"#, id: 1)
-        XCTAssertEqual(reply["ok"], .bool(true), "\(reply)")
+        let hello = try c.next("hello")
+        earlyStatuses = (hello["sources"]?.arrayValue ?? []).filter { $0["source"] == "imu" }
+        try c.send(#"{"cmd":"watch","id":1,"samples":true,"attitude_hz":1000}"#)
+        var reply: JSONValue?
+        try waitUntil("the watch reply") {
+            guard let v = try c.readJSON() else { throw LineClient.Failure(description: "tiltd closed the connection") }
+            if v["class"] == "status" && v["source"] == "imu" { earlyStatuses.append(v) }
+            if v["class"] == "reply" && v["id"] == .int(1) { reply = v }
+            return reply != nil
+        }
+        XCTAssertEqual(reply?["ok"], .bool(true), "\(String(describing: reply))")
         return (s, c)
     }
 
-    /// The IMU's `streaming` status: from the hello when it came before we connected, else the
-    /// next `status` event.
+    /// The IMU's next `streaming` status: one seen early, else the next `status` event.
     private func streamingStatus(_ c: LineClient, timeout: Double = 15) throws -> JSONValue {
-        if let h = hello, let sources = h["sources"]?.arrayValue,
-           let imu = sources.first(where: { $0["source"] == "imu" && $0["state"] == "streaming" }) {
-            hello = nil
-            return imu
-        }
-        hello = nil
+        let early = earlyStatuses.first { $0["state"] == "streaming" }
+        earlyStatuses = []
+        if let early { return early }
         return try c.next("status", timeout: timeout) { $0["source"] == "imu" && $0["state"] == "streaming" }
     }
 
