@@ -59,6 +59,12 @@ struct Run: AsyncParsableCommand {
     @Flag(help: "Exit when the replay ends (default: keep serving).")
     var exitWhenDone = false
 
+    @Option(help: "Replay a GPX track as GPS fixes instead of reading gpsd.")
+    var gpx: String?
+
+    @Option(help: "GPX replay speed factor (default: the --speed of the IMU replay, or 1).")
+    var gpxSpeed: Double?
+
     func run() async throws {
         // First, before any thread starts: the sockets systemd passed (this clears LISTEN_*).
         let inherited: [InheritedSocket]
@@ -75,7 +81,8 @@ struct Run: AsyncParsableCommand {
             fd = s.fd
         }
         let input: Daemon.Input = replay.map { .replay(path: $0, speed: fast ? nil : speed) } ?? .device
-        let daemon = Daemon(config: config, input: input, exitWhenDone: exitWhenDone, logger: logger,
+        let gpxInput = gpx.map { (path: $0, speed: fast ? nil : (gpxSpeed ?? speed)) }
+        let daemon = Daemon(config: config, input: input, gpx: gpxInput, exitWhenDone: exitWhenDone, logger: logger,
                             inheritedFD: fd, logOutput: logOutput)
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: daemon, successTerminationBehavior: .gracefullyShutdownGroup)],
@@ -84,6 +91,8 @@ struct Run: AsyncParsableCommand {
         do {
             try await group.run()
         } catch let e as SocketServer.StartError {
+            throw ValidationFailure(message: "tiltd: \(e)")
+        } catch let e as ConfigError {
             throw ValidationFailure(message: "tiltd: \(e)")
         }
     }

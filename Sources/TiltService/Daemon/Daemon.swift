@@ -20,6 +20,8 @@ public final class Daemon: Service, @unchecked Sendable {
 
     let initialConfig: Configuration
     let input: Input
+    /// A GPX track replayed as fixes instead of gpsd, at `gpxSpeed` (nil = as fast as possible).
+    let gpx: (path: String, speed: Double?)?
     let exitWhenDone: Bool
     let logger: Logger
     let inheritedFD: CInt?
@@ -32,9 +34,9 @@ public final class Daemon: Service, @unchecked Sendable {
     /// - Parameters:
     ///   - inheritedFD: a listening socket from systemd (socket activation), used instead of `[socket] path`.
     ///   - logOutput: flushed on the status tick so rate-limited repeats get their summary line.
-    public init(config: Configuration, input: Input, exitWhenDone: Bool, logger: Logger,
+    public init(config: Configuration, input: Input, gpx: (path: String, speed: Double?)? = nil, exitWhenDone: Bool, logger: Logger,
                 inheritedFD: CInt? = nil, notifier: SystemdNotifier = SystemdNotifier(), logOutput: LogOutput? = nil) {
-        self.initialConfig = config; self.input = input; self.exitWhenDone = exitWhenDone; self.logger = logger
+        self.initialConfig = config; self.input = input; self.gpx = gpx; self.exitWhenDone = exitWhenDone; self.logger = logger
         self.inheritedFD = inheritedFD; self.notifier = notifier; self.logOutput = logOutput
     }
 
@@ -51,9 +53,14 @@ public final class Daemon: Service, @unchecked Sendable {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let loop = group.next()
         let hub = Hub(loop: loop)
-        let engine = Engine(hub: hub, config: initialConfig, logger: logger)
+        let store = StoreWorker(path: initialConfig.store.path, logger: logger)
+        let engine = Engine(hub: hub, config: initialConfig, logger: logger, store: store)
+        try engine.prepare()
+        let fixSource = try makeFixSource()
         let server = SocketServer(config: initialConfig.socket, hub: hub, logger: logger)
         try server.start(inheritedFD: inheritedFD)
+        let gps = fixSource.map { FixPipeline(source: $0, engine: engine) }
+        gps?.start()
 
         let (ended, endedCont) = AsyncStream<Void>.makeStream()
         try startPipeline(initialConfig, engine: engine) { endedCont.yield() }
@@ -98,10 +105,28 @@ public final class Daemon: Service, @unchecked Sendable {
         hup.cancel()
         tick.cancel()
         pipelineBox.withLock { $0 }?.shutdown()
+        gps?.shutdown()
         server.stop()
+        store.drain()
         if inheritedFD == nil { try? FileManager.default.removeItem(atPath: initialConfig.socket.path) }
         logOutput?.flushRepeats()
         try await group.shutdownGracefully()
+    }
+
+    func makeFixSource() throws -> (any FixSource)? {
+        if let gpx {
+            guard let data = FileManager.default.contents(atPath: gpx.path) else {
+                throw ConfigError(file: gpx.path, line: nil, key: "", message: "cannot read the GPX file")
+            }
+            let fixes: [Fix]
+            do { fixes = try GPX.parseFixes(Array(data)) } catch {
+                throw ConfigError(file: gpx.path, line: nil, key: "", message: "\(error)")
+            }
+            return FixReplaySource(fixes: fixes, name: (gpx.path as NSString).lastPathComponent,
+                                   pace: gpx.speed.map { .realTime(factor: $0) } ?? .asFastAsPossible)
+        }
+        guard initialConfig.gps.enabled else { return nil }
+        return GPSDSource(config: GPSDConfig(host: initialConfig.gps.host, port: Int(initialConfig.gps.port)))
     }
 
     private func startPipeline(_ config: Configuration, engine: Engine, onEnd: @escaping @Sendable () -> Void) throws {
@@ -146,6 +171,45 @@ public final class Daemon: Service, @unchecked Sendable {
         let message = "reloaded \(path)" + (notes.isEmpty ? "" : " (\(notes.joined(separator: "; ")))")
         logger.notice("\(message)")
         engine.hub.publishSoon(Event(.status, t: nil, fields: ["source": "config", "state": "loaded", "message": .string(message)]))
+    }
+}
+
+/// Runs a fix source (gpsd, a GPX replay) on its own thread and hands fixes to the engine.
+final class FixPipeline: Sendable {
+    let source: any FixSource
+    let engine: Engine
+    let stop = StopSignal()
+    private let done = StopSignal()
+
+    init(source: any FixSource, engine: Engine) {
+        self.source = source; self.engine = engine
+    }
+
+    func start() {
+        let thread = Thread { [self] in
+            let loop = engine.hub.loop
+            let engine = self.engine
+            do {
+                try source.run(stop: stop) { output in
+                    switch output {
+                    case .fix(let f): loop.execute { engine.ingest(fix: f) }
+                    case .status(let st): loop.execute { engine.ingest(status: st) }
+                    }
+                }
+            } catch {
+                let st = SourceStatus(source: "gps", state: .finished, message: "\(error)")
+                loop.execute { engine.ingest(status: st) }
+            }
+            done.stop()
+        }
+        thread.name = "tiltd-gps"
+        thread.start()
+    }
+
+    func shutdown(timeout: Double = 3) {
+        stop.stop()
+        var waited = 0.0
+        while !done.isStopped && waited < timeout { Thread.sleep(forTimeInterval: 0.01); waited += 0.01 }
     }
 }
 

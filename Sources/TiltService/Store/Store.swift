@@ -116,6 +116,14 @@ public final class Store: Sendable {
                 );
                 """)
         }
+        // The game's own round id (unique across restarts) and its full `result` object, so
+        // `history` returns exactly what the `round_ended` event said.
+        m.registerMigration("v2-round-results") { db in
+            try db.execute(sql: """
+                ALTER TABLE rounds ADD COLUMN game_round INTEGER;
+                ALTER TABLE rounds ADD COLUMN result_json TEXT;
+                """)
+        }
         return m
     }
 
@@ -141,10 +149,14 @@ public final class Store: Sendable {
         public var score: Int
         public var deck: String?
         public var prompts: [PromptRecord]
+        /// The game's round id.
+        public var gameRound: Int?
+        /// The game's `result` object as JSON text.
+        public var resultJSON: String?
         public init(id: Int64? = nil, startedAt: Nanoseconds, endedAt: Nanoseconds, score: Int, deck: String?,
-                    prompts: [PromptRecord]) {
+                    prompts: [PromptRecord], gameRound: Int? = nil, resultJSON: String? = nil) {
             self.id = id; self.startedAt = startedAt; self.endedAt = endedAt; self.score = score
-            self.deck = deck; self.prompts = prompts
+            self.deck = deck; self.prompts = prompts; self.gameRound = gameRound; self.resultJSON = resultJSON
         }
     }
 
@@ -152,8 +164,8 @@ public final class Store: Sendable {
     @discardableResult
     public func saveRound(_ r: RoundRecord) throws -> Int64 {
         try pool.write { db in
-            try db.execute(sql: "INSERT INTO rounds (started_ns, ended_ns, score, deck) VALUES (?, ?, ?, ?)",
-                           arguments: [r.startedAt, r.endedAt, r.score, r.deck])
+            try db.execute(sql: "INSERT INTO rounds (started_ns, ended_ns, score, deck, game_round, result_json) VALUES (?, ?, ?, ?, ?, ?)",
+                           arguments: [r.startedAt, r.endedAt, r.score, r.deck, r.gameRound, r.resultJSON])
             let id = db.lastInsertedRowID
             for (i, p) in r.prompts.enumerated() {
                 try db.execute(sql: "INSERT INTO round_prompts (round_id, idx, text, decision, decided_ns) VALUES (?, ?, ?, ?, ?)",
@@ -166,7 +178,7 @@ public final class Store: Sendable {
     /// The last `limit` rounds, newest first.
     public func recentRounds(limit: Int) throws -> [RoundRecord] {
         try pool.read { db in
-            let rows = try Row.fetchAll(db, sql: "SELECT id, started_ns, ended_ns, score, deck FROM rounds ORDER BY id DESC LIMIT ?",
+            let rows = try Row.fetchAll(db, sql: "SELECT id, started_ns, ended_ns, score, deck, game_round, result_json FROM rounds ORDER BY id DESC LIMIT ?",
                                         arguments: [max(0, limit)])
             return try rows.map { row in
                 let id: Int64 = row["id"]
@@ -175,9 +187,14 @@ public final class Store: Sendable {
                     PromptRecord(text: $0["text"], decision: $0["decision"], decidedAt: $0["decided_ns"])
                 }
                 return RoundRecord(id: id, startedAt: row["started_ns"], endedAt: row["ended_ns"], score: row["score"],
-                                   deck: row["deck"], prompts: prompts)
+                                   deck: row["deck"], prompts: prompts, gameRound: row["game_round"], resultJSON: row["result_json"])
             }
         }
+    }
+
+    /// The highest game round id stored, so the game's ids stay unique across restarts.
+    public func lastGameRound() throws -> Int? {
+        try pool.read { try Int.fetchOne($0, sql: "SELECT MAX(game_round) FROM rounds") }
     }
 
     // MARK: Visits
