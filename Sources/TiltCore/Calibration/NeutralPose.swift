@@ -6,7 +6,8 @@ import Foundation
 /// Feed it calibrated samples together with the estimator's attitude for each. Windows that
 /// start within `settleSeconds` of the first sample are skipped so the estimator has converged
 /// from its gravity initialisation. A stretch broken by motion starts over: the wearer only
-/// has to hold still once.
+/// has to hold still once. Stillness uses the looser `StillnessThresholds.wornHead` by default:
+/// the natural sway of a head held still is not motion for this purpose.
 ///
 /// With a 6-axis IMU the heading part of the result is arbitrary (it drifts); the tilt part
 /// (roll and pitch against gravity) is what the pose is for.
@@ -44,7 +45,7 @@ public struct NeutralPoseCapture: Sendable {
     private var longest = 0.0
     public private(set) var progress: Progress = .waiting(reason: nil)
 
-    public init(seconds: Double = 3, settleSeconds: Double = 1, thresholds: StillnessThresholds = StillnessThresholds()) {
+    public init(seconds: Double = 3, settleSeconds: Double = 1, thresholds: StillnessThresholds = .wornHead) {
         self.seconds = seconds; self.settleSeconds = settleSeconds
         self.detector = StillnessDetector(thresholds: thresholds)
     }

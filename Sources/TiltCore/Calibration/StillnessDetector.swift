@@ -26,6 +26,19 @@ public struct StillnessThresholds: Sendable, Equatable {
     public var minSamples: Int = 3
 
     public init() {}
+
+    /// For a device that is put down or held firmly: gyro and accel calibration.
+    public static let device = StillnessThresholds()
+
+    /// For a worn device whose wearer holds their head still: a head sways by a degree or two at
+    /// a few °/s even then, which is still for a pose but would spoil a gyro bias.
+    public static let wornHead: StillnessThresholds = {
+        var t = StillnessThresholds()
+        t.gyroRate = 0.15
+        t.accel = 0.3
+        t.tiltDegrees = 5
+        return t
+    }()
 }
 
 /// What one window of samples looked like.
