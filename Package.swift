@@ -60,15 +60,19 @@ let package = Package(
 
         // Benchmarks (run with -c release; see bench/README.md).
         .executableTarget(name: "PipelineBench", dependencies: ["TiltCore"], path: "bench/pipeline"),
+        // Speed of the place pipeline with 100,000 places.
+        .executableTarget(name: "PlacesBench", dependencies: ["TiltCore"], path: "bench/places"),
 
         // Helpers shared by the test targets: socket clients, processes, waiting on conditions.
         .target(name: "TestSupport", dependencies: ["TiltCore"], path: "Tests/TestSupport"),
 
         .testTarget(name: "TiltCoreTests", dependencies: ["TiltCore"]),
-        .testTarget(name: "TiltSensorsTests", dependencies: ["TiltSensors", "TiltCore", "TestSupport"]),
+        // Builds fake IIO scenario trees and FIFO writers for tests run under scripts/fakehw-ns.
+        .target(name: "FakeHardware", dependencies: ["TiltCore"], path: "Tests/FakeHardware"),
+        .testTarget(name: "TiltSensorsTests", dependencies: ["TiltSensors", "TiltCore", "FakeHardware", "TestSupport"]),
         .testTarget(name: "TiltServiceTests", dependencies: ["TiltService", "TiltCore", "TestSupport"]),
         // Starts the real `tiltd` binary (under the fake-hardware harness, with a real gpsd).
-        .testTarget(name: "IntegrationTests", dependencies: ["TiltCore", "TestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["TiltCore", "FakeHardware", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -59,12 +59,31 @@ struct Run: AsyncParsableCommand {
     @Flag(help: "Exit when the replay ends (default: keep serving).")
     var exitWhenDone = false
 
+    @Option(help: "Replay a GPX track as GPS fixes instead of reading gpsd.")
+    var gpx: String?
+
+    @Option(help: "GPX replay speed factor (default: the --speed of the IMU replay, or 1).")
+    var gpxSpeed: Double?
+
     func run() async throws {
+        // First, before any thread starts: the sockets systemd passed (this clears LISTEN_*).
+        let inherited: [InheritedSocket]
+        do { inherited = try SocketActivation.listenFDs() } catch { throw ValidationFailure(message: "tiltd: \(error)") }
         let config = try options.load()
-        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        let level = Logger.Level(rawValue: config.logLevel) ?? .info
+        let logOutput = TiltLogHandler.bootstrap(level: level)
         let logger = makeLogger("tiltd", level: config.logLevel)
+        var fd: CInt?
+        if !inherited.isEmpty {
+            guard let s = inherited.first(where: { $0.name == "tiltd" }) ?? inherited.first, s.isListeningUnixStream else {
+                throw ValidationFailure(message: "tiltd: systemd passed \(inherited.count) socket(s) but none is a listening Unix stream socket")
+            }
+            fd = s.fd
+        }
         let input: Daemon.Input = replay.map { .replay(path: $0, speed: fast ? nil : speed) } ?? .device
-        let daemon = Daemon(config: config, input: input, exitWhenDone: exitWhenDone, logger: logger)
+        let gpxInput = gpx.map { (path: $0, speed: fast ? nil : (gpxSpeed ?? speed)) }
+        let daemon = Daemon(config: config, input: input, gpx: gpxInput, exitWhenDone: exitWhenDone, logger: logger,
+                            inheritedFD: fd, logOutput: logOutput)
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: daemon, successTerminationBehavior: .gracefullyShutdownGroup)],
             gracefulShutdownSignals: [.sigterm, .sigint],
@@ -72,6 +91,8 @@ struct Run: AsyncParsableCommand {
         do {
             try await group.run()
         } catch let e as SocketServer.StartError {
+            throw ValidationFailure(message: "tiltd: \(e)")
+        } catch let e as ConfigError {
             throw ValidationFailure(message: "tiltd: \(e)")
         }
     }

@@ -9,6 +9,7 @@ public final class LineClient: @unchecked Sendable {
 
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
+        public init(description: String) { self.description = description }
     }
 
     /// Connects to `path`, retrying until `timeout` (the daemon may still be starting).

@@ -58,16 +58,22 @@ public enum Command: Sendable, Equatable {
 
 /// Why a request was refused. `code` is stable (clients switch on it); `message` is for people.
 public struct ProtocolError: Error, Sendable, Equatable {
-    public enum Code: String, Sendable {
-        case invalidJSON = "invalid_json"
-        case lineTooLong = "line_too_long"
-        case notAnObject = "not_an_object"
-        case unknownCommand = "unknown_command"
-        case badArgument = "bad_argument"
-        case forbidden
-        case unavailable
-        case conflict
-        case internalError = "internal"
+    /// A stable, machine-readable error code. Open-ended: the game and the store add their own
+    /// (`round_in_progress`, `insufficient_credits`, …), all listed in docs/protocol.md.
+    public struct Code: RawRepresentable, Sendable, Equatable, Hashable, ExpressibleByStringLiteral {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public init(stringLiteral v: String) { rawValue = v }
+
+        public static let invalidJSON: Code = "invalid_json"
+        public static let lineTooLong: Code = "line_too_long"
+        public static let notAnObject: Code = "not_an_object"
+        public static let unknownCommand: Code = "unknown_command"
+        public static let badArgument: Code = "bad_argument"
+        public static let forbidden: Code = "forbidden"
+        public static let unavailable: Code = "unavailable"
+        public static let conflict: Code = "conflict"
+        public static let internalError: Code = "internal"
     }
     public var code: Code
     public var message: String

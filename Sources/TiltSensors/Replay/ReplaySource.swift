@@ -24,10 +24,16 @@ public struct ReplaySource: SampleSource {
 
     /// Reads every sample of a recording file.
     public static func load(path: String) throws -> [IMUSample] {
-        let text: String
-        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
-            throw Error(description: "\(path): cannot read: \((error as NSError).localizedDescription)")
+        // Read through a file handle so a pipe or FIFO works too (`--replay /dev/stdin`).
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw Error(description: "\(path): cannot open: \(String(cString: strerror(errno)))")
         }
+        defer { try? handle.close() }
+        let data: Data
+        do { data = try handle.readToEnd() ?? Data() } catch {
+            throw Error(description: "\(path): cannot read: \(error.localizedDescription)")
+        }
+        let text = String(decoding: data, as: UTF8.self)
         var out: [IMUSample] = []
         out.reserveCapacity(text.utf8.count / 60)
         var lineNo = 0

@@ -63,7 +63,46 @@ public struct Configuration: Sendable {
         public init() {}
     }
 
+    /// `[game]`: the tilt game's rules and its deck.
+    public struct Game: Sendable {
+        public var rules = TiltGame.Configuration()
+        /// A deck file (one prompt per line, or a JSON array), or "nearby" for places near the fix.
+        public var deck: String?
+        /// The deck used when "nearby" has no fix or no places (a file; nil = a built-in list).
+        public var fallbackDeck: String?
+        /// Seeds the prompt shuffle; nil = from the first sample time (differs per run).
+        public var seed: UInt64?
+        public init() {}
+    }
+
+    /// `[places]`: the places file and how places act as fences and prompts.
+    public struct Places: Sendable, Equatable {
+        public var file: String?
+        public var asFences = true
+        public var fenceDefaults = Fence.PlaceDefaults()
+        public var nearby = NearbyPlaces.Options()
+        public init() {}
+    }
+
+    /// `[quests]`.
+    public struct Quests: Sendable, Equatable {
+        public var enabled = true
+        public var options = QuestGrid.Options()
+        public init() {}
+    }
+
     public var imu = IMU()
+    public var game = Game()
+    public var places = Places()
+    public var geofences: [Geofence] = []
+    public var quests = Quests()
+    /// Credits spent by one `credits.redeem` unless it names an amount.
+    public var redeemAmount = 10
+    /// Metres to move before a snooze ends by itself.
+    public var snoozeDistance = 50.0
+    /// Course is reported above `on` m/s and hidden again below `off`.
+    public var courseOnSpeed = 1.0
+    public var courseOffSpeed = 0.5
     public var calibration = IMUCalibration.none
     public var biasPersistence = BiasPersistence()
     /// The calibration file in use (written by `tiltd calibrate`), resolved to an absolute path.
@@ -162,6 +201,84 @@ public struct Configuration: Sendable {
             let server = try t.string("server", default: "\(c.gps.host):\(c.gps.port)")
             guard let (h, p) = splitHostPort(server) else { throw t.error("server", "expected HOST:PORT, got \"\(server)\"") }
             c.gps.host = h; c.gps.port = p
+            try t.finish()
+        }
+
+        if var t = try root.table("game") {
+            var g = c.game.rules
+            g.mode = try t.string("mode", default: g.mode.rawValue, allowed: ["absolute", "relative"]) == "relative" ? .relative : .absolute
+            g.lowThresholdDeg = try t.double("low_threshold_deg", default: g.lowThresholdDeg, in: 0...180)
+            g.highThresholdDeg = try t.double("high_threshold_deg", default: g.highThresholdDeg, in: 0...180)
+            g.swapSides = try t.bool("swap_sides", default: g.swapSides)
+            g.hysteresisDeg = try t.double("hysteresis_deg", default: g.hysteresisDeg, in: 0...90)
+            g.holdSeconds = try t.double("hold_s", default: g.holdSeconds, in: 0...10)
+            g.neutralHoldSeconds = try t.double("neutral_hold_s", default: g.neutralHoldSeconds, in: 0...10)
+            g.debounceSeconds = try t.double("debounce_s", default: g.debounceSeconds, in: 0...10)
+            g.roundSeconds = try t.double("round_s", default: g.roundSeconds, in: 5...3600)
+            if let v = try t.vector("back_axis", in: -1...1) { g.backAxis = v }
+            g.captureNeutralAtRoundStart = try t.bool("capture_neutral_at_round_start", default: g.captureNeutralAtRoundStart)
+            do { try g.validate() } catch {
+                if case .invalidConfiguration(let field, let reason) = error { throw t.error(field, reason) }
+                throw t.error("", error.message)
+            }
+            c.game.rules = g
+            if let d = try t.optionalString("deck") { c.game.deck = d == "nearby" ? d : resolve(d, base: baseDir) }
+            if let d = try t.optionalString("fallback_deck") { c.game.fallbackDeck = resolve(d, base: baseDir) }
+            if t.has("seed") { c.game.seed = UInt64(try t.int("seed", default: 0, in: 0...Int.max)) }
+            try t.finish()
+        }
+
+        if var t = try root.table("places") {
+            if let f = try t.optionalString("file") { c.places.file = resolve(f, base: baseDir) }
+            c.places.asFences = try t.bool("as_fences", default: c.places.asFences)
+            c.places.fenceDefaults.radius = try t.double("fence_radius_m", default: c.places.fenceDefaults.radius, in: 1...100_000)
+            c.places.fenceDefaults.dwell = try t.double("fence_dwell_s", default: c.places.fenceDefaults.dwell, in: 0...86_400)
+            c.places.fenceDefaults.cooldown = try t.double("fence_cooldown_s", default: c.places.fenceDefaults.cooldown, in: 0...31_536_000)
+            if let cats = try t.strings("credit_categories") { c.places.fenceDefaults.creditCategories = Set(cats.map(Place.normalizedCategory)) }
+            c.places.nearby.radius = try t.double("nearby_radius_m", default: c.places.nearby.radius, in: 10...100_000)
+            if let cats = try t.strings("nearby_categories") { c.places.nearby.categories = Set(cats.map(Place.normalizedCategory)) }
+            c.places.nearby.limit = try t.int("nearby_limit", default: c.places.nearby.limit, in: 1...10_000)
+            try t.finish()
+        }
+
+        var names = Set<String>()
+        for var t in try root.tables("geofence") {
+            guard let name = try t.optionalString("name") else { throw t.error("name", "every [[geofence]] needs a name") }
+            guard names.insert(name).inserted else { throw t.error("name", "\"\(name)\" is used by another [[geofence]]") }
+            guard let lat = try t.optionalDouble("lat", in: -90...90) else { throw t.error("lat", "missing (degrees, -90…90)") }
+            guard let lon = try t.optionalDouble("lon", in: -180...180) else { throw t.error("lon", "missing (degrees, -180…180)") }
+            let g = Geofence(name: name, lat: lat, lon: lon,
+                             radius: try t.double("radius_m", default: 50, in: 1...100_000),
+                             dwell: try t.double("dwell_s", default: Geofence.defaultDwell, in: 0...86_400),
+                             cooldown: try t.double("cooldown_s", default: Geofence.defaultCooldown, in: 0...31_536_000),
+                             credit: try t.bool("credit", default: false))
+            try t.finish()
+            c.geofences.append(g)
+        }
+
+        if var t = try root.table("quests") {
+            c.quests.enabled = try t.bool("enabled", default: true)
+            c.quests.options.cellSize = try t.double("cell_m", default: c.quests.options.cellSize, in: 10...100_000)
+            c.quests.options.cooldown = try t.double("cooldown_s", default: c.quests.options.cooldown, in: 0...31_536_000)
+            c.quests.options.baseXP = try t.int("base_xp", default: c.quests.options.baseXP, in: 1...1_000_000)
+            c.quests.options.minXP = try t.int("min_xp", default: c.quests.options.minXP, in: 0...1_000_000)
+            try t.finish()
+        }
+
+        if var t = try root.table("credits") {
+            c.redeemAmount = try t.int("redeem_amount", default: c.redeemAmount, in: 1...1_000_000)
+            try t.finish()
+        }
+
+        if var t = try root.table("snooze") {
+            c.snoozeDistance = try t.double("distance_m", default: c.snoozeDistance, in: 1...100_000)
+            try t.finish()
+        }
+
+        if var t = try root.table("course") {
+            c.courseOnSpeed = try t.double("on_speed", default: c.courseOnSpeed, in: 0...100)
+            c.courseOffSpeed = try t.double("off_speed", default: c.courseOffSpeed, in: 0...100)
+            if c.courseOffSpeed > c.courseOnSpeed { throw t.error("off_speed", "must not exceed on_speed (\(c.courseOnSpeed))") }
             try t.finish()
         }
 

@@ -23,6 +23,7 @@ public final class SensorPipeline: Sendable {
 
     /// Starts the sampling thread. `onEnd` runs when a finite source (a recording) is done.
     public func start(onEnd: @escaping @Sendable () -> Void = {}) {
+        stop.heartbeat()
         let thread = Thread { [self] in
             let state = FusionState(calibrator: Calibrator(calibration), estimator: AttitudeEstimator(parameters: fusion))
             let engine = self.engine
@@ -48,6 +49,18 @@ public final class SensorPipeline: Sendable {
         }
         thread.name = "tiltd-sampler"
         thread.start()
+    }
+
+    /// True once the source has returned (a recording ended, or after `shutdown`).
+    public var isDone: Bool { done.isStopped }
+
+    /// Whether the sampler is making progress: it beat within `window` ns, or it has ended.
+    /// The systemd watchdog is fed only while this holds.
+    public func isAlive(within window: UInt64) -> Bool {
+        if done.isStopped { return true }
+        let beat = stop.lastHeartbeat
+        let now = StopSignal.monotonicNanoseconds()
+        return beat != 0 && now &- beat < window
     }
 
     /// Asks the source to stop and waits (bounded) for its thread.

@@ -23,6 +23,8 @@ public final class Hub: @unchecked Sendable {
     private let allocator = ByteBufferAllocator()
     /// Latest sample time seen: stamps events that have no time of their own (replies, status).
     public private(set) var lastSampleTime: Nanoseconds?
+    /// The socket settings in force (limits, trust); replaced on reload. On `loop`.
+    public var socketConfig = Configuration.Socket()
 
     public init(loop: any EventLoop) {
         self.loop = loop

@@ -18,6 +18,7 @@ public final class SocketServer: Sendable {
 
     public init(config: Configuration.Socket, hub: Hub, logger: Logger) {
         self.config = config; self.hub = hub; self.logger = logger
+        hub.loop.execute { hub.socketConfig = config }
     }
 
     /// Problems that stop the server from starting.
@@ -39,7 +40,6 @@ public final class SocketServer: Sendable {
     public func start(inheritedFD: CInt? = nil) throws {
         let fd = try inheritedFD ?? makeListeningSocket()
         let hub = self.hub
-        let config = self.config
         let logger = self.logger
         let counter = Counter()
         let channel = try ServerBootstrap(group: hub.loop)
@@ -49,8 +49,7 @@ public final class SocketServer: Sendable {
             .childChannelInitializer { channel in
                 let id = counter.next()
                 return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
-                        ClientHandler(id: id, hub: hub, config: config, logger: logger))
+                    try channel.pipeline.syncOperations.addHandler(ClientHandler(id: id, hub: hub, logger: logger))
                 }
             }
             .withBoundSocket(descriptor: fd)
@@ -129,15 +128,16 @@ final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
 
     let id: Int
     let hub: Hub
-    let config: Configuration.Socket
     let logger: Logger
+    /// The settings in force now (a reload may change them).
+    var config: Configuration.Socket { hub.socketConfig }
     var session: ClientSession?
     private var pending: [UInt8] = []
     /// True while skipping the rest of an over-long line.
     private var discarding = false
 
-    init(id: Int, hub: Hub, config: Configuration.Socket, logger: Logger) {
-        self.id = id; self.hub = hub; self.config = config; self.logger = logger
+    init(id: Int, hub: Hub, logger: Logger) {
+        self.id = id; self.hub = hub; self.logger = logger
     }
 
     func channelActive(context: ChannelHandlerContext) {
