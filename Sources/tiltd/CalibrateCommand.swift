@@ -123,10 +123,15 @@ final class SampleLoop: @unchecked Sendable {
             sawSample = true
             if handle(s) { finishedByHandler = true; stop.stop() }
         case .status(let st):
-            // A live device that cannot be opened would retry forever; a calibration should say why and end.
+            // A device that cannot be opened would retry forever: say why and end. Once samples
+            // flowed, a lost device is retried by the source and the calibration carries on.
             if st.state == .retrying {
-                failure = "\(st.source): \(st.message)"
-                stop.stop()
+                if sawSample {
+                    FileHandle.standardError.write(Data("\n\(st.source): \(st.message); retrying in \(st.retryIn ?? 0) s\n".utf8))
+                } else {
+                    failure = "\(st.source): \(st.message)"
+                    stop.stop()
+                }
             }
         }
     }
