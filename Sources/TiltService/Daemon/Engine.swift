@@ -176,15 +176,17 @@ public final class Engine: RequestHandler, @unchecked Sendable {
 
     /// A `fix` event's fields: only what gpsd knew.
     static func json(_ f: Fix) -> JSONObject {
+        // Rounded to what a GPS resolves (~1 cm, 1 cm/s, 0.1°): short lines, no float noise.
+        func r(_ v: Double, _ digits: Double) -> JSONValue { .number((v * digits).rounded() / digits) }
         var o: JSONObject = ["mode": .int(Int64(f.mode))]
         if let v = f.time { o["time_ns"] = .int(v) }
-        if let v = f.lat { o["lat"] = .double(v) }
-        if let v = f.lon { o["lon"] = .double(v) }
-        if let v = f.alt { o["alt_m"] = .number(v) }
-        if let v = f.speed { o["speed_mps"] = .number(v) }
-        if let v = f.track { o["track_deg"] = .number(v) }
-        if let v = f.eph { o["eph_m"] = .number(v) }
-        if let v = f.epv { o["epv_m"] = .number(v) }
+        if let v = f.lat { o["lat"] = r(v, 1e7) }
+        if let v = f.lon { o["lon"] = r(v, 1e7) }
+        if let v = f.alt { o["alt_m"] = r(v, 100) }
+        if let v = f.speed { o["speed_mps"] = r(v, 100) }
+        if let v = f.track { o["track_deg"] = r(v, 10) }
+        if let v = f.eph { o["eph_m"] = r(v, 100) }
+        if let v = f.epv { o["epv_m"] = r(v, 100) }
         return o
     }
 
