@@ -35,7 +35,7 @@ final class CreditsCrashTests: XCTestCase {
         // kill come round again and must not be credited twice (they publish nothing); new
         // ones are credited until the kill.
         for (round, newCredits) in [15, 20, 25].enumerated() {
-            let d = try DaemonProcess(["run", "--config", config, "--gpx", "\(dir)/walk.gpx", "--gpx-speed", "100"],
+            let d = try DaemonProcess(["run", "--config", config, "--gpx", "\(dir)/walk.gpx", "--fast"],
                                       logPath: "\(dir)/log-\(round)")
             daemon = d
             let c = try LineClient(path: "\(dir)/tiltd.sock")
@@ -43,7 +43,10 @@ final class CreditsCrashTests: XCTestCase {
             var thisRound = 0
             var lastBalance = -1
             while thisRound < newCredits {
-                let e = try c.next("credit", timeout: 20) { $0["event"] == "earned" }
+                let e: JSONValue
+                do { e = try c.next("credit", timeout: 20) { $0["event"] == "earned" } } catch {
+                    throw LineClient.Failure(description: "round \(round): \(thisRound) of \(newCredits) new credits: \(error)\n\(d.log)")
+                }
                 let id = try XCTUnwrap(e["request_id"]?.stringValue)
                 let balance = try XCTUnwrap(e["balance"]?.intValue)
                 XCTAssertNil(seen[id], "round \(round): credit \(id) published twice")

@@ -21,11 +21,11 @@ final class FaultDiskFullTests: XCTestCase {
     var rig: GPSDRig?
     var daemon: DaemonProcess?
 
-    /// True when this process has a mount namespace of its own (not init's).
+    /// True inside scripts/fakehw-ns, which runs the tests in a private mount namespace of
+    /// their own (and says so in FAKEHW_SYS). Comparing /proc/self/ns/mnt with init's is no
+    /// help: in containers init's namespace link is often unreadable.
     static var inPrivateMountNamespace: Bool {
-        guard let mine = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/ns/mnt"),
-              let initial = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/1/ns/mnt") else { return false }
-        return mine != initial
+        ProcessInfo.processInfo.environment["FAKEHW_SYS"] != nil
     }
 
     static func run(_ tool: String, _ args: [String]) throws {
@@ -90,21 +90,28 @@ final class FaultDiskFullTests: XCTestCase {
         rig?.receiver?.output.last { $0.hasPrefix("epoch ") }.flatMap { Int($0.dropFirst(6)) } ?? -1
     }
 
-    /// Reads until `count` `earned` credit events arrived; returns their request ids.
-    func earned(_ c: LineClient, count: Int, timeout: Double = 20) throws -> [String] {
+    /// Reads until `count` `earned` credit events arrived; returns their request ids and the
+    /// store's status events seen meanwhile.
+    func earned(_ c: LineClient, count: Int, timeout: Double = 20) throws -> (ids: [String], storeStatuses: [JSONValue]) {
         var ids: [String] = []
+        var statuses: [JSONValue] = []
+        let deadline = Date().addingTimeInterval(timeout)
         while ids.count < count {
-            let e = try c.next("credit", timeout: timeout) { $0["event"] == "earned" }
-            ids.append(e["request_id"]?.stringValue ?? "?")
+            guard let v = try c.readJSON(timeout: max(0.01, deadline.timeIntervalSinceNow)) else {
+                throw LineClient.Failure(description: "disconnected after \(ids.count) of \(count) credits")
+            }
+            if v["class"] == "status" && v["source"] == "store" { statuses.append(v) }
+            if v["class"] == "credit" && v["event"] == "earned" { ids.append(v["request_id"]?.stringValue ?? "?") }
         }
-        return ids
+        return (ids, statuses)
     }
 
     func testFullStateDirectoryFailsWritesWithStatusThenRecovers() throws {
         let rig = try XCTUnwrap(rig)
-        // Three groups of three credit fences; 100 s of fixes outside every fence after each
-        // group (5 s of stream) leave ample room to pause the receiver in between.
-        let walk = GPSWalk(count: 9, prefix: "d", idleAfter: [2: 100, 5: 100, 8: 100])
+        let t0 = ContinuousClock.now
+        // Three groups of three credit fences; 60 s of fixes outside every fence after each
+        // group (3 s of stream) leave ample room to pause the receiver in between.
+        let walk = GPSWalk(count: 9, prefix: "d", idleAfter: [2: 60, 5: 60, 8: 60])
         try rig.startReceiver(lines: walk.nmeaLines, interval: 0.05)
         rig.receiver?.send("pause")
         try rig.startGPSD()
@@ -124,8 +131,10 @@ final class FaultDiskFullTests: XCTestCase {
         try waitUntil("gpsd to open the receiver", timeout: 20) { rig.receiver?.output.contains("connect") ?? false }
 
         // Part 1, roomy disk: three credits, committed.
+        let walkStarted = ContinuousClock.now
         rig.receiver?.send("resume")
-        let firstIds = try earned(c, count: 3)
+        let (firstIds, statusesBefore) = try earned(c, count: 3)
+        XCTAssertEqual(statusesBefore.count, 0, "store trouble on a roomy disk: \(statusesBefore)")
         rig.receiver?.send("pause")
         XCTAssertEqual(Set(firstIds), Set((0..<3).map(walk.creditRequestId)))
         try waitUntil("the receiver to hold", timeout: 5) {
@@ -141,8 +150,8 @@ final class FaultDiskFullTests: XCTestCase {
         var storeStatuses: [JSONValue] = []
         var creditsWhileFull: [JSONValue] = []
         var placesWhileFull: [JSONValue] = []
-        // Read until a fix a second past the last of d4…d6 (the idle stretch after them).
-        let pastSecondGroup = walk.points[walk.enterIndex[5] + 24].time * 1_000_000_000
+        // Read until a fix a few seconds past the last of d4…d6 (the idle stretch after them).
+        let pastSecondGroup = walk.points[walk.enterIndex[5] + 10].time * 1_000_000_000
         reading: while true {
             let v = try XCTUnwrap(try c.readJSON(timeout: 20), "disconnected while the disk was full:\n\(d.log)")
             switch v["class"]?.stringValue {
@@ -166,14 +175,23 @@ final class FaultDiskFullTests: XCTestCase {
         // halfway, and says so to everyone.
         XCTAssertEqual(try c.request(#"{"cmd":"status","id":2}"#, id: 2)["ok"], .bool(true))
         XCTAssertEqual(try c.credits(id: 3).balance, 3)
-        let refused = try c.request(#"{"cmd":"credits.redeem","id":4,"amount":1,"request_id":"while-full"}"#, id: 4)
+        try c.send(#"{"cmd":"credits.redeem","id":4,"amount":1,"request_id":"while-full"}"#)
+        let refused = try c.next("reply", timeout: 10) { $0["id"] == .int(4) }
         XCTAssertEqual(refused["ok"], .bool(false), "\(refused)")
+        XCTAssertEqual(refused["error"]?["code"], "unavailable", "\(refused)")
+        let redeemStatus = try c.next("status", timeout: 10) {
+            $0["source"] == "store" && ($0["message"]?.stringValue?.contains("redeem") ?? false)
+        }
+        XCTAssertEqual(redeemStatus["state"], "retrying", "\(redeemStatus)")
         XCTAssertEqual(try c.credits(id: 5).balance, 3)
 
         // Part 3, space freed: the next visits earn again and a redeem goes through.
         try FileManager.default.removeItem(atPath: "\(state)/filler")
         rig.receiver?.send("resume")
-        let lastIds = try earned(c, count: 3)
+        let (lastIds, statusesAfter) = try earned(c, count: 3)
+        XCTAssertEqual(statusesAfter.first?["state"], "streaming", "the store says it is back: \(statusesAfter)")
+        let sources = try c.request(#"{"cmd":"status","id":9}"#, id: 9)["sources"]?.arrayValue ?? []
+        XCTAssertEqual(sources.first { $0["source"] == "store" }?["state"], "streaming", "\(sources)")
         XCTAssertEqual(Set(lastIds), Set((6..<9).map(walk.creditRequestId)))
         let redeemed = try c.request(#"{"cmd":"credits.redeem","id":6,"amount":1,"request_id":"after-full"}"#, id: 6)
         XCTAssertEqual(redeemed["ok"], .bool(true), "\(redeemed)")
@@ -187,6 +205,6 @@ final class FaultDiskFullTests: XCTestCase {
         XCTAssertEqual(audit.earnedIds, Set(firstIds + lastIds))
         XCTAssertEqual(audit.requestIds.filter { !audit.earnedIds.contains($0) }, ["after-full"])
         XCTAssertEqual(audit.balance, 5)
-        print("tiltd full disk: filled \(filled) bytes; \(storeStatuses.count) store status events while full; recovered after freeing")
+        print("tiltd full disk: filled \(filled) bytes; \(storeStatuses.count) store status events while full; recovered after freeing; setup \(walkStarted - t0), walk \(ContinuousClock.now - walkStarted)")
     }
 }
