@@ -60,7 +60,7 @@ final class CreditsRedeemTests: XCTestCase {
             return seeded.balance >= 4
         }
         XCTAssertEqual(seeded.balance, 4)
-        XCTAssertEqual(seeded.perFence, Dictionary(uniqueKeysWithValues: walk.stops.map { ($0.key, 1) }))
+        XCTAssertEqual(seeded.perFence, Dictionary(uniqueKeysWithValues: walk.fences.map { ($0.key, 1) }))
 
         // The same request id from both clients at the same moment: applied once.
         let shared = Mutex<[JSONValue]>([])
@@ -111,7 +111,7 @@ final class CreditsRedeemTests: XCTestCase {
         XCTAssertEqual(audit.balance, 0)
         XCTAssertEqual(audit.redeemCount, 4)
         XCTAssertEqual(audit.requestIds.filter { $0 == "shared-1" }.count, 1)
-        XCTAssertEqual(audit.earnedIds, Set(walk.stops.indices.map(walk.creditRequestId)))
+        XCTAssertEqual(audit.earnedIds, Set(walk.fences.indices.map(walk.creditRequestId)))
         let succeeded = Set(ok.compactMap { $0["request_id"]?.stringValue }).union(["shared-1"])
         XCTAssertEqual(Set(audit.requestIds).subtracting(audit.earnedIds), succeeded, "the ledger holds exactly the redeems that were answered ok")
     }

@@ -115,13 +115,23 @@ final class FaultClientFloodTests: XCTestCase {
         let sleeper = try LineClient(path: sock)
         try sleeper.send(#"{"cmd":"watch","id":1,"samples":true,"attitude_hz":1000}"#)
 
-        // The flood, on other threads, while this thread reads the good client.
+        // The flood, on other threads, while this thread reads the good client. The sleeper's
+        // socket buffers take a few seconds to fill at ~120 lines/s; the flood counts as over
+        // once the daemon reports dropping its lines (asked by a probe that stays connected).
+        let probe = try LineClient(path: sock)
+        _ = try probe.next("hello")
         let floodDone = Mutex(false)
         let churnFailures = Mutex<[String]>([])
         let garbage = Mutex<GarbageOutcome?>(nil)
+        let sleeperDropped = Mutex<Int64>(0)
+        let connections = Mutex(0)
         let group = DispatchGroup()
         DispatchQueue.global().async(group: group) {
-            for i in 0..<200 {
+            // At least 200 connections, and on until the sleeper overflows, so the churn spans
+            // the whole flood.
+            var i = 0
+            while i < 200 || (sleeperDropped.withLock { $0 } == 0 && i < 20_000) {
+                defer { i += 1; connections.withLock { $0 = i } }
                 do {
                     let c = try LineClient(path: sock, timeout: 10)
                     // A third read their hello, a third send a command and hang up unanswered,
@@ -144,11 +154,6 @@ final class FaultClientFloodTests: XCTestCase {
                 churnFailures.withLock { $0.append("garbage client: \(error)") }
             }
         }
-        // The sleeper's socket buffers take a few seconds to fill at ~120 lines/s; the flood
-        // counts as over once the daemon reports dropping its lines. This probe stays connected.
-        let probe = try LineClient(path: sock)
-        _ = try probe.next("hello")
-        let sleeperDropped = Mutex<Int64>(0)
         DispatchQueue.global().async(group: group) {
             do {
                 try waitUntil("the sleeper's lines to be dropped", timeout: 30) {
@@ -185,6 +190,8 @@ final class FaultClientFloodTests: XCTestCase {
         let floodSeconds = seconds(started.duration(to: doneAt ?? .now))
 
         XCTAssertEqual(churnFailures.withLock { $0 }, [], "every connection of the flood was served")
+        let churned = connections.withLock { $0 }
+        XCTAssertGreaterThanOrEqual(churned, 200)
         let g = try XCTUnwrap(garbage.withLock { $0 })
         XCTAssertTrue(g.closedByDaemon, "the garbage client was not disconnected: \(g)")
         XCTAssertGreaterThanOrEqual(g.errorReplies, 1, "bad lines get error replies: \(g)")
@@ -209,7 +216,7 @@ final class FaultClientFloodTests: XCTestCase {
             return status["clients"]?.intValue == 3
         }
         XCTAssertGreaterThan(sleeperDropped.withLock { $0 }, 0, "the sleeper's oldest lines were dropped, not queued without bound")
-        print("tiltd flood: 200 connections + garbage client in \(String(format: "%.2f", floodSeconds)) s; good client got \(attitudeTimes.count) attitudes, largest sample step \(String(format: "%.3f", largestStep)) s, largest wait \(largestWait); garbage client: \(g.linesSent) lines sent, \(g.errorReplies) error replies")
+        print("tiltd flood: \(churned) connections opened and closed + garbage client in \(String(format: "%.2f", floodSeconds)) s; good client got \(attitudeTimes.count) attitudes, largest sample step \(String(format: "%.3f", largestStep)) s, largest wait \(largestWait); garbage client: \(g.linesSent) lines sent, \(g.errorReplies) error replies")
         XCTAssertEqual(d.stop(), 0, d.log)
     }
 }

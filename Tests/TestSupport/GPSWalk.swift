@@ -4,60 +4,67 @@ import Foundation
 /// and full-disk tests: the same track can be written as a GPX file (`tiltd run --gpx`) or as
 /// NMEA epochs for the stand-in receiver behind a real gpsd.
 ///
-/// Each stop is visited once: one fix well outside (west), `staySeconds` fixes at its centre,
-/// one fix well outside (east); fixes are one second apart in fix time, so a fence with
-/// `dwell_s` below `staySeconds − 1` earns exactly one credit per visit. Stops lie 300 m apart
-/// on one parallel, far more than a fence's radius plus its exit ring.
+/// The walk stops at a row of places 300 m apart on one parallel (far more than a fence's radius
+/// plus its exit ring); `perStop` fences share each place, so one fix enters, dwells at or leaves
+/// all of them at once — a burst of store writes. At each place: one fix well outside (west),
+/// `staySeconds` fixes at the centre, one fix well outside (east); fixes are one second apart in
+/// fix time, so a fence with `dwell_s` below `staySeconds − 1` earns exactly one credit per visit.
 public struct GPSWalk: Sendable {
     /// One fence on the walk.
-    public struct Stop: Sendable, Equatable {
+    public struct Fence: Sendable, Equatable {
         /// The `[[geofence]]` name; its key in events and the ledger is "geofence:<name>".
         public var name: String
+        /// Centre latitude, degrees.
         public var lat: Double
+        /// Centre longitude, degrees.
         public var lon: Double
         /// The key the daemon gives this fence.
         public var key: String { "geofence:\(name)" }
     }
 
-    public let stops: [Stop]
+    /// Every fence, in the order the walk visits them.
+    public let fences: [Fence]
     /// The fixes, in order.
     public private(set) var points: [TrackPoint] = []
-    /// For each stop, the index in `points` of its first fix at the centre (the visit's enter).
+    /// For each fence, the index in `points` of its first fix at the centre (the visit's enter).
     public private(set) var enterIndex: [Int] = []
 
     static let metresPerDegree = 111_320.0
 
     /// - Parameters:
-    ///   - count: number of stops, named "\(prefix)1", "\(prefix)2", …
-    ///   - idleAfter: for a stop index, seconds of fixes to add after it, 100 m south of the row
+    ///   - count: number of fences, named "\(prefix)1", "\(prefix)2", …
+    ///   - perStop: fences sharing one place (fence k is at place k / perStop).
+    ///   - idleAfter: for a place index, seconds of fixes to add after it, 100 m south of the row
     ///     (outside every fence): room for a test to act between groups of visits.
-    public init(count: Int, prefix: String = "stop", lat: Double = 47.3700, lon: Double = 8.5400,
+    public init(count: Int, prefix: String = "stop", perStop: Int = 1, lat: Double = 47.3700, lon: Double = 8.5400,
                 staySeconds: Int = 4, idleAfter: [Int: Int] = [:], start: Int64 = 1_714_564_800) {
         let dLon = 300 / (Self.metresPerDegree * cos(lat * .pi / 180))
-        stops = (0..<count).map { Stop(name: "\(prefix)\($0 + 1)", lat: lat, lon: lon + Double($0) * dLon) }
+        fences = (0..<count).map { Fence(name: "\(prefix)\($0 + 1)", lat: lat, lon: lon + Double($0 / perStop) * dLon) }
         var t = start
         let outside = dLon / 3
         func add(_ la: Double, _ lo: Double) {
             points.append(TrackPoint(time: t, lat: la, lon: lo, altMSL: 400, speed: 1.4, track: 90))
             t += 1
         }
-        for (k, s) in stops.enumerated() {
-            add(s.lat, s.lon - outside)
-            enterIndex.append(points.count)
-            for _ in 0..<staySeconds { add(s.lat, s.lon) }
-            add(s.lat, s.lon + outside)
-            for _ in 0..<(idleAfter[k] ?? 0) { add(s.lat - 100 / Self.metresPerDegree, s.lon + outside) }
+        let places = (count + perStop - 1) / perStop
+        for k in 0..<places {
+            let f = fences[k * perStop]
+            add(f.lat, f.lon - outside)
+            for _ in k * perStop..<min(count, (k + 1) * perStop) { enterIndex.append(points.count) }
+            for _ in 0..<staySeconds { add(f.lat, f.lon) }
+            add(f.lat, f.lon + outside)
+            for _ in 0..<(idleAfter[k] ?? 0) { add(f.lat - 100 / Self.metresPerDegree, f.lon + outside) }
         }
     }
 
-    /// The request id the daemon gives the credit for visiting stop `k` ("dwell:<key>:<enter ns>").
+    /// The request id the daemon gives the credit for visiting fence `k` ("dwell:<key>:<enter ns>").
     public func creditRequestId(_ k: Int) -> String {
-        "dwell:\(stops[k].key):\(points[enterIndex[k]].time * 1_000_000_000)"
+        "dwell:\(fences[k].key):\(points[enterIndex[k]].time * 1_000_000_000)"
     }
 
-    /// `[[geofence]]` tables for every stop: credit-earning, no cooldown.
+    /// `[[geofence]]` tables for every fence: credit-earning, no cooldown.
     public func geofenceTOML(radius: Double = 20, dwell: Double = 1, cooldown: Double = 0) -> String {
-        stops.map { s in
+        fences.map { s in
             """
             [[geofence]]
             name = "\(s.name)"
