@@ -59,6 +59,10 @@ public final class Engine: RequestHandler, @unchecked Sendable {
             creditPolicy = CreditPolicy(lastCredits: seeds.lastCredits)
             quests = QuestGrid(options: config.quests.options, cells: seeds.questCells)
             if let last = seeds.lastRound { game.nextRoundID = last + 1 }
+            // The pose `tiltd calibrate neutral` measured: relative mode starts from it.
+            if let n = config.calibration.neutral {
+                _ = game.captureNeutral(Attitude(t: 0, q: n, atRest: true, gyroBias: .zero))
+            }
         }.wait()
     }
 
@@ -104,10 +108,14 @@ public final class Engine: RequestHandler, @unchecked Sendable {
     }
 
     public func ingest(status: SourceStatus) {
+        let previous = statuses[status.source]?.state
         statuses[status.source] = status
-        switch status.state {
-        case .retrying: logger.warning("\(status.source): \(status.message)")
-        default: logger.info("\(status.source): \(status.message)")
+        // Sources log their own details (rate-limited); here only the changes of state.
+        if previous != status.state {
+            switch status.state {
+            case .retrying: logger.warning("\(status.source): \(status.message)")
+            default: logger.info("\(status.source): \(status.message)")
+            }
         }
         hub.publish(Event(.status, t: nil, fields: Self.json(status)))
     }
