@@ -149,10 +149,24 @@ public final class Engine: RequestHandler, @unchecked Sendable {
         if config.quests.enabled, let available = quests.update(fix) { hub.publish(available.event) }
     }
 
+    /// Game events waiting for a round to be committed (see `publish(_:)`).
+    private var heldGameEvents: [GameEvent] = []
+    private var roundsInFlight = 0
+
+    /// Publishes game events. A finished round's `round_ended`/`stopped` event is sent only
+    /// once the round is committed to the store — so a round a client saw end is never lost,
+    /// even to `kill -9` — and game events after it wait behind it to keep their order.
     func publish(_ events: [GameEvent]) {
         for e in events {
-            hub.publish(e.event)
-            if let r = e.result, e.kind == .roundEnded || e.kind == .stopped { saveRound(r) }
+            if roundsInFlight > 0 {
+                heldGameEvents.append(e)
+            } else if let r = e.result, e.kind == .roundEnded || e.kind == .stopped {
+                heldGameEvents.append(e)
+                roundsInFlight += 1
+                saveRound(r)
+            } else {
+                hub.publish(e.event)
+            }
         }
     }
 
@@ -163,6 +177,13 @@ public final class Engine: RequestHandler, @unchecked Sendable {
             gameRound: r.round, resultJSON: JSONValue.object(r.json).jsonText)
         store.write({ try $0.saveRound(record) }, then: { [self] result in
             if case .failure(let error) = result { storeFailed("saving round \(r.round)", error) }
+            roundsInFlight -= 1
+            // The committed round's end goes out first; what waited behind it is published in
+            // order (a further round end in it waits for its own commit).
+            var held = heldGameEvents
+            heldGameEvents = []
+            if !held.isEmpty { hub.publish(held.removeFirst().event) }
+            publish(held)
         }, on: hub.loop)
     }
 
