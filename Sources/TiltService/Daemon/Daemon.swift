@@ -130,7 +130,11 @@ public final class Daemon: Service, @unchecked Sendable {
     }
 
     private func startPipeline(_ config: Configuration, engine: Engine, onEnd: @escaping @Sendable () -> Void) throws {
-        let pipeline = SensorPipeline(source: try makeSource(config), engine: engine, calibration: config.calibration, logger: logger)
+        // Only a live device teaches a bias worth keeping; a replay's belongs to another sensor.
+        var persister: BiasPersister?
+        if case .device = input { persister = BiasPersister.make(config: config, logger: logger) }
+        let pipeline = SensorPipeline(source: try makeSource(config), engine: engine, calibration: config.calibration,
+                                      persister: persister, logger: logger)
         pipelineBox.withLock { $0 = pipeline }
         pipeline.start(onEnd: onEnd)
     }

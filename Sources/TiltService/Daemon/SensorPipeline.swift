@@ -12,13 +12,15 @@ public final class SensorPipeline: Sendable {
     let calibration: IMUCalibration
     let fusion: AttitudeEstimator.Parameters
     let logger: Logger
+    /// Saves the gyro bias learnt at rest (`[calibration] persist_gyro_bias`); nil = off.
+    let persister: BiasPersister?
     public let stop = StopSignal()
     private let done = StopSignal()
 
     public init(source: any SampleSource, engine: Engine, calibration: IMUCalibration,
-                fusion: AttitudeEstimator.Parameters = .init(), logger: Logger) {
+                fusion: AttitudeEstimator.Parameters = .init(), persister: BiasPersister? = nil, logger: Logger) {
         self.source = source; self.engine = engine; self.calibration = calibration
-        self.fusion = fusion; self.logger = logger
+        self.fusion = fusion; self.persister = persister; self.logger = logger
     }
 
     /// Starts the sampling thread. `onEnd` runs when a finite source (a recording) is done.
@@ -34,6 +36,7 @@ public final class SensorPipeline: Sendable {
                     case .sample(let raw):
                         let s = state.calibrator.apply(raw)
                         let a = state.estimator.update(s)
+                        self.persister?.feed(t: a.t, atRest: a.atRest, bias: a.gyroBias)
                         loop.execute { engine.ingest(sample: s, attitude: a) }
                     case .status(let st):
                         if st.state == .retrying || st.state == .starting { state.estimator.reset() }
@@ -68,6 +71,7 @@ public final class SensorPipeline: Sendable {
         stop.stop()
         var waited = 0.0
         while !done.isStopped && waited < timeout { Thread.sleep(forTimeInterval: 0.01); waited += 0.01 }
+        persister?.drain()
     }
 }
 
