@@ -10,7 +10,8 @@ import XCTest
 /// - the IIO device vanishing and returning: `IIODaemonTests.testDaemonSurvivesVanishAndResumes`
 ///   (fake IIO tree under scripts/fakehw-ns);
 /// - SIGKILL during store writes, then a restart that finds every committed record:
-///   `CreditsCrashTests.testSIGKILLDuringCreditWritesLosesNothingCommitted`;
+///   `CreditsCrashTests.testSIGKILLDuringCreditWritesLosesNothingCommitted` (credits, visits) and
+///   `RoundHistoryCrashTests.testKillNineLosesNoFinishedRound` (game rounds);
 /// - an invalid config at SIGHUP: `SystemdDaemonTests.testSighupReloadKeepsClientsAndRefusesBadConfig`;
 /// - a full disk on the state directory: `FaultDiskFullTests`.
 ///
@@ -138,11 +139,13 @@ final class FaultClientFloodTests: XCTestCase {
                     // a third close at once.
                     switch i % 3 {
                     case 0: guard try c.readJSON(timeout: 10)?["class"] == "hello" else { throw LineClient.Failure(description: "no hello") }
-                    case 1: try c.send(#"{"cmd":"status","id":1}"#)
+                    case 1:
+                        guard Self.sendNoSignal(c, Array((#"{"cmd":"status","id":1}"# + "\n").utf8)) else { throw LineClient.Failure(description: "send failed") }
                     default: break
                     }
                 } catch {
                     churnFailures.withLock { $0.append("connection \(i): \(error)") }
+                    return   // the daemon is gone or refusing: churning on would only wait out timeouts
                 }
             }
         }
