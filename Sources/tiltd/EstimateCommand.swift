@@ -29,12 +29,19 @@ struct Estimate: ParsableCommand {
             help: "Override an estimator parameter, NAME=VALUE (see docs/fusion.md). Repeatable.")
     var params: [String] = []
 
+    @Flag(name: .customLong("with-state"),
+          help: "Add the estimator's state per row: bx,by,bz (gyro bias, rad/s) and rest (0/1).")
+    var withState = false
+
     func validate() throws {
         guard rateDivisor >= 1 else { throw ValidationError("--rate-divisor must be at least 1, got \(rateDivisor)") }
     }
 
     func run() throws {
         var parameters = AttitudeEstimator.Parameters()
+        // A block stamped with its mean time covers the raw period before its first sample up to its
+        // last sample: its timestamp sits (N + 1) / 2N of the way through (1 for N = 1).
+        parameters.rateWindowEnd = Double(rateDivisor + 1) / Double(2 * rateDivisor)
         for p in params {
             let parts = p.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2, let v = Double(parts[1]) else {
@@ -49,10 +56,12 @@ struct Estimate: ParsableCommand {
         let samples = DatasetReader.blockAverage(dataset.samples, divisor: rateDivisor)
 
         var estimator = AttitudeEstimator(parameters: parameters)
-        var text = dataset.format == .broad ? "t,w,x,y,z\n" : "t_ns,w,x,y,z\n"
+        var text = dataset.format == .broad ? "t,w,x,y,z" : "t_ns,w,x,y,z"
+        text += withState ? ",bx,by,bz,rest\n" : "\n"
         text.reserveCapacity(samples.count * 72)
         for s in samples {
-            let q = estimator.update(s).q
+            let a = estimator.update(s)
+            let q = a.q
             switch dataset.format {
             case .broad:
                 // Seconds, as the input wrote them; 9 decimals keep block means exact.
@@ -60,7 +69,11 @@ struct Estimate: ParsableCommand {
             case .recording:
                 text += String(s.t)
             }
-            text += ",\(q.w),\(q.x),\(q.y),\(q.z)\n"
+            text += ",\(q.w),\(q.x),\(q.y),\(q.z)"
+            if withState {
+                text += ",\(a.gyroBias.x),\(a.gyroBias.y),\(a.gyroBias.z),\(a.atRest ? 1 : 0)"
+            }
+            text += "\n"
         }
         let data = Data(text.utf8)
         if output == "-" {

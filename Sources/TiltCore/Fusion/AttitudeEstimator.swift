@@ -23,12 +23,14 @@ public struct AttitudeEstimator: Sendable {
         /// Time constant of the low-pass on the accelerometer in the quasi-inertial frame (s).
         /// Longer rejects more linear acceleration; shorter follows gyro errors faster.
         public var accTau: Double = 3.0
-        /// A sample whose |a| differs from g by `accRejectScale` m/s² gets half the weight in the
-        /// average (weight 1 / (1 + (Δ/scale)²)); 0 disables the weighting.
-        public var accRejectScale: Double = 0
+        /// Damping ratio of that low-pass (0.707 = Butterworth, 1 = critically damped). Below
+        /// Butterworth it lags less behind gyro drift for the same rejection of linear acceleration.
+        public var accDamping: Double = 0.45
+        /// 2 or 3: order of the low-pass (3 adds a first-order stage at the same frequency).
+        public var accOrder: Double = 2
         /// Time constant (s) with which the drift of the filtered gravity pulls the gyro bias
         /// during motion. 0 disables motion bias estimation.
-        public var biasMotionTau: Double = 20.0
+        public var biasMotionTau: Double = 10.0
         /// Largest bias the filter will learn, per axis (rad/s).
         public var biasClip: Double = 2.0 * .pi / 180
         /// Time constant (s) of the bias estimate while at rest.
@@ -41,6 +43,12 @@ public struct AttitudeEstimator: Sendable {
         public var restSeconds: Double = 1.5
         /// Time constant (s) of the means the rest detector compares against.
         public var restFilterTau: Double = 0.5
+        /// Where a sample's timestamp sits in the interval its rate is the mean of, as a fraction of
+        /// the sample period: 1 = at the end (IMUs report the rate averaged over the period before
+        /// the data-ready timestamp; the BROAD recordings confirm it), 0.5 = at the centre.
+        /// `tiltd estimate --rate-divisor N` sets (N + 1) / 2N, because a block stamped with its mean
+        /// time covers the period from one raw sample before the block to its last sample.
+        public var rateWindowEnd: Double = 1.0
         /// A step longer than this (s) is a gap: nothing is integrated across it, the tilt restarts
         /// from gravity, heading and bias are kept.
         public var maxGap: Double = 0.5
@@ -49,15 +57,16 @@ public struct AttitudeEstimator: Sendable {
         public init() {}
 
         /// Names accepted by `set(_:_:)`, for command-line overrides.
-        public static let names = ["accTau", "accRejectScale", "biasMotionTau", "biasClip", "biasRestTau",
-                                   "restGyro", "restAccel", "restSeconds", "restFilterTau", "maxGap"]
+        public static let names = ["accTau", "accDamping", "accOrder", "biasMotionTau", "biasClip", "biasRestTau",
+                                   "restGyro", "restAccel", "restSeconds", "restFilterTau", "rateWindowEnd", "maxGap"]
 
         /// Sets a parameter by name (one of `names`), for `tiltd estimate --param` and benchmarks.
         public mutating func set(_ name: String, _ value: Double) throws(ParameterError) {
             guard value.isFinite, value >= 0 else { throw .badValue(name, value) }
             switch name {
             case "accTau": accTau = value
-            case "accRejectScale": accRejectScale = value
+            case "accDamping": accDamping = value
+            case "accOrder": accOrder = value
             case "biasMotionTau": biasMotionTau = value
             case "biasClip": biasClip = value
             case "biasRestTau": biasRestTau = value
@@ -65,6 +74,7 @@ public struct AttitudeEstimator: Sendable {
             case "restAccel": restAccel = value
             case "restSeconds": restSeconds = value
             case "restFilterTau": restFilterTau = value
+            case "rateWindowEnd": rateWindowEnd = value
             case "maxGap": maxGap = value
             default: throw .unknown(name)
             }
@@ -99,11 +109,15 @@ public struct AttitudeEstimator: Sendable {
     // Gyro-only orientation (sensor → quasi-inertial frame) and the correction (quasi-inertial → global).
     private var qGyro = Quaternion.identity
     private var correction = Quaternion.identity
-    // Two cascaded first-order low-passes of the accelerometer in the quasi-inertial frame.
-    private var accLow1 = Vector3.zero
-    private var accLow2 = Vector3.zero
-    // Weight gathered since the (re)start: while it is small the low-pass is a running mean.
-    private var accWeightSum = 0.0
+    // Second-order low-pass of the accelerometer in the quasi-inertial frame: value and its rate.
+    private var accLow = Vector3.zero
+    private var accLowRate = Vector3.zero
+    private var accLowPre = Vector3.zero
+    // The sensor→gyro-frame rotation matrix (rows), low-passed like the accelerometer.
+    private var rotLow0 = Vector3.zero, rotLow1 = Vector3.zero, rotLow2 = Vector3.zero
+    private var rotLowRate0 = Vector3.zero, rotLowRate1 = Vector3.zero, rotLowRate2 = Vector3.zero
+    // Time since the (re)start: until it reaches accTau the low-pass is a plain running mean.
+    private var accSeconds = 0.0
     // Rest detector state: means of gyro and accel in the sensor frame, and when stillness began.
     private var restGyroMean = Vector3.zero
     private var restAccMean = Vector3.zero
@@ -121,7 +135,7 @@ public struct AttitudeEstimator: Sendable {
     public mutating func reset() {
         lastT = nil; atRest = false; stillSeconds = 0
         q = .identity; qGyro = .identity; correction = .identity
-        accWeightSum = 0
+        accSeconds = 0
     }
 
     /// The orientation whose tilt matches `accel` (heading zero).
@@ -149,42 +163,39 @@ public struct AttitudeEstimator: Sendable {
         }
         lastT = s.t
 
-        // Trapezoidal rule: the rate over [last, t] is the mean of its two ends, so the orientation
-        // belongs to the sample's own time (no half-step lead).
-        let omega = (lastGyro + s.gyro) * 0.5 - bias
+        // The rate sample is the mean rate over the interval that ends (1 − rateWindowEnd)·dt after
+        // its timestamp: integrate to the interval's end, then look back to the sample's own time.
+        let omega = s.gyro - bias
         lastGyro = s.gyro
         qGyro = (qGyro * Self.rotation(omega * dt)).normalized
+        let lookBack = 1 - parameters.rateWindowEnd
+        let qGyroAtT = lookBack == 0 ? qGyro : qGyro * Self.rotation(omega * (-lookBack * dt))
 
         detectRest(s, dt: dt)
 
         // Accelerometer in the quasi-inertial frame, low-passed with a weight for disturbed samples.
-        let accI = qGyro.rotate(s.accel)
-        var w = 1.0
-        if parameters.accRejectScale > 0 {
-            let d = (s.accel.norm - Self.gravity) / parameters.accRejectScale
-            w = 1 / (1 + d * d)
-        }
-        accWeightSum += w * dt
-        // Running mean until one time constant of weight is in, exponential after.
-        let alpha = w * dt / min(max(accWeightSum, w * dt), parameters.accTau * 0.5)
-        accLow1 += (accI - accLow1) * min(alpha, 1)
-        accLow2 += (accLow1 - accLow2) * min(alpha, 1)
+        let accI = qGyroAtT.rotate(s.accel)
+        lowPass(accI, dt: dt)
+        if parameters.biasMotionTau > 0 { lowPassRotation(qGyroAtT, dt: dt) }
 
         // Correct the tilt so the filtered gravity points up: the shortest rotation taking it to ẑ.
-        let up = correction.rotate(accLow2).normalized
+        let up = correction.rotate(accLow).normalized
         let step = Quaternion(w: 1 + up.z, x: up.y, y: -up.x, z: 0).normalized
         correction = (step * correction).normalized
-        q = (correction * qGyro).normalized
+        q = (correction * qGyroAtT).normalized
 
         if atRest {
             bias += (restGyroMean - bias) * min(1, dt / parameters.biasRestTau)
-        } else if parameters.biasMotionTau > 0 && accWeightSum >= parameters.accTau {
-            // The correction just applied is how far gravity drifted in the gyro frame this step.
-            // Unremoved bias b turns the gyro frame at b, so gravity appears to turn at −b (its
-            // component across gravity): pull the bias against the step, seen in the sensor frame.
-            let stepGlobal = Vector3(2 * step.x, 2 * step.y, 0)
-            let stepSensor = q.conjugate.rotate(stepGlobal)
-            bias -= stepSensor / parameters.biasMotionTau
+        } else if parameters.biasMotionTau > 0 && accSeconds >= parameters.accTau {
+            // The correction just applied is how far the filtered gravity drifted in the gyro frame
+            // this step. Unremoved bias e (sensor frame) turns the gyro frame at R·e, and the
+            // filtered gravity sees that through the same low-pass, i.e. as R̄·e with R̄ the
+            // low-passed sensor→gyro-frame rotation matrix. So the step is ≈ −(R̄·e)⊥·dt: a gradient
+            // step on the bias with time constant biasMotionTau moves it by −R̄ᵀ·step / tau. While
+            // the sensor turns, R̄ shrinks, and so does the (then unreliable) update.
+            let stepGyroFrame = correction.conjugate.rotate(Vector3(2 * step.x, 2 * step.y, 0))
+            let g = rotLow0 * stepGyroFrame.x + rotLow1 * stepGyroFrame.y + rotLow2 * stepGyroFrame.z
+            bias -= g / parameters.biasMotionTau
         }
         let clip = parameters.biasClip
         bias = Vector3(min(max(bias.x, -clip), clip), min(max(bias.y, -clip), clip), min(max(bias.z, -clip), clip))
@@ -202,8 +213,9 @@ public struct AttitudeEstimator: Sendable {
         qGyro = Self.tilt(fromGravity: s.accel)
         correction = .identity
         q = qGyro
-        accLow1 = qGyro.rotate(s.accel); accLow2 = accLow1
-        accWeightSum = 0
+        accLow = qGyro.rotate(s.accel); accLowRate = .zero
+        accSeconds = 0
+        rotLowRate0 = .zero; rotLowRate1 = .zero; rotLowRate2 = .zero
         restGyroMean = s.gyro; restAccMean = s.accel
         stillSeconds = 0; atRest = false
     }
@@ -214,7 +226,48 @@ public struct AttitudeEstimator: Sendable {
         start(s)
         qGyro = Quaternion(axis: Vector3(0, 0, 1), angle: yaw) * qGyro
         q = qGyro
-        accLow1 = qGyro.rotate(s.accel); accLow2 = accLow1
+        accLow = qGyro.rotate(s.accel)
+    }
+
+    /// Low-passes the rotation matrix of `qg` with the accelerometer's filter (running mean first).
+    @inline(__always)
+    private mutating func lowPassRotation(_ qg: Quaternion, dt: Double) {
+        let (w, x, y, z) = (qg.w, qg.x, qg.y, qg.z)
+        let r0 = Vector3(1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y))
+        let r1 = Vector3(2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x))
+        let r2 = Vector3(2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y))
+        if accSeconds < parameters.accTau {
+            // accSeconds was already advanced by lowPass for this sample.
+            let a = min(1, dt / max(accSeconds, dt))
+            rotLow0 += (r0 - rotLow0) * a; rotLow1 += (r1 - rotLow1) * a; rotLow2 += (r2 - rotLow2) * a
+            return
+        }
+        let wn = 2.0.squareRoot() / parameters.accTau
+        let k = wn * wn * dt, d = 2 * parameters.accDamping * wn * dt
+        rotLowRate0 += (r0 - rotLow0) * k - rotLowRate0 * d; rotLow0 += rotLowRate0 * dt
+        rotLowRate1 += (r1 - rotLow1) * k - rotLowRate1 * d; rotLow1 += rotLowRate1 * dt
+        rotLowRate2 += (r2 - rotLow2) * k - rotLowRate2 * d; rotLow2 += rotLowRate2 * dt
+    }
+
+    /// Low-passes `accI`. A running mean until `accTau` has passed since the (re)start, so the first
+    /// estimate is right at once; then a second-order low-pass (natural frequency √2/accTau, damping
+    /// `accDamping`: Butterworth by default), integrated semi-implicitly so any dt works.
+    @inline(__always)
+    private mutating func lowPass(_ accI: Vector3, dt: Double) {
+        if accSeconds < parameters.accTau {
+            accSeconds += dt
+            accLow += (accI - accLow) * min(1, dt / accSeconds)
+            accLowPre = accLow
+            return
+        }
+        let w = 2.0.squareRoot() / parameters.accTau
+        var input = accI
+        if parameters.accOrder >= 3 {
+            accLowPre += (accI - accLowPre) * min(1, w * dt)
+            input = accLowPre
+        }
+        accLowRate += ((input - accLow) * (w * w) - accLowRate * (2 * parameters.accDamping * w)) * dt
+        accLow += accLowRate * dt
     }
 
     /// Rest: both signals stay close to their own short means for `restSeconds`.
