@@ -12,6 +12,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
@@ -41,6 +42,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
@@ -56,11 +58,21 @@ let package = Package(
             ]
         ),
 
+        // Benchmarks (run with -c release; see bench/README.md).
+        .executableTarget(name: "PipelineBench", dependencies: ["TiltCore"], path: "bench/pipeline"),
+        // Speed of the place pipeline with 100,000 places.
+        .executableTarget(name: "PlacesBench", dependencies: ["TiltCore"], path: "bench/places"),
+
+        // Helpers shared by the test targets: socket clients, processes, waiting on conditions.
+        .target(name: "TestSupport", dependencies: ["TiltCore"], path: "Tests/TestSupport"),
+
         .testTarget(name: "TiltCoreTests", dependencies: ["TiltCore"]),
-        .testTarget(name: "TiltSensorsTests", dependencies: ["TiltSensors", "TiltCore"]),
-        .testTarget(name: "TiltServiceTests", dependencies: ["TiltService", "TiltCore"]),
+        // Builds fake IIO scenario trees and FIFO writers for tests run under scripts/fakehw-ns.
+        .target(name: "FakeHardware", dependencies: ["TiltCore"], path: "Tests/FakeHardware"),
+        .testTarget(name: "TiltSensorsTests", dependencies: ["TiltSensors", "TiltCore", "FakeHardware", "TestSupport"]),
+        .testTarget(name: "TiltServiceTests", dependencies: ["TiltService", "TiltCore", "TestSupport"]),
         // Starts the real `tiltd` binary (under the fake-hardware harness, with a real gpsd).
-        .testTarget(name: "IntegrationTests", dependencies: ["TiltCore"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["TiltCore", "FakeHardware", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -41,13 +41,34 @@ public enum SourceOutput: Sendable {
 
 /// Set once to ask a running source to return. Sources poll it between reads (every read
 /// has a timeout) and sleep on it, so a stop is seen within one timeout.
+///
+/// Every check also records a heartbeat: a source that keeps checking is alive, one blocked
+/// for good (a read that never returns) stops beating. The daemon's systemd watchdog pings
+/// only while the sampler beats, so a stuck sampler — not just a dead process — is restarted.
 public final class StopSignal: Sendable {
     private let stopped = Mutex(false)
     private let condition = Mutex<[@Sendable () -> Void]>([])
+    private let beat = Atomic<UInt64>(0)
 
     public init() {}
 
-    public var isStopped: Bool { stopped.withLock { $0 } }
+    public var isStopped: Bool {
+        beat.store(Self.monotonicNanoseconds(), ordering: .relaxed)
+        return stopped.withLock { $0 }
+    }
+
+    /// CLOCK_MONOTONIC of the last check, 0 if never checked.
+    public var lastHeartbeat: UInt64 { beat.load(ordering: .relaxed) }
+
+    /// Records a heartbeat without checking (for sources that wait elsewhere).
+    public func heartbeat() { beat.store(Self.monotonicNanoseconds(), ordering: .relaxed) }
+
+    /// CLOCK_MONOTONIC now, nanoseconds.
+    public static func monotonicNanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
 
     public func stop() {
         stopped.withLock { $0 = true }

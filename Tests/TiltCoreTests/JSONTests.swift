@@ -40,3 +40,33 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(v["at_rest"], .bool(true))
     }
 }
+
+final class JSONWriterNumberTests: XCTestCase {
+    func format(_ d: Double, _ digits: Int) -> String {
+        var w = JSONWriter()
+        w.double(d, digits: digits)
+        return String(decoding: w.bytes, as: UTF8.self)
+    }
+
+    func testFixedDigits() {
+        XCTAssertEqual(format(1.23456789, 4), "1.2346")
+        XCTAssertEqual(format(-0.5, 3), "-0.5")
+        XCTAssertEqual(format(-0.00001, 3), "0")
+        XCTAssertEqual(format(2.0, 6), "2")
+        XCTAssertEqual(format(9.80665, 2), "9.81")
+        XCTAssertEqual(format(-123.000001, 6), "-123.000001")
+        XCTAssertEqual(format(0.05, 2), "0.05")
+        XCTAssertEqual(format(.nan, 2), "null")
+        XCTAssertEqual(format(1e300, 2), "1e+300")
+    }
+
+    func testFormattedNumbersParseBack() throws {
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<1000 {
+            let d = Double.random(in: -1e6...1e6, using: &rng)
+            let text = format(d, 5)
+            let back = try XCTUnwrap(JSONParser.parse(text).doubleValue)
+            XCTAssertEqual(back, d, accuracy: 0.5e-5 + 1e-9, text)
+        }
+    }
+}

@@ -2,7 +2,10 @@
 /// per-sample path, where Foundation's encoders cost tens of microseconds.
 public struct JSONWriter: Sendable {
     public var bytes: [UInt8]
-    private var needsComma: [Bool] = []
+    /// One bit per open container: set once it holds a value (so the next one needs a comma).
+    /// A bit set instead of a stack keeps the writer allocation-free; nesting is capped at 64.
+    private var commaBits: UInt64 = 0
+    private var depth = 0
 
     public init(capacity: Int = 256) {
         bytes = []
@@ -11,10 +14,16 @@ public struct JSONWriter: Sendable {
 
     // MARK: structure
 
-    public mutating func beginObject() { separate(); bytes.append(UInt8(ascii: "{")); needsComma.append(false) }
-    public mutating func endObject() { bytes.append(UInt8(ascii: "}")); needsComma.removeLast() }
-    public mutating func beginArray() { separate(); bytes.append(UInt8(ascii: "[")); needsComma.append(false) }
-    public mutating func endArray() { bytes.append(UInt8(ascii: "]")); needsComma.removeLast() }
+    public mutating func beginObject() { separate(); bytes.append(UInt8(ascii: "{")); push() }
+    public mutating func endObject() { bytes.append(UInt8(ascii: "}")); depth -= 1 }
+    public mutating func beginArray() { separate(); bytes.append(UInt8(ascii: "[")); push() }
+    public mutating func endArray() { bytes.append(UInt8(ascii: "]")); depth -= 1 }
+
+    private mutating func push() {
+        precondition(depth < 64, "JSON nesting deeper than 64")
+        depth += 1
+        commaBits &= ~(1 << UInt64(depth - 1))
+    }
 
     /// Writes `"name":` inside an object; the next value call writes the value.
     public mutating func key(_ name: String) {
@@ -28,38 +37,69 @@ public struct JSONWriter: Sendable {
     /// Writes the comma between siblings; a value right after its key needs none.
     private mutating func separate() {
         if afterKey { afterKey = false; return }
-        guard let top = needsComma.indices.last else { return }
-        if needsComma[top] { bytes.append(UInt8(ascii: ",")) }
-        needsComma[top] = true
+        guard depth > 0 else { return }
+        let bit: UInt64 = 1 << UInt64(depth - 1)
+        if commaBits & bit != 0 { bytes.append(UInt8(ascii: ",")) }
+        commaBits |= bit
     }
 
     // MARK: values
 
-    public mutating func null() { separate(); bytes.append(contentsOf: [110, 117, 108, 108]) }
+    public mutating func null() { separate(); appendASCII("null") }
     public mutating func bool(_ b: Bool) {
         separate()
-        if b { bytes.append(contentsOf: [116, 114, 117, 101]) } else { bytes.append(contentsOf: [102, 97, 108, 115, 101]) }
+        appendASCII(b ? "true" : "false")
+    }
+
+    /// Appends a literal without building an intermediate array.
+    private mutating func appendASCII(_ s: StaticString) {
+        s.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
     public mutating func int(_ i: Int64) { separate(); appendInt(i) }
     public mutating func int(_ i: Int) { int(Int64(i)) }
     /// Non-finite numbers are written as null (JSON has no NaN).
     public mutating func double(_ d: Double) {
         separate()
-        guard d.isFinite else { bytes.append(contentsOf: [110, 117, 108, 108]); return }
+        guard d.isFinite else { appendASCII("null"); return }
         if d == d.rounded(), abs(d) < 1e15 {
             appendInt(Int64(d))
         } else {
             bytes.append(contentsOf: d.description.utf8)
         }
     }
-    /// A number rounded to `digits` decimals: keeps high-rate lines short.
+    /// A number rounded to `digits` decimals (trailing zeros dropped): keeps high-rate lines
+    /// short, and is formatted with integer arithmetic, several times faster than `description`.
     public mutating func double(_ d: Double, digits: Int) {
-        guard d.isFinite else { double(d); return }
-        let p = Self.powers[min(max(digits, 0), 9)]
-        let r = (d * p).rounded() / p
-        double(r)
+        let digits = min(max(digits, 0), 9)
+        let p = Self.power(digits)
+        let scaled = (d * p).rounded()
+        guard d.isFinite, abs(scaled) < 9e15 else { double(d); return }
+        separate()
+        let negative = scaled < 0
+        let n = UInt64(abs(scaled))
+        let unit = UInt64(p)
+        var frac = n % unit
+        var width = digits
+        while frac != 0 && frac % 10 == 0 { frac /= 10; width -= 1 }
+        // Digits are written right to left into a stack buffer, then appended at once.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { buf in
+            var i = 32
+            if frac != 0 {
+                for _ in 0..<width { i -= 1; buf[i] = UInt8(48 + frac % 10); frac /= 10 }
+                i -= 1; buf[i] = UInt8(ascii: ".")
+            }
+            var whole = n / unit
+            repeat { i -= 1; buf[i] = UInt8(48 + whole % 10); whole /= 10 } while whole > 0
+            if negative && (n != 0) { i -= 1; buf[i] = UInt8(ascii: "-") }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buf[i...]))
+        }
     }
-    private static let powers: [Double] = [1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9]
+
+    private static func power(_ n: Int) -> Double {
+        var p = 1.0
+        for _ in 0..<n { p *= 10 }
+        return p
+    }
 
     public mutating func string(_ s: String) { separate(); appendString(s) }
 
@@ -96,21 +136,23 @@ public struct JSONWriter: Sendable {
     // MARK: primitives
 
     private mutating func appendInt(_ i: Int64) {
-        if i == 0 { bytes.append(48); return }
-        var v = i.magnitude
-        if i < 0 { bytes.append(UInt8(ascii: "-")) }
-        var tmp: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                  UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var n = 0
-        withUnsafeMutableBytes(of: &tmp) { buf in
-            while v > 0 { buf[n] = UInt8(48 + v % 10); v /= 10; n += 1 }
-            for j in stride(from: n - 1, through: 0, by: -1) { bytes.append(buf[j]) }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { buf in
+            var v = i.magnitude
+            var n = 24
+            repeat { n -= 1; buf[n] = UInt8(48 + v % 10); v /= 10 } while v > 0
+            if i < 0 { n -= 1; buf[n] = UInt8(ascii: "-") }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buf[n...]))
         }
     }
 
     private mutating func appendString(_ s: String) {
         bytes.append(UInt8(ascii: "\""))
+        // Most strings (keys, class names) need no escaping: copy them whole.
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
+            bytes.append(contentsOf: s.utf8)
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
         for b in s.utf8 {
             switch b {
             case UInt8(ascii: "\""): bytes.append(92); bytes.append(34)

@@ -1,0 +1,55 @@
+/// tiltd's recording format: CSV, one IMU sample per row, SI units, as the source delivered
+/// them (before the user's calibration, so a recording can be calibrated later).
+///
+/// ```
+/// # tiltd recording v1: t_ns = sensor clock (ns), accel m/s², gyro rad/s, sensor frame
+/// t_ns,ax,ay,az,gx,gy,gz
+/// 1000000000,0.0123,9.8061,0.0410,0.00120,-0.00090,0.00210
+/// ```
+/// Lines starting with `#` are comments; blank lines are ignored.
+public enum RecordingFormat {
+    public static let header = "t_ns,ax,ay,az,gx,gy,gz"
+    public static let banner = "# tiltd recording v1: t_ns = sensor clock (ns), accel m/s², gyro rad/s, sensor frame"
+
+    /// A row that is not a sample.
+    public struct LineError: Error, Equatable, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
+    }
+
+    /// Parses one row; nil for comments, blank lines and the header.
+    public static func parse(line: Substring) throws(LineError) -> IMUSample? {
+        let l = line.trimmingPrefixWhitespace
+        if l.isEmpty || l.hasPrefix("#") || l.hasPrefix("t_ns") { return nil }
+        let f = l.split(separator: ",", omittingEmptySubsequences: false)
+        guard f.count == 7 else { throw LineError(message: "expected 7 fields (\(header)), got \(f.count)") }
+        guard let t = Int64(f[0].trimmingWhitespace) else { throw LineError(message: "t_ns is not an integer: \(f[0].prefix(32))") }
+        var v = [Double](repeating: 0, count: 6)
+        for i in 0..<6 {
+            guard let d = Double(f[i + 1].trimmingWhitespace), d.isFinite else {
+                throw LineError(message: "field \(i + 2) is not a number: \(f[i + 1].prefix(32))")
+            }
+            v[i] = d
+        }
+        return IMUSample(t: t, accel: Vector3(v[0], v[1], v[2]), gyro: Vector3(v[3], v[4], v[5]))
+    }
+
+    /// Formats one row (without newline).
+    public static func format(_ s: IMUSample) -> String {
+        func f(_ d: Double, _ digits: Int) -> String {
+            var w = JSONWriter(capacity: 24)
+            w.double(d, digits: digits)
+            return String(decoding: w.bytes, as: UTF8.self)
+        }
+        return "\(s.t),\(f(s.accel.x, 5)),\(f(s.accel.y, 5)),\(f(s.accel.z, 5)),\(f(s.gyro.x, 6)),\(f(s.gyro.y, 6)),\(f(s.gyro.z, 6))"
+    }
+}
+
+extension Substring {
+    var trimmingPrefixWhitespace: Substring { drop(while: { $0 == " " || $0 == "\t" || $0 == "\r" }) }
+    var trimmingWhitespace: Substring {
+        var s = trimmingPrefixWhitespace
+        while let l = s.last, l == " " || l == "\t" || l == "\r" { s = s.dropLast() }
+        return s
+    }
+}

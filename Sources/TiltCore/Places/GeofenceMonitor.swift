@@ -1,0 +1,185 @@
+/// Watches fences (config geofences and places) and reports `enter`, `exit` and `dwell`.
+///
+/// Rules (documented in docs/places.md):
+/// - σ is the fix's 1-sigma horizontal error, `eph / 2.4477` (eph is a 95 % radius); a fix without
+///   eph uses `Options.unknownEph`.
+/// - **enter** when `d + enterSigmas·σ ≤ r`: the fix and most of its uncertainty circle lie inside
+///   (with k = 1, ≥ ~60 % of the probability mass for a fix on that line, far more nearer the centre).
+///   A fix whose eph is large next to the fence therefore never enters it.
+/// - **exit** when `d − exitSigmas·σ > r + margin`, `margin = max(exitMarginMin, exitMarginFraction·r)`:
+///   confidently outside a wider ring, so jitter at the edge does not flap. A very uncertain fix
+///   neither enters nor exits.
+/// - **dwell** once per visit when `t − t_enter ≥ dwell`, from fix times only.
+/// - Fixes without a position or time are ignored. If fix time goes backwards (a replay restarted),
+///   open visits are dropped silently and a new timeline begins.
+public struct GeofenceMonitor: Sendable {
+    /// Tuning of the uncertainty rules.
+    public struct Options: Sendable, Equatable {
+        public var enterSigmas = 1.0
+        public var exitSigmas = 1.0
+        public var exitMarginMin = 10.0
+        public var exitMarginFraction = 0.25
+        /// eph (95 %, metres) assumed for fixes that carry none (e.g. a GPX without hdop).
+        public var unknownEph = 0.0
+        /// Bucket edge of the spatial index, metres.
+        public var indexCellSize = 250.0
+        /// Fences wider than this are checked one by one instead of bucketed.
+        public var largeFenceRadius = 2_000.0
+        public init() {}
+    }
+
+    /// What happened at a fence.
+    public enum Kind: String, Sendable { case enter, exit, dwell }
+
+    /// One fence event.
+    public struct Event: Sendable, Equatable {
+        public var kind: Kind
+        public var fence: Fence
+        /// The fix time.
+        public var t: Nanoseconds
+        /// Time of the visit's enter: identifies the visit (store key, credit request id).
+        public var enteredAt: Nanoseconds
+        /// Distance from the fence centre, metres.
+        public var distance: Double
+
+        public init(kind: Kind, fence: Fence, t: Nanoseconds, enteredAt: Nanoseconds, distance: Double) {
+            self.kind = kind; self.fence = fence; self.t = t; self.enteredAt = enteredAt; self.distance = distance
+        }
+    }
+
+    private struct Visit: Sendable {
+        var enteredAt: Nanoseconds
+        var dwelled: Bool
+    }
+
+    public let fences: [Fence]
+    public let options: Options
+    private var index: SpatialIndex
+    private var largeFences: [Int32] = []
+    private var inside: [Int32: Visit] = [:]
+    private var lastTime: Nanoseconds?
+
+    public init(fences: [Fence], options: Options = Options()) {
+        self.fences = fences
+        self.options = options
+        index = SpatialIndex(cellSize: options.indexCellSize)
+        for (i, f) in fences.enumerated() {
+            if f.radius > options.largeFenceRadius { largeFences.append(Int32(i)) }
+            else { index.insert(Int32(i), at: f.centre, reach: f.radius) }
+        }
+    }
+
+    /// Keys of the fences the wearer is inside now, in fence order.
+    public var insideKeys: [String] { inside.keys.sorted().map { fences[Int($0)].key } }
+
+    /// The exit ring margin of a fence.
+    public func exitMargin(_ f: Fence) -> Double { max(options.exitMarginMin, options.exitMarginFraction * f.radius) }
+
+    /// Feeds one fix; returns its events in a fixed order: exits, dwells, then enters (each by
+    /// fence order), so a replay always gives the same sequence.
+    public mutating func update(_ fix: Fix) -> [Event] {
+        guard let p = fix.point, let t = fix.time else { return [] }
+        if let last = lastTime, t < last { inside.removeAll() }
+        lastTime = t
+        let sigma = fix.horizontalSigma ?? options.unknownEph / 2.4477
+        var out: [Event] = []
+
+        var exits: [Int32] = []
+        for i in inside.keys.sorted() {
+            let f = fences[Int(i)]
+            let d = Geo.distance(p, f.centre)
+            let v = inside[i]!
+            if d - options.exitSigmas * sigma > f.radius + exitMargin(f) {
+                exits.append(i)
+                out.append(Event(kind: .exit, fence: f, t: t, enteredAt: v.enteredAt, distance: d))
+            }
+        }
+        for i in exits { inside[i] = nil }
+        for i in inside.keys.sorted() {
+            let f = fences[Int(i)]
+            if !inside[i]!.dwelled, t - inside[i]!.enteredAt >= Nanoseconds(f.dwell * 1e9) {
+                inside[i]!.dwelled = true
+                out.append(Event(kind: .dwell, fence: f, t: t, enteredAt: inside[i]!.enteredAt, distance: Geo.distance(p, f.centre)))
+            }
+        }
+
+        // Candidates for enter: the bucket of this point plus the few large fences.
+        var entered: [(Int32, Double)] = []
+        func consider(_ i: Int32) {
+            guard inside[i] == nil, !exits.contains(i) else { return }
+            let f = fences[Int(i)]
+            let d = Geo.distance(p, f.centre)
+            if d + options.enterSigmas * sigma <= f.radius { entered.append((i, d)) }
+        }
+        for i in index.candidates(at: p) { consider(i) }
+        for i in largeFences { consider(i) }
+        entered.sort { $0.0 < $1.0 }
+        for (i, d) in entered {
+            let f = fences[Int(i)]
+            inside[i] = Visit(enteredAt: t, dwelled: false)
+            out.append(Event(kind: .enter, fence: f, t: t, enteredAt: t, distance: d))
+            if f.dwell <= 0 {
+                inside[i]!.dwelled = true
+                out.append(Event(kind: .dwell, fence: f, t: t, enteredAt: t, distance: d))
+            }
+        }
+        return out
+    }
+}
+
+extension GeofenceMonitor.Event {
+    /// The `place` event line's payload: event, fence, name, category (places only), dwell_s
+    /// (dwell only), distance_m, entered_ns.
+    public var event: Event {
+        var o: JSONObject = ["event": .string(kind.rawValue), "fence": .string(fence.key), "name": .string(fence.name)]
+        if let c = fence.category { o["category"] = .string(c) }
+        o["distance_m"] = .double((distance * 10).rounded() / 10)
+        if kind == .dwell { o["dwell_s"] = .double(Double(t - enteredAt) / 1e9) }
+        o["entered_ns"] = .int(enteredAt)
+        return Event(.place, t: t, fields: o)
+    }
+}
+
+/// Decides which dwells earn a credit: a dwell at a credit-earning fence, at most one per visit
+/// (the monitor fires one dwell per visit) and none within the fence's cooldown after the last
+/// credit there. Pure: seed it with the store's last credit times at start.
+public struct CreditPolicy: Sendable {
+    /// A credit to write to the ledger.
+    public struct Grant: Sendable, Equatable {
+        /// "dwell:<fence key>:<enter time ns>": one visit, one id, so re-processing the same
+        /// visit (a replay, a restart) cannot credit it twice — the ledger rejects the repeat.
+        public var requestId: String
+        public var fenceKey: String
+        public var name: String
+        public var t: Nanoseconds
+        public var amount: Int
+
+        public init(requestId: String, fenceKey: String, name: String, t: Nanoseconds, amount: Int) {
+            self.requestId = requestId; self.fenceKey = fenceKey; self.name = name; self.t = t; self.amount = amount
+        }
+
+        /// The `credit` event's payload (`balance` is added by the daemon from the store).
+        public func event(balance: Int?) -> Event {
+            var o: JSONObject = ["event": "earned", "fence": .string(fenceKey), "name": .string(name),
+                                 "amount": .int(Int64(amount)), "request_id": .string(requestId)]
+            if let balance { o["balance"] = .int(Int64(balance)) }
+            return Event(.credit, t: t, fields: o)
+        }
+    }
+
+    private var lastCredit: [String: Nanoseconds]
+
+    /// - Parameter lastCredits: time of the latest credit per fence key (from the store).
+    public init(lastCredits: [String: Nanoseconds] = [:]) { lastCredit = lastCredits }
+
+    /// The grant a fence event earns, if any.
+    public mutating func consider(_ e: GeofenceMonitor.Event) -> Grant? {
+        guard e.kind == .dwell, e.fence.credit else { return nil }
+        if let last = lastCredit[e.fence.key], e.t >= last, e.t - last < Nanoseconds(e.fence.cooldown * 1e9) {
+            return nil
+        }
+        lastCredit[e.fence.key] = e.t
+        return Grant(requestId: "dwell:\(e.fence.key):\(e.enteredAt)", fenceKey: e.fence.key, name: e.fence.name,
+                     t: e.t, amount: 1)
+    }
+}

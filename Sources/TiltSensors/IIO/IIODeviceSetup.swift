@@ -1,0 +1,210 @@
+import CLibIIO
+import Foundation
+import Logging
+import TiltCore
+
+/// The accel or gyro half of an IMU on one device: its x, y, z channels and how to turn their
+/// integers into SI units in the mounted frame.
+struct IIOAxes {
+    /// "accel" or "anglvel".
+    let type: String
+    /// x, y, z channels.
+    let channels: [OpaquePointer]
+    let scales: [IIOChannelScale]
+    /// Sensor frame → the frame tiltd reports (the device's mount matrix or the config's override).
+    let mount: Matrix3
+
+    /// SI vector (m/s² or rad/s) in the mounted frame from the three raw values.
+    @inline(__always)
+    func vector(_ x: Int64, _ y: Int64, _ z: Int64) -> Vector3 {
+        mount * Vector3(scales[0].si(x), scales[1].si(y), scales[2].si(z))
+    }
+}
+
+/// One IIO device as the source uses it: which halves it provides, its timestamp channel and the
+/// rate it was set to.
+final class IIOConfiguredDevice {
+    let ref: IIODeviceRef
+    let accel: IIOAxes?
+    let gyro: IIOAxes?
+    let timestamp: OpaquePointer?
+    /// The sampling rate now configured on the device (read back after writing), Hz.
+    let rateHz: Double
+
+    init(ref: IIODeviceRef, accel: IIOAxes?, gyro: IIOAxes?, timestamp: OpaquePointer?, rateHz: Double) {
+        self.ref = ref; self.accel = accel; self.gyro = gyro; self.timestamp = timestamp; self.rateHz = rateHz
+    }
+
+    /// "mpu6050 (iio:device0)".
+    var summary: String { "\(ref.name) (\(ref.id))" }
+
+    /// True when every channel the source reads can go through a buffer and the kernel exposes
+    /// one (a `buffer/` directory); false means the device must be polled.
+    var isBufferCapable: Bool {
+        let used = (accel?.channels ?? []) + (gyro?.channels ?? [])
+        return ref.hasBufferDirectory && used.allSatisfy { iio_channel_is_scan_element($0) }
+    }
+}
+
+/// Finding and configuring the IMU device(s) in a context.
+enum IIODeviceSetup {
+    /// A device chosen for the IMU and the halves it must provide.
+    struct Choice {
+        let ref: IIODeviceRef
+        let accel: Bool
+        let gyro: Bool
+    }
+
+    /// Finds the device(s) named by the config: "auto", a name or id ("mpu6050", "iio:device0"),
+    /// or "accelName+gyroName" for split devices.
+    static func choose(_ spec: String, in ctx: IIOContext) throws -> [Choice] {
+        let devices = ctx.devices.sorted { ($0.number ?? .max) < ($1.number ?? .max) }
+        let inventory = devices.isEmpty ? "no IIO devices present"
+            : "present: " + devices.map { "\($0.name) (\($0.id))" }.joined(separator: ", ")
+        func named(_ n: String) -> IIODeviceRef? {
+            devices.first { $0.name == n } ?? devices.first { $0.id == n }
+        }
+
+        if spec == "auto" {
+            if let both = devices.first(where: { $0.hasAxes("accel") && $0.hasAxes("anglvel") }) {
+                return [Choice(ref: both, accel: true, gyro: true)]
+            }
+            let accels = devices.filter { $0.hasAxes("accel") }
+            let gyros = devices.filter { $0.hasAxes("anglvel") }
+            // Split chips name their halves alike ("lsm6dsm_accel" + "lsm6dsm_gyro"): prefer the
+            // pair sharing the longest name prefix, then the lowest device numbers.
+            var best: (IIODeviceRef, IIODeviceRef, Int)?
+            for a in accels {
+                for g in gyros where g.id != a.id {
+                    let common = zip(a.name, g.name).prefix { $0 == $1 }.count
+                    if best == nil || common > best!.2 { best = (a, g, common) }
+                }
+            }
+            guard let (a, g, _) = best else {
+                throw IIOError("no IIO device with accel and anglvel channels (\(inventory))")
+            }
+            return [Choice(ref: a, accel: true, gyro: false), Choice(ref: g, accel: false, gyro: true)]
+        }
+
+        let names = spec.split(separator: "+", omittingEmptySubsequences: false)
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+        if names.count == 2 {
+            guard let a = named(names[0]) else { throw IIOError("no IIO device named \"\(names[0])\" (\(inventory))") }
+            guard let g = named(names[1]) else { throw IIOError("no IIO device named \"\(names[1])\" (\(inventory))") }
+            guard a.hasAxes("accel") else { throw IIOError("\(a.name) (\(a.id)) has no accel x/y/z channels") }
+            guard g.hasAxes("anglvel") else { throw IIOError("\(g.name) (\(g.id)) has no anglvel x/y/z channels") }
+            return [Choice(ref: a, accel: true, gyro: false), Choice(ref: g, accel: false, gyro: true)]
+        }
+        guard names.count == 1, let d = named(names[0]) else {
+            throw IIOError("no IIO device named \"\(spec)\" (\(inventory))")
+        }
+        let missing = ["accel", "anglvel"].filter { !d.hasAxes($0) }
+        guard missing.isEmpty else {
+            throw IIOError("\(d.name) (\(d.id)) has no \(missing.joined(separator: "/")) x/y/z channels; "
+                + "for split devices name both as \"accel+gyro\"")
+        }
+        return [Choice(ref: d, accel: true, gyro: true)]
+    }
+
+    /// Reads scales, offsets and the mount matrix, sets the sampling rate, and returns the device
+    /// ready for a buffer or for polling.
+    static func configure(_ choice: Choice, rateHz: Double, mountOverride: Matrix3?,
+                          logger: Logger?) throws -> IIOConfiguredDevice {
+        let ref = choice.ref
+        let accel = choice.accel ? try axes("accel", of: ref, mountOverride: mountOverride) : nil
+        let gyro = choice.gyro ? try axes("anglvel", of: ref, mountOverride: mountOverride) : nil
+        let actual = setRate(rateHz, on: ref, types: [accel, gyro].compactMap { $0 }, logger: logger)
+        return IIOConfiguredDevice(ref: ref, accel: accel, gyro: gyro, timestamp: ref.channel("timestamp"),
+                                   rateHz: actual)
+    }
+
+    private static func axes(_ type: String, of ref: IIODeviceRef, mountOverride: Matrix3?) throws -> IIOAxes {
+        let channels = try ["x", "y", "z"].map { axis -> OpaquePointer in
+            guard let c = ref.channel("\(type)_\(axis)") else { throw IIOError("\(ref.id): no \(type)_\(axis) channel") }
+            return c
+        }
+        let scales = try channels.map { c -> IIOChannelScale in
+            // No scale attribute means the raw value is already in SI units (rare, but allowed).
+            let scaleText = IIOChannel.attribute(c, "scale") ?? "1"
+            guard let scale = Double(scaleText.trimmingCharacters(in: .whitespacesAndNewlines)), scale.isFinite else {
+                throw IIOError("\(ref.id): \(IIOChannel.id(c)) scale \"\(scaleText)\" is not a number")
+            }
+            let offsetText = IIOChannel.attribute(c, "offset") ?? "0"
+            guard let offset = Double(offsetText.trimmingCharacters(in: .whitespacesAndNewlines)), offset.isFinite else {
+                throw IIOError("\(ref.id): \(IIOChannel.id(c)) offset \"\(offsetText)\" is not a number")
+            }
+            return IIOChannelScale(scale: scale, offset: offset)
+        }
+        return IIOAxes(type: type, channels: channels, scales: scales,
+                       mount: try mountOverride ?? mountMatrix(type, of: ref, x: channels[0]))
+    }
+
+    /// The device's mount matrix for a channel type: `in_<type>_mount_matrix`, else the device's
+    /// `mount_matrix`, else `in_mount_matrix`, else identity. libiio shows the first as a channel
+    /// attribute, the second as a device attribute and the third as attribute "matrix" of a
+    /// pseudo-channel "mount".
+    private static func mountMatrix(_ type: String, of ref: IIODeviceRef, x: OpaquePointer) throws -> Matrix3 {
+        let sources: [(String, String?)] = [
+            ("in_\(type)_mount_matrix", IIOChannel.attribute(x, "mount_matrix")),
+            ("mount_matrix", ref.attribute("mount_matrix")),
+            ("in_mount_matrix", ref.channel("mount").flatMap { IIOChannel.attribute($0, "matrix") }),
+        ]
+        guard let (file, text) = sources.first(where: { $0.1 != nil }) else { return .identity }
+        guard let m = IIOText.mountMatrix(text!) else {
+            throw IIOError("\(ref.id): \(file) \"\(text!)\" is not a 3×3 matrix \"x1, y1, z1; x2, y2, z2; x3, y3, z3\"")
+        }
+        return m
+    }
+
+    /// Sets `sampling_frequency` (device-level, else per channel type) to the requested rate or
+    /// the nearest offered one; returns the rate the device reports afterwards (the request when
+    /// the device has no such attribute). A refused write is logged, not fatal: the device still
+    /// streams at its own rate.
+    static func setRate(_ requested: Double, on ref: IIODeviceRef, types: [IIOAxes], logger: Logger?) -> Double {
+        func choose(_ available: String?) -> String {
+            available.flatMap { IIOText.nearestRate(to: requested, available: $0)?.text } ?? IIOText.rateText(requested)
+        }
+        if ref.hasAttribute("sampling_frequency") {
+            let value = choose(ref.attribute("sampling_frequency_available"))
+            do { try ref.writeAttribute("sampling_frequency", value) } catch {
+                logger?.warning("cannot set the sampling rate", metadata: ["error": "\(error)"])
+            }
+            return ref.attribute("sampling_frequency").flatMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? requested
+        }
+        var rates: [Double] = []
+        for axes in types {
+            let x = axes.channels[0]
+            guard IIOChannel.hasAttribute(x, "sampling_frequency") else { continue }
+            let value = choose(IIOChannel.attribute(x, "sampling_frequency_available"))
+            do { try IIOChannel.writeAttribute(x, "sampling_frequency", value) } catch {
+                logger?.warning("cannot set the sampling rate", metadata: ["error": "\(error)"])
+            }
+            if let r = IIOChannel.attribute(x, "sampling_frequency").flatMap({ Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) {
+                rates.append(r)
+            }
+        }
+        return rates.min() ?? requested
+    }
+
+    /// Attaches the device's own trigger when it needs one: `trigger/current_trigger` exists and
+    /// is empty, and a trigger named "<name>-dev<N>" (the kernel's convention for data-ready
+    /// triggers), or else one starting with "<name>-", exists. Devices fed by a hardware FIFO have
+    /// no `trigger/` directory and need none.
+    static func attachTrigger(_ ref: IIODeviceRef, in ctx: IIOContext, logger: Logger?) throws -> String? {
+        var current: OpaquePointer?
+        let r = iio_device_get_trigger(ref.handle, &current)
+        if r < 0 { return nil }  // no trigger/current_trigger: the device needs no trigger
+        if let current { return iio_device_get_name(current).map { String(cString: $0) } }
+        let triggers = ctx.triggers
+        let preferred = ref.number.map { "\(ref.name)-dev\($0)" }
+        guard let trigger = triggers.first(where: { $0.name == preferred })
+                ?? triggers.first(where: { $0.name.hasPrefix("\(ref.name)-") }) else {
+            logger?.warning("device has an empty current_trigger and no trigger of its own; streaming may not start",
+                            metadata: ["device": "\(ref.id)"])
+            return nil
+        }
+        let w = iio_device_set_trigger(ref.handle, trigger.handle)
+        if w < 0 { throw IIOError.call("\(ref.id): attaching trigger \(trigger.name)", Int(w)) }
+        return trigger.name
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import TiltCore
+
+/// Replays a tiltd recording through the same pipeline as a live device.
+///
+/// Paced by the recording's own timestamps (× `speed`), or as fast as the consumer takes them
+/// (`speed == nil`). Sample times are shifted so the first sample is at the recording's first
+/// `t_ns`, unchanged: events carry the recording's times, so a replay is repeatable.
+public struct ReplaySource: SampleSource {
+    public let path: String
+    /// Playback speed factor; nil = as fast as possible.
+    public let speed: Double?
+
+    public init(path: String, speed: Double?) {
+        self.path = path; self.speed = speed
+    }
+
+    public var summary: String { "replay \((path as NSString).lastPathComponent)" + (speed.map { $0 == 1 ? "" : " ×\($0)" } ?? " (fast)") }
+
+    /// A recording that cannot be read or has a bad row.
+    public struct Error: Swift.Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Reads every sample of a recording file.
+    public static func load(path: String) throws -> [IMUSample] {
+        // Read through a file handle so a pipe or FIFO works too (`--replay /dev/stdin`).
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw Error(description: "\(path): cannot open: \(String(cString: strerror(errno)))")
+        }
+        defer { try? handle.close() }
+        let data: Data
+        do { data = try handle.readToEnd() ?? Data() } catch {
+            throw Error(description: "\(path): cannot read: \(error.localizedDescription)")
+        }
+        let text = String(decoding: data, as: UTF8.self)
+        var out: [IMUSample] = []
+        out.reserveCapacity(text.utf8.count / 60)
+        var lineNo = 0
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            lineNo += 1
+            do {
+                if let s = try RecordingFormat.parse(line: line) { out.append(s) }
+            } catch {
+                throw Error(description: "\(path):\(lineNo): \(error)")
+            }
+        }
+        return out
+    }
+
+    public func run(stop: StopSignal, emit: @escaping @Sendable (SourceOutput) -> Void) throws {
+        emit(.status(SourceStatus(source: "imu", state: .starting, message: "loading \(path)", device: summary)))
+        let samples = try Self.load(path: path)
+        guard let first = samples.first else {
+            emit(.status(SourceStatus(source: "imu", state: .finished, message: "recording is empty", device: summary)))
+            return
+        }
+        let rate = samples.count > 1 ? Double(samples.count - 1) / (Double(samples.last!.t - first.t) * 1e-9) : 0
+        emit(.status(SourceStatus(source: "imu", state: .streaming, message: "replaying \(samples.count) samples",
+                                  device: summary, rateHz: rate.isFinite ? (rate * 10).rounded() / 10 : nil)))
+        let clock = ContinuousClock()
+        let start = clock.now
+        for s in samples {
+            if stop.isStopped { return }
+            if let speed {
+                let due = start.advanced(by: .nanoseconds(Int64(Double(s.t - first.t) / speed)))
+                let wait = clock.now.duration(to: due)
+                if wait > .zero { if stop.sleep(seconds: Double(wait.components.attoseconds) * 1e-18 + Double(wait.components.seconds)) { return } }
+            }
+            emit(.sample(s))
+        }
+        emit(.status(SourceStatus(source: "imu", state: .finished, message: "end of recording (\(samples.count) samples)", device: summary)))
+    }
+}
+
+/// Writes samples to a recording file.
+public final class Recorder {
+    private let handle: FileHandle
+    private var buffer = ""
+    public private(set) var count = 0
+
+    public init(path: String) throws {
+        guard FileManager.default.createFile(atPath: path, contents: nil) else {
+            throw ReplaySource.Error(description: "\(path): cannot create")
+        }
+        handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        buffer = RecordingFormat.banner + "\n" + RecordingFormat.header + "\n"
+    }
+
+    public func append(_ s: IMUSample) throws {
+        buffer += RecordingFormat.format(s)
+        buffer += "\n"
+        count += 1
+        if buffer.utf8.count > 64 * 1024 { try flush() }
+    }
+
+    public func flush() throws {
+        try handle.write(contentsOf: Data(buffer.utf8))
+        buffer = ""
+    }
+
+    public func close() throws {
+        try flush()
+        try handle.synchronize()
+        try handle.close()
+    }
+}

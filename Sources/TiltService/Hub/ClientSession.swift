@@ -1,0 +1,159 @@
+import DequeModule
+import NIOCore
+import TiltCore
+
+/// One connected client: what it watches, its bounded outgoing queue, and its credentials.
+///
+/// Lines go straight to the channel while it is writable; once the socket's send buffer and
+/// NIO's (small, see SocketServer) water mark are full they wait here, at most `queueLimit` of
+/// them. Past that the oldest are dropped and counted, and the client gets a `gap` event with the
+/// count before its next line, so a stalled reader never holds more than a fixed amount of memory
+/// and never slows the sampler or other clients.
+public final class ClientSession: @unchecked Sendable {
+    /// Peer credentials from SO_PEERCRED.
+    public struct Credentials: Sendable, Equatable {
+        public var pid: Int32
+        public var uid: UInt32
+        public var gid: UInt32
+    }
+
+    public let id: Int
+    public let credentials: Credentials?
+    /// Whether this peer may send mutating commands.
+    public let trusted: Bool
+
+    // What the client watches.
+    public private(set) var classes: Set<EventClass>
+    public private(set) var attitudeHz: Double
+    public private(set) var samples = false
+    private var nextAttitudeDue: Nanoseconds = .min
+
+    // Outgoing.
+    let context: ChannelHandlerContext
+    let queueLimit: Int
+    private var queue = Deque<ByteBuffer>()
+    private var dropped = 0
+    public private(set) var droppedTotal = 0
+    public private(set) var sentTotal = 0
+    unowned let hub: Hub
+
+    // Incoming.
+    var badLines = 0
+
+    init(id: Int, context: ChannelHandlerContext, hub: Hub, credentials: Credentials?, trusted: Bool,
+         attitudeHz: Double, queueLimit: Int) {
+        self.id = id; self.context = context; self.hub = hub; self.credentials = credentials
+        self.trusted = trusted; self.attitudeHz = attitudeHz; self.queueLimit = queueLimit
+        self.classes = EventClass.defaultStream
+    }
+
+    public var summary: JSONObject {
+        var o = JSONObject()
+        o["id"] = .int(Int64(id))
+        if let c = credentials {
+            o["uid"] = .int(Int64(c.uid)); o["gid"] = .int(Int64(c.gid)); o["pid"] = .int(Int64(c.pid))
+        }
+        o["trusted"] = .bool(trusted)
+        return o
+    }
+
+    /// The client's current watch settings, as echoed in the `watch` reply.
+    public var watchState: JSONObject {
+        var o = JSONObject()
+        o["classes"] = .array(EventClass.allCases.filter { classes.contains($0) }.map { .string($0.rawValue) })
+        o["attitude_hz"] = .number(attitudeHz)
+        o["samples"] = .bool(samples)
+        return o
+    }
+
+    /// Applies a `watch` request.
+    public func apply(_ w: Command.Watch) {
+        if let c = w.classes { classes = c }
+        if let hz = w.attitudeHz {
+            attitudeHz = hz
+            if hz > 0 { classes.insert(.attitude) }
+        }
+        if let s = w.samples {
+            samples = s
+            if s { classes.insert(.sample) } else { classes.remove(.sample) }
+        }
+        nextAttitudeDue = .min
+    }
+
+    /// Whether this client gets `event`; also paces attitude to the client's rate.
+    func wants(_ event: Event) -> Bool {
+        switch event.cls {
+        case .hello, .reply, .gap: return true
+        case .sample: return samples
+        case .attitude:
+            guard classes.contains(.attitude), attitudeHz > 0, let t = event.t else { return false }
+            // Beats on a grid of 1/attitude_hz from the first one; 10 % early is on time, so
+            // sample-time jitter does not skip a beat. After a pause the grid restarts.
+            let period = Int64(1e9 / attitudeHz)
+            if nextAttitudeDue != .min && t < nextAttitudeDue - period / 10 { return false }
+            nextAttitudeDue = (nextAttitudeDue == .min || t - nextAttitudeDue > period) ? t + period : nextAttitudeDue + period
+            return true
+        default: return classes.contains(event.cls)
+        }
+    }
+
+    /// Sends an event to this client only (replies, hello).
+    public func reply(_ event: Event) {
+        send(hub.encode(event))
+    }
+
+    /// Queues an encoded line. On the hub's loop.
+    func send(_ line: ByteBuffer) {
+        if queue.isEmpty && dropped == 0 && context.channel.isWritable {
+            write(line)
+            return
+        }
+        if queue.count >= queueLimit {
+            queue.removeFirst()
+            dropped += 1
+            droppedTotal += 1
+        }
+        queue.append(line)
+    }
+
+    /// Called when the channel can take more: the gap notice first, then queued lines.
+    func drain() {
+        guard context.channel.isActive else { return }
+        if dropped > 0, context.channel.isWritable {
+            var o = JSONObject()
+            o["dropped"] = .int(Int64(dropped))
+            dropped = 0
+            write(hub.encode(Event(.gap, t: nil, fields: o)))
+        }
+        while context.channel.isWritable, let line = queue.popFirst() {
+            write(line)
+        }
+    }
+
+    private func write(_ line: ByteBuffer) {
+        sentTotal += 1
+        context.writeAndFlush(NIOAny(line), promise: nil)
+    }
+
+    /// Queued line count (for status).
+    public var queued: Int { queue.count }
+
+    /// Closes the connection.
+    func close() {
+        context.close(promise: nil)
+    }
+
+    /// True once the daemon has decided to drop this client.
+    private(set) var isClosing = false
+
+    /// Ends a misbehaving client without losing the replies already sent: half-close our side
+    /// (the client reads them, then EOF) and close fully a little later. Closing at once while
+    /// its garbage is still unread would make the kernel reset the connection and discard them.
+    func closeGracefully(after seconds: Int64 = 2) {
+        guard !isClosing else { return }
+        isClosing = true
+        let ctx = context
+        ctx.close(mode: .output, promise: nil)
+        ctx.eventLoop.scheduleTask(in: .seconds(seconds)) { ctx.close(promise: nil) }
+    }
+}

@@ -1,0 +1,100 @@
+import NIOCore
+import TiltCore
+
+/// Receives requests from clients; implemented by the daemon, which alone changes state.
+public protocol RequestHandler: AnyObject {
+    /// Handles one parsed request from `client`; must answer with exactly one `client.reply(…)`.
+    /// Called on the hub's event loop.
+    func handle(_ request: Request, from client: ClientSession)
+    /// The `hello` line's body for a client that just connected (game state, device summary…).
+    func helloFields(for client: ClientSession) -> JSONObject
+}
+
+/// Numbers events and fans them out to every connected client.
+///
+/// Every event is encoded once and the same bytes are queued on each client that watches its
+/// class; per-client queues are bounded (`ClientSession`), so a slow reader costs only its own
+/// lines. All state is confined to `loop`: publish from elsewhere with `publishSoon`.
+public final class Hub: @unchecked Sendable {
+    public let loop: any EventLoop
+    public weak var handler: (any RequestHandler)?
+    private var clients: [ObjectIdentifier: ClientSession] = [:]
+    private var seq: UInt64 = 0
+    private let allocator = ByteBufferAllocator()
+    /// Latest sample time seen: stamps events that have no time of their own (replies, status).
+    public private(set) var lastSampleTime: Nanoseconds?
+    /// The socket settings in force (limits, trust); replaced on reload. On `loop`.
+    public var socketConfig = Configuration.Socket()
+
+    public init(loop: any EventLoop) {
+        self.loop = loop
+    }
+
+    /// Number of connected clients.
+    public var clientCount: Int {
+        loop.preconditionInEventLoop()
+        return clients.count
+    }
+
+    /// Connected clients, for status replies.
+    public var sessions: [ClientSession] { Array(clients.values) }
+
+    func add(_ c: ClientSession) { clients[ObjectIdentifier(c)] = c }
+    func remove(_ c: ClientSession) { clients[ObjectIdentifier(c)] = nil }
+
+    /// The next sequence number. Monotonic for the daemon's lifetime, shared by all classes.
+    func nextSeq() -> UInt64 {
+        seq += 1
+        return seq
+    }
+
+    /// Encodes `event` with the next sequence number.
+    func encode(_ event: Event) -> ByteBuffer {
+        var e = event
+        if e.t == nil { e.t = lastSampleTime }
+        let bytes = e.encode(seq: nextSeq())
+        var buf = allocator.buffer(capacity: bytes.count)
+        buf.writeBytes(bytes)
+        return buf
+    }
+
+    /// Sends `event` to every client that watches its class. Must run on `loop`.
+    public func publish(_ event: Event) {
+        loop.preconditionInEventLoop()
+        if let t = event.t, event.cls == .attitude || event.cls == .sample { lastSampleTime = t }
+        var line: ByteBuffer?
+        for c in clients.values where c.wants(event) {
+            if line == nil { line = encode(event) }
+            c.send(line!)
+        }
+    }
+
+    /// Publishes from any thread.
+    public func publishSoon(_ event: Event) {
+        loop.execute { self.publish(event) }
+    }
+
+    func dispatch(_ request: Request, from client: ClientSession) {
+        guard let handler else {
+            client.reply(.reply(id: request.id, cmd: request.command.name, error: ProtocolError(.unavailable, "the daemon is starting")))
+            return
+        }
+        handler.handle(request, from: client)
+    }
+
+    func hello(for client: ClientSession) -> Event {
+        var o = JSONObject()
+        o["version"] = .string(TiltdVersion.string)
+        o["protocol"] = .int(Int64(TiltdVersion.protocolNumber))
+        o["client"] = .object(client.summary)
+        if let handler { for (k, v) in handler.helloFields(for: client).entries { o[k] = v } }
+        return Event(.hello, t: lastSampleTime, fields: o)
+    }
+}
+
+/// Version numbers reported in `hello` and `tiltd --version`.
+public enum TiltdVersion {
+    public static let string = "0.1.0"
+    /// Bumped when a change breaks existing clients.
+    public static let protocolNumber = 1
+}

@@ -1,0 +1,257 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import Synchronization
+import TiltCore
+
+/// Serves the JSON-lines protocol on a Unix stream socket.
+///
+/// The listening socket is either inherited from systemd (socket activation) or made here:
+/// a stale socket file left by a crashed daemon is replaced, but a live one (another tiltd
+/// answering on it) is refused, and a path that is not a socket is never removed.
+public final class SocketServer: Sendable {
+    public let config: Configuration.Socket
+    let hub: Hub
+    let logger: Logger
+    private let channelBox = Mutex<(any Channel)?>(nil)
+
+    public init(config: Configuration.Socket, hub: Hub, logger: Logger) {
+        self.config = config; self.hub = hub; self.logger = logger
+        hub.loop.execute { hub.socketConfig = config }
+    }
+
+    /// Problems that stop the server from starting.
+    public enum StartError: Error, CustomStringConvertible {
+        case inUse(String)
+        case notASocket(String)
+        case system(String, Int32)
+
+        public var description: String {
+            switch self {
+            case .inUse(let p): return "\(p) is in use by another running tiltd (a client connected to it); stop that one first or choose another [socket] path"
+            case .notASocket(let p): return "\(p) exists and is not a socket; refusing to replace it"
+            case .system(let what, let e): return "\(what): \(String(cString: strerror(e)))"
+            }
+        }
+    }
+
+    /// Starts listening: on `inheritedFD` when systemd passed one, otherwise on `config.path`.
+    public func start(inheritedFD: CInt? = nil) throws {
+        let fd = try inheritedFD ?? makeListeningSocket()
+        let hub = self.hub
+        let logger = self.logger
+        let counter = Counter()
+        let channel = try ServerBootstrap(group: hub.loop)
+            .serverChannelOption(ChannelOptions.backlog, value: 256)
+            .childChannelOption(ChannelOptions.writeBufferWaterMark, value: .init(low: 8 * 1024, high: 32 * 1024))
+            .childChannelOption(ChannelOptions.maxMessagesPerRead, value: 4)
+            .childChannelInitializer { channel in
+                let id = counter.next()
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ClientHandler(id: id, hub: hub, logger: logger))
+                }
+            }
+            .withBoundSocket(descriptor: fd)
+            .wait()
+        channelBox.withLock { $0 = channel }
+        logger.info("serving on \(inheritedFD != nil ? "socket from systemd" : config.path)")
+    }
+
+    /// Stops accepting and closes every client.
+    public func stop() {
+        let ch = channelBox.withLock { c -> (any Channel)? in let x = c; c = nil; return x }
+        try? ch?.close().wait()
+        hub.loop.execute {
+            for c in self.hub.sessions { c.close() }
+        }
+    }
+
+    /// Creates, binds and listens on the configured path with the configured mode and group.
+    func makeListeningSocket() throws -> CInt {
+        let path = config.path
+        try removeStaleSocket(at: path)
+        let dir = (path as NSString).deletingLastPathComponent
+        if !dir.isEmpty { try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
+
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { throw StartError.system("socket()", errno) }
+        var addr = Self.address(path)
+        // Create the file with no access, then set the mode: no window where it is wider than configured.
+        let oldMask = umask(0o777)
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        let bindErr = errno
+        umask(oldMask)
+        guard rc == 0 else { close(fd); throw StartError.system("bind \(path)", bindErr) }
+        if let g = config.group {
+            guard let gr = getgrnam(g) else { close(fd); unlink(path); throw StartError.system("group \(g)", ENOENT) }
+            if chown(path, uid_t.max, gr.pointee.gr_gid) != 0 { let e = errno; close(fd); unlink(path); throw StartError.system("chown \(path)", e) }
+        }
+        if chmod(path, mode_t(config.mode)) != 0 { let e = errno; close(fd); unlink(path); throw StartError.system("chmod \(path)", e) }
+        guard listen(fd, 256) == 0 else { let e = errno; close(fd); throw StartError.system("listen", e) }
+        return fd
+    }
+
+    /// Removes a socket file nobody answers on; refuses a live one or a non-socket.
+    func removeStaleSocket(at path: String) throws {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return }
+        guard (st.st_mode & S_IFMT) == S_IFSOCK else { throw StartError.notASocket(path) }
+        let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        defer { close(probe) }
+        var addr = Self.address(path)
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        if rc == 0 { throw StartError.inUse(path) }
+        unlink(path)
+    }
+
+    static func address(_ path: String) -> sockaddr_un {
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+            let bytes = Array(path.utf8.prefix(raw.count - 1))
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        return addr
+    }
+}
+
+/// Reads command lines from one client and hands them to the hub.
+final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    let id: Int
+    let hub: Hub
+    let logger: Logger
+    /// The settings in force now (a reload may change them).
+    var config: Configuration.Socket { hub.socketConfig }
+    var session: ClientSession?
+    private var pending: [UInt8] = []
+    /// True while skipping the rest of an over-long line.
+    private var discarding = false
+
+    init(id: Int, hub: Hub, logger: Logger) {
+        self.id = id; self.hub = hub; self.logger = logger
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        // On the loop the option future is already complete, so the session exists before any read.
+        Self.peerCredentials(context.channel).whenComplete { result in
+            let creds = try? result.get()
+            let trusted = creds.map { self.isTrusted($0) } ?? false
+            let s = ClientSession(id: self.id, context: context, hub: self.hub, credentials: creds, trusted: trusted,
+                                  attitudeHz: self.config.attitudeHz, queueLimit: self.config.queueLines)
+            self.session = s
+            self.hub.add(s)
+            s.reply(self.hub.hello(for: s))
+        }
+        context.fireChannelActive()
+    }
+
+    /// root, the daemon's own user, and the configured uids/gids may change state.
+    func isTrusted(_ c: ClientSession.Credentials) -> Bool {
+        c.uid == 0 || c.uid == getuid() || config.trustedUIDs.contains(c.uid) || config.trustedGIDs.contains(c.gid)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if let s = session { hub.remove(s) }
+        session = nil
+        context.fireChannelInactive()
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { session?.drain() }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var buf = unwrapInboundIn(data)
+        guard let s = session, !s.isClosing, let bytes = buf.readBytes(length: buf.readableBytes) else { return }
+        var start = 0
+        for (i, b) in bytes.enumerated() where b == 0x0A {
+            line(bytes[start..<i], session: s)
+            start = i + 1
+            if !context.channel.isActive || s.isClosing { return }
+        }
+        if start < bytes.count {
+            if discarding { return }
+            pending.append(contentsOf: bytes[start...])
+            if pending.count > config.maxLineBytes {
+                pending.removeAll(keepingCapacity: false)
+                discarding = true
+                bad(s, ProtocolError(.lineTooLong, "line longer than \(config.maxLineBytes) bytes; skipped up to the next newline"))
+            }
+        }
+    }
+
+    private func line(_ tail: ArraySlice<UInt8>, session s: ClientSession) {
+        if discarding {
+            discarding = false
+            pending.removeAll(keepingCapacity: true)
+            return
+        }
+        var line = pending
+        line.append(contentsOf: tail)
+        pending.removeAll(keepingCapacity: true)
+        if line.last == 0x0D { line.removeLast() }
+        if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }  // blank lines are ignored
+        if line.count > config.maxLineBytes {
+            bad(s, ProtocolError(.lineTooLong, "line longer than \(config.maxLineBytes) bytes"))
+            return
+        }
+        switch Request.parse(line) {
+        case .success(let r):
+            if r.command.isMutating && !s.trusted {
+                bad(s, ProtocolError(.forbidden, "\(r.command.name) changes state; this peer (uid \(s.credentials.map { String($0.uid) } ?? "?")) is not trusted by [socket] trusted_uids/trusted_gids"), id: r.id, cmd: r.command.name)
+                return
+            }
+            hub.dispatch(r, from: s)
+        case .failure(let e):
+            bad(s, e.error, id: e.id, cmd: e.cmd)
+        }
+    }
+
+    /// Replies with an error; disconnects a client that keeps sending bad lines.
+    private func bad(_ s: ClientSession, _ e: ProtocolError, id: JSONValue? = nil, cmd: String? = nil) {
+        s.reply(.reply(id: id, cmd: cmd, error: e))
+        if e.code == .forbidden { return }
+        s.badLines += 1
+        if s.badLines >= config.maxBadLines {
+            s.reply(.reply(id: nil, cmd: nil, error: ProtocolError(.badArgument, "too many bad lines (\(config.maxBadLines)); disconnecting")))
+            logger.notice("client \(s.id) sent \(s.badLines) bad lines; disconnected")
+            s.closeGracefully()
+        }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        context.close(promise: nil)
+    }
+
+    static func peerCredentials(_ channel: any Channel) -> EventLoopFuture<ClientSession.Credentials> {
+        guard let provider = channel as? any SocketOptionProvider else {
+            return channel.eventLoop.makeFailedFuture(ChannelError.operationUnsupported)
+        }
+        let f: EventLoopFuture<PeerCred> = provider.unsafeGetSocketOption(
+            level: NIOBSDSocket.OptionLevel(rawValue: SOL_SOCKET), name: NIOBSDSocket.Option(rawValue: SO_PEERCRED))
+        return f.map { ClientSession.Credentials(pid: $0.pid, uid: $0.uid, gid: $0.gid) }
+    }
+}
+
+/// `struct ucred` from <sys/socket.h> (hidden behind _GNU_SOURCE in Swift's Glibc module).
+struct PeerCred: Sendable {
+    var pid: Int32 = 0
+    var uid: UInt32 = 0
+    var gid: UInt32 = 0
+}
+
+/// Numbers connections.
+final class Counter: Sendable {
+    private let value = Mutex(0)
+    func next() -> Int { value.withLock { $0 += 1; return $0 } }
+}

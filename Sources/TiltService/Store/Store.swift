@@ -1,0 +1,378 @@
+import Foundation
+import GRDB
+import TiltCore
+
+/// tiltd's persistent state in one SQLite file (WAL): finished game rounds, place visits, the
+/// credits ledger and quest cells.
+///
+/// Durability: every public write is one IMMEDIATE transaction (GRDB's default for writes), so a
+/// `kill -9` leaves each write either wholly committed or absent; `synchronous = FULL` makes a
+/// commit survive power loss too, not only a process crash. Writes that come from an outside request
+/// carry a request id stored under a UNIQUE constraint, so a repeated request is answered, not
+/// re-applied. The credit balance lives in a one-row table kept by a trigger with
+/// `CHECK (balance >= 0)`: even a buggy caller cannot drive it negative, and the ledger is
+/// append-only (triggers reject UPDATE and DELETE).
+public final class Store: Sendable {
+    /// Errors with a message fit for a reply.
+    public enum Failure: Error, Equatable, CustomStringConvertible {
+        /// A request id already used for a different kind of operation.
+        case requestIdReused(String)
+        case invalidAmount(Int)
+        public var description: String {
+            switch self {
+            case .requestIdReused(let id): "request id \"\(id)\" was already used for another operation"
+            case .invalidAmount(let n): "amount must be positive, got \(n)"
+            }
+        }
+    }
+
+    /// The database file.
+    public let path: String
+    private let pool: DatabasePool
+
+    /// Opens (creating it and its directory if needed) and migrates the store at `path`.
+    public init(path: String) throws {
+        self.path = path
+        let dir = (path as NSString).deletingLastPathComponent
+        if !dir.isEmpty { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
+        var config = GRDB.Configuration()
+        // Another process (tiltd and a `tiltd history` CLI, or a test) may hold the write lock
+        // for a moment: wait instead of failing at once.
+        config.busyMode = .timeout(10)
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        pool = try DatabasePool(path: path, configuration: config)
+        try Self.migrator.migrate(pool)
+    }
+
+    static var migrator: DatabaseMigrator {
+        var m = DatabaseMigrator()
+        m.registerMigration("v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE rounds (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    started_ns INTEGER NOT NULL,
+                    ended_ns INTEGER NOT NULL,
+                    score INTEGER NOT NULL,
+                    deck TEXT
+                );
+                CREATE TABLE round_prompts (
+                    round_id INTEGER NOT NULL REFERENCES rounds(id) ON DELETE CASCADE,
+                    idx INTEGER NOT NULL,
+                    text TEXT NOT NULL,
+                    decision TEXT NOT NULL CHECK (decision IN ('correct', 'skip', 'none')),
+                    decided_ns INTEGER,
+                    PRIMARY KEY (round_id, idx)
+                );
+                CREATE TABLE visits (
+                    fence_key TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    entered_ns INTEGER NOT NULL,
+                    dwelled_ns INTEGER,
+                    exited_ns INTEGER,
+                    PRIMARY KEY (fence_key, entered_ns)
+                );
+                CREATE TABLE credit_ledger (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    request_id TEXT NOT NULL UNIQUE,
+                    kind TEXT NOT NULL CHECK (kind IN ('earn', 'redeem')),
+                    amount INTEGER NOT NULL CHECK (amount != 0),
+                    t_ns INTEGER NOT NULL,
+                    fence_key TEXT,
+                    name TEXT
+                );
+                CREATE INDEX credit_ledger_fence ON credit_ledger(fence_key);
+                CREATE TABLE credit_balance (
+                    id INTEGER PRIMARY KEY CHECK (id = 1),
+                    balance INTEGER NOT NULL CHECK (balance >= 0)
+                );
+                INSERT INTO credit_balance (id, balance) VALUES (1, 0);
+                CREATE TRIGGER credit_ledger_balance AFTER INSERT ON credit_ledger BEGIN
+                    UPDATE credit_balance SET balance = balance + NEW.amount WHERE id = 1;
+                END;
+                CREATE TRIGGER credit_ledger_no_update BEFORE UPDATE ON credit_ledger BEGIN
+                    SELECT RAISE(ABORT, 'the credit ledger is append-only');
+                END;
+                CREATE TRIGGER credit_ledger_no_delete BEFORE DELETE ON credit_ledger BEGIN
+                    SELECT RAISE(ABORT, 'the credit ledger is append-only');
+                END;
+                CREATE TABLE quest_cells (
+                    cell_size_m REAL NOT NULL,
+                    cell_id INTEGER NOT NULL,
+                    visits INTEGER NOT NULL,
+                    xp INTEGER NOT NULL,
+                    cooldown_until_ns INTEGER,
+                    last_ns INTEGER,
+                    PRIMARY KEY (cell_size_m, cell_id)
+                );
+                CREATE TABLE quest_completions (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    request_id TEXT UNIQUE,
+                    cell_size_m REAL NOT NULL,
+                    cell_id INTEGER NOT NULL,
+                    t_ns INTEGER NOT NULL,
+                    xp INTEGER NOT NULL
+                );
+                """)
+        }
+        // The game's own round id (unique across restarts) and its full `result` object, so
+        // `history` returns exactly what the `round_ended` event said.
+        m.registerMigration("v2-round-results") { db in
+            try db.execute(sql: """
+                ALTER TABLE rounds ADD COLUMN game_round INTEGER;
+                ALTER TABLE rounds ADD COLUMN result_json TEXT;
+                """)
+        }
+        return m
+    }
+
+    // MARK: Rounds
+
+    /// One prompt of a finished round.
+    public struct PromptRecord: Sendable, Equatable {
+        public var text: String
+        /// "correct", "skip" or "none" (shown but undecided when the round ended).
+        public var decision: String
+        public var decidedAt: Nanoseconds?
+        public init(text: String, decision: String, decidedAt: Nanoseconds?) {
+            self.text = text; self.decision = decision; self.decidedAt = decidedAt
+        }
+    }
+
+    /// A finished round, as `history` returns it.
+    public struct RoundRecord: Sendable, Equatable {
+        /// Assigned by the store.
+        public var id: Int64?
+        public var startedAt: Nanoseconds
+        public var endedAt: Nanoseconds
+        public var score: Int
+        public var deck: String?
+        public var prompts: [PromptRecord]
+        /// The game's round id.
+        public var gameRound: Int?
+        /// The game's `result` object as JSON text.
+        public var resultJSON: String?
+        public init(id: Int64? = nil, startedAt: Nanoseconds, endedAt: Nanoseconds, score: Int, deck: String?,
+                    prompts: [PromptRecord], gameRound: Int? = nil, resultJSON: String? = nil) {
+            self.id = id; self.startedAt = startedAt; self.endedAt = endedAt; self.score = score
+            self.deck = deck; self.prompts = prompts; self.gameRound = gameRound; self.resultJSON = resultJSON
+        }
+    }
+
+    /// Saves a finished round with its prompts in one transaction; returns its id.
+    @discardableResult
+    public func saveRound(_ r: RoundRecord) throws -> Int64 {
+        try pool.write { db in
+            try db.execute(sql: "INSERT INTO rounds (started_ns, ended_ns, score, deck, game_round, result_json) VALUES (?, ?, ?, ?, ?, ?)",
+                           arguments: [r.startedAt, r.endedAt, r.score, r.deck, r.gameRound, r.resultJSON])
+            let id = db.lastInsertedRowID
+            for (i, p) in r.prompts.enumerated() {
+                try db.execute(sql: "INSERT INTO round_prompts (round_id, idx, text, decision, decided_ns) VALUES (?, ?, ?, ?, ?)",
+                               arguments: [id, i, p.text, p.decision, p.decidedAt])
+            }
+            return id
+        }
+    }
+
+    /// The last `limit` rounds, newest first.
+    public func recentRounds(limit: Int) throws -> [RoundRecord] {
+        try pool.read { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT id, started_ns, ended_ns, score, deck, game_round, result_json FROM rounds ORDER BY id DESC LIMIT ?",
+                                        arguments: [max(0, limit)])
+            return try rows.map { row in
+                let id: Int64 = row["id"]
+                let prompts = try Row.fetchAll(db, sql: "SELECT text, decision, decided_ns FROM round_prompts WHERE round_id = ? ORDER BY idx",
+                                               arguments: [id]).map {
+                    PromptRecord(text: $0["text"], decision: $0["decision"], decidedAt: $0["decided_ns"])
+                }
+                return RoundRecord(id: id, startedAt: row["started_ns"], endedAt: row["ended_ns"], score: row["score"],
+                                   deck: row["deck"], prompts: prompts, gameRound: row["game_round"], resultJSON: row["result_json"])
+            }
+        }
+    }
+
+    /// The highest game round id stored, so the game's ids stay unique across restarts.
+    public func lastGameRound() throws -> Int? {
+        try pool.read { try Int.fetchOne($0, sql: "SELECT MAX(game_round) FROM rounds") }
+    }
+
+    // MARK: Visits
+
+    /// One visit to a fence.
+    public struct VisitRecord: Sendable, Equatable {
+        public var fenceKey: String
+        public var name: String
+        public var enteredAt: Nanoseconds
+        public var dwelledAt: Nanoseconds?
+        public var exitedAt: Nanoseconds?
+    }
+
+    /// Records a geofence event; the visit is keyed by (fence, enter time), so replaying the same
+    /// events changes nothing.
+    public func recordVisit(_ e: GeofenceMonitor.Event) throws {
+        try pool.write { db in
+            try db.execute(sql: "INSERT OR IGNORE INTO visits (fence_key, name, entered_ns) VALUES (?, ?, ?)",
+                           arguments: [e.fence.key, e.fence.name, e.enteredAt])
+            switch e.kind {
+            case .enter: break
+            case .dwell:
+                try db.execute(sql: "UPDATE visits SET dwelled_ns = ? WHERE fence_key = ? AND entered_ns = ?",
+                               arguments: [e.t, e.fence.key, e.enteredAt])
+            case .exit:
+                try db.execute(sql: "UPDATE visits SET exited_ns = ? WHERE fence_key = ? AND entered_ns = ?",
+                               arguments: [e.t, e.fence.key, e.enteredAt])
+            }
+        }
+    }
+
+    /// The last `limit` visits, newest first.
+    public func recentVisits(limit: Int) throws -> [VisitRecord] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM visits ORDER BY entered_ns DESC, fence_key LIMIT ?", arguments: [max(0, limit)]).map {
+                VisitRecord(fenceKey: $0["fence_key"], name: $0["name"], enteredAt: $0["entered_ns"],
+                            dwelledAt: $0["dwelled_ns"], exitedAt: $0["exited_ns"])
+            }
+        }
+    }
+
+    // MARK: Credits
+
+    /// Result of adding an earned credit.
+    public enum EarnOutcome: Sendable, Equatable {
+        case added(balance: Int)
+        /// This request id was already in the ledger: nothing changed.
+        case alreadyApplied(balance: Int)
+    }
+
+    /// Result of a redeem request.
+    public enum RedeemOutcome: Sendable, Equatable {
+        case redeemed(balance: Int)
+        /// This request id was already redeemed: nothing changed (the reply repeats success).
+        case alreadyApplied(balance: Int)
+        /// Not enough credits: nothing changed.
+        case insufficient(balance: Int, needed: Int)
+    }
+
+    private static func balance(_ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "SELECT balance FROM credit_balance WHERE id = 1") ?? 0
+    }
+
+    /// Adds an earned credit, once per request id.
+    @discardableResult
+    public func addCredit(_ g: CreditPolicy.Grant) throws -> EarnOutcome {
+        guard g.amount > 0 else { throw Failure.invalidAmount(g.amount) }
+        return try pool.write { db in
+            if let kind = try String.fetchOne(db, sql: "SELECT kind FROM credit_ledger WHERE request_id = ?", arguments: [g.requestId]) {
+                guard kind == "earn" else { throw Failure.requestIdReused(g.requestId) }
+                return .alreadyApplied(balance: try Self.balance(db))
+            }
+            try db.execute(sql: "INSERT INTO credit_ledger (request_id, kind, amount, t_ns, fence_key, name) VALUES (?, 'earn', ?, ?, ?, ?)",
+                           arguments: [g.requestId, g.amount, g.t, g.fenceKey, g.name])
+            return .added(balance: try Self.balance(db))
+        }
+    }
+
+    /// Spends `amount` credits atomically: all or nothing, never below zero, once per request id
+    /// (concurrent requests are serialised by SQLite's write lock).
+    public func redeem(requestId: String, amount: Int = 10, t: Nanoseconds) throws -> RedeemOutcome {
+        guard amount > 0 else { throw Failure.invalidAmount(amount) }
+        return try pool.write { db in
+            if let kind = try String.fetchOne(db, sql: "SELECT kind FROM credit_ledger WHERE request_id = ?", arguments: [requestId]) {
+                guard kind == "redeem" else { throw Failure.requestIdReused(requestId) }
+                return .alreadyApplied(balance: try Self.balance(db))
+            }
+            let balance = try Self.balance(db)
+            guard balance >= amount else { return .insufficient(balance: balance, needed: amount) }
+            try db.execute(sql: "INSERT INTO credit_ledger (request_id, kind, amount, t_ns) VALUES (?, 'redeem', ?, ?)",
+                           arguments: [requestId, -amount, t])
+            return .redeemed(balance: try Self.balance(db))
+        }
+    }
+
+    /// The current balance.
+    public func creditBalance() throws -> Int { try pool.read { try Self.balance($0) } }
+
+    /// Credits earned per place, most first (for the `credits` command).
+    public func creditsByPlace() throws -> [(fenceKey: String, name: String, count: Int)] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT fence_key, MAX(name) AS name, SUM(amount) AS n FROM credit_ledger
+                WHERE kind = 'earn' GROUP BY fence_key ORDER BY n DESC, fence_key
+                """).map { (fenceKey: $0["fence_key"], name: $0["name"], count: $0["n"]) }
+        }
+    }
+
+    /// The time of the latest credit per fence, to seed `CreditPolicy` at start.
+    public func lastCreditTimes() throws -> [String: Nanoseconds] {
+        try pool.read { db in
+            var out: [String: Nanoseconds] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT fence_key, MAX(t_ns) AS t FROM credit_ledger WHERE kind = 'earn' GROUP BY fence_key") {
+                out[row["fence_key"]] = row["t"]
+            }
+            return out
+        }
+    }
+
+    /// Every request id in the ledger, in order (for audits and tests).
+    public func ledgerRequestIds() throws -> [String] {
+        try pool.read { try String.fetchAll($0, sql: "SELECT request_id FROM credit_ledger ORDER BY id") }
+    }
+
+    // MARK: Quests
+
+    /// Saved quest state for one grid size, to seed `QuestGrid`.
+    public func questCells(cellSize: Double) throws -> [Int64: QuestGrid.CellState] {
+        try pool.read { db in
+            var out: [Int64: QuestGrid.CellState] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT cell_id, visits, xp, cooldown_until_ns FROM quest_cells WHERE cell_size_m = ?",
+                                        arguments: [cellSize]) {
+                out[row["cell_id"]] = QuestGrid.CellState(visits: row["visits"], cooldownUntil: row["cooldown_until_ns"], xp: row["xp"])
+            }
+            return out
+        }
+    }
+
+    /// Records a completed quest (once per request id when one is given). Returns false when the
+    /// request id was already recorded.
+    @discardableResult
+    public func recordQuest(_ c: QuestGrid.Completion, requestId: String? = nil) throws -> Bool {
+        try pool.write { db in
+            if let requestId, try Bool.fetchOne(db, sql: "SELECT 1 FROM quest_completions WHERE request_id = ?", arguments: [requestId]) != nil {
+                return false
+            }
+            try db.execute(sql: "INSERT INTO quest_completions (request_id, cell_size_m, cell_id, t_ns, xp) VALUES (?, ?, ?, ?, ?)",
+                           arguments: [requestId, c.cellSize, c.cell.id, c.t, c.xp])
+            try db.execute(sql: """
+                INSERT INTO quest_cells (cell_size_m, cell_id, visits, xp, cooldown_until_ns, last_ns) VALUES (?, ?, 1, ?, ?, ?)
+                ON CONFLICT (cell_size_m, cell_id) DO UPDATE SET
+                    visits = visits + 1, xp = xp + excluded.xp,
+                    cooldown_until_ns = excluded.cooldown_until_ns, last_ns = excluded.last_ns
+                """, arguments: [c.cellSize, c.cell.id, c.xp, c.cooldownUntil, c.t])
+            return true
+        }
+    }
+
+    /// Experience from all quests.
+    public func totalXP() throws -> Int {
+        try pool.read { try Int.fetchOne($0, sql: "SELECT COALESCE(SUM(xp), 0) FROM quest_completions") ?? 0 }
+    }
+
+    // MARK: Health
+
+    /// Runs SQL in a write transaction, bypassing the API: for tests that check the schema's
+    /// own guards.
+    func executeRaw(_ sql: String) throws {
+        try pool.write { try $0.execute(sql: sql) }
+    }
+
+    /// `PRAGMA integrity_check`'s answer ("ok" when healthy).
+    public func integrityCheck() throws -> String {
+        try pool.read { db in try String.fetchAll(db, sql: "PRAGMA integrity_check").joined(separator: "; ") }
+    }
+
+    /// The journal mode in use ("wal").
+    public func journalMode() throws -> String {
+        try pool.read { try String.fetchOne($0, sql: "PRAGMA journal_mode") ?? "" }
+    }
+}

@@ -1,0 +1,148 @@
+import TiltCore
+
+/// Three channels of one IIO type (`accel` or `anglvel`) on a fake device.
+public struct FakeChannelGroup: Sendable {
+    /// The IIO channel type: "accel" or "anglvel".
+    public var type: String
+    /// Text of `in_<type>_scale` (SI units per count), kept as text so tests see exactly what a
+    /// driver prints.
+    public var scale: String
+    /// Text of `in_<type>_offset`, if the driver has one.
+    public var offset: String?
+    public var scanType: ScanType
+    /// Scan index of the x channel; y and z follow.
+    public var firstIndex: Int
+    /// Mount matrix written to `in_<type>_mount_matrix`, if any.
+    public var mountMatrix: Matrix3?
+
+    public init(type: String, scale: String, offset: String? = nil, scanType: ScanType,
+                firstIndex: Int, mountMatrix: Matrix3? = nil) {
+        self.type = type; self.scale = scale; self.offset = offset; self.scanType = scanType
+        self.firstIndex = firstIndex; self.mountMatrix = mountMatrix
+    }
+
+    public var scaleValue: Double { Double(scale)! }
+    public var offsetValue: Double { offset.flatMap(Double.init) ?? 0 }
+}
+
+/// Where a fake device exposes its sampling frequency.
+public enum FakeFrequencyAttribute: Sendable {
+    /// `sampling_frequency` (+ `sampling_frequency_available` when the list is non-nil).
+    case device(initial: String, available: [String]?)
+    /// `in_<type>_sampling_frequency` per channel type (+ `_available`).
+    case perType(initial: String, available: [String]?)
+    case none
+}
+
+/// One fake IIO device: what `/sys/bus/iio/devices/iio:deviceN` holds.
+public struct FakeIIODevice: Sendable {
+    /// N in `iio:deviceN` (and `/dev/iio:deviceN`).
+    public var number: Int
+    /// The `name` attribute (the driver's device name).
+    public var name: String
+    public var accel: FakeChannelGroup?
+    public var gyro: FakeChannelGroup?
+    /// Scan channels the tests never enable (e.g. inv_mpu6050's temperature), to check that only
+    /// enabled channels are packed: (IIO channel id, index, type).
+    public var extraScanChannels: [(id: String, index: Int, type: ScanType)]
+    /// Scan index of the timestamp element, or nil for a device without one.
+    public var timestampIndex: Int?
+    /// False for a device with no buffer: no `buffer/`, no `scan_elements/`, no data node.
+    public var buffered: Bool
+    public var frequency: FakeFrequencyAttribute
+    /// When set, the device has `trigger/current_trigger` (initially empty) and a trigger of this
+    /// name exists (`triggerN` with N = `triggerNumber`).
+    public var ownTrigger: String?
+    public var triggerNumber: Int
+    /// Device-level `mount_matrix`, for drivers that have one matrix for all channels.
+    public var deviceMountMatrix: Matrix3?
+
+    public init(number: Int, name: String, accel: FakeChannelGroup?, gyro: FakeChannelGroup?,
+                extraScanChannels: [(id: String, index: Int, type: ScanType)] = [],
+                timestampIndex: Int?, buffered: Bool = true, frequency: FakeFrequencyAttribute,
+                ownTrigger: String? = nil, triggerNumber: Int = 0, deviceMountMatrix: Matrix3? = nil) {
+        self.number = number; self.name = name; self.accel = accel; self.gyro = gyro
+        self.extraScanChannels = extraScanChannels; self.timestampIndex = timestampIndex
+        self.buffered = buffered; self.frequency = frequency; self.ownTrigger = ownTrigger
+        self.triggerNumber = triggerNumber; self.deviceMountMatrix = deviceMountMatrix
+    }
+
+    /// `iio:deviceN`.
+    public var id: String { "iio:device\(number)" }
+
+    /// The mount matrix the device reports for a channel type (identity when none).
+    public func mountMatrix(for group: FakeChannelGroup) -> Matrix3 {
+        group.mountMatrix ?? deviceMountMatrix ?? .identity
+    }
+}
+
+// MARK: - Scenarios mimicking real drivers
+
+extension FakeIIODevice {
+    /// Standard gravity, m/s².
+    public static let g = 9.80665
+
+    /// Like inv_mpu6050: one device with accel and gyro (big-endian s16), a temperature channel
+    /// in between, the timestamp at index 7, and its own data-ready trigger "mpu6050-devN" that
+    /// is not yet attached.
+    public static func mpu6050(number: Int = 0, mountMatrix: Matrix3? = nil) -> FakeIIODevice {
+        FakeIIODevice(
+            number: number, name: "mpu6050",
+            accel: FakeChannelGroup(type: "accel", scale: "0.000598", scanType: .be16, firstIndex: 0,
+                                    mountMatrix: mountMatrix),
+            gyro: FakeChannelGroup(type: "anglvel", scale: "0.000133090", scanType: .be16, firstIndex: 4,
+                                   mountMatrix: mountMatrix),
+            extraScanChannels: [(id: "temp", index: 3, type: .be16)],
+            timestampIndex: 7,
+            frequency: .device(initial: "50", available: ["10", "20", "50", "60", "100", "200", "500", "1000"]),
+            ownTrigger: "mpu6050-dev\(number)", triggerNumber: number)
+    }
+
+    /// Like st_lsm6dsx: accel and gyro as two devices (little-endian s16, timestamp at index 3),
+    /// driven by the chip's FIFO (no trigger), with a list of output data rates that does not
+    /// include 60 Hz.
+    public static func lsm6dsxPair(accelNumber: Int = 0, gyroNumber: Int = 1) -> [FakeIIODevice] {
+        let odrs = ["12.500", "26.000", "52.000", "104.000", "208.000", "416.000"]
+        return [
+            FakeIIODevice(
+                number: accelNumber, name: "lsm6ds3_accel",
+                accel: FakeChannelGroup(type: "accel", scale: "0.000598", scanType: .le16, firstIndex: 0),
+                gyro: nil, timestampIndex: 3,
+                frequency: .device(initial: "12.500", available: odrs)),
+            FakeIIODevice(
+                number: gyroNumber, name: "lsm6ds3_gyro",
+                accel: nil,
+                gyro: FakeChannelGroup(type: "anglvel", scale: "0.000153", scanType: .le16, firstIndex: 0),
+                timestampIndex: 3,
+                frequency: .device(initial: "12.500", available: odrs)),
+        ]
+    }
+
+    /// A device without a buffer (only *_raw attributes), with per-type sampling frequency
+    /// attributes and an accel offset: it must be polled.
+    public static func polledOnly(number: Int = 0) -> FakeIIODevice {
+        FakeIIODevice(
+            number: number, name: "bmi160",
+            accel: FakeChannelGroup(type: "accel", scale: "0.000598", offset: "-12", scanType: .le16, firstIndex: 0),
+            gyro: FakeChannelGroup(type: "anglvel", scale: "0.001065", scanType: .le16, firstIndex: 3),
+            timestampIndex: nil, buffered: false,
+            frequency: .perType(initial: "100", available: ["25", "50", "100", "200"]))
+    }
+
+    /// Big-endian 32-bit storage: accel has 20 significant bits shifted left by 4 and an offset,
+    /// gyro uses all 32 bits; one device-level `mount_matrix`; a frequency with no `_available`
+    /// list.
+    public static func bigEndian32(number: Int = 0, mountMatrix: Matrix3? = nil) -> FakeIIODevice {
+        FakeIIODevice(
+            number: number, name: "imu32be",
+            accel: FakeChannelGroup(type: "accel", scale: "0.0000374", offset: "100",
+                                    scanType: ScanType(bigEndian: true, signed: true, realBits: 20, storageBits: 32, shift: 4),
+                                    firstIndex: 0),
+            gyro: FakeChannelGroup(type: "anglvel", scale: "0.000000266",
+                                   scanType: ScanType(bigEndian: true, signed: true, realBits: 32, storageBits: 32),
+                                   firstIndex: 3),
+            timestampIndex: 6,
+            frequency: .device(initial: "100", available: nil),
+            deviceMountMatrix: mountMatrix)
+    }
+}

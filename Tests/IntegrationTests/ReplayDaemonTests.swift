@@ -1,0 +1,92 @@
+import Foundation
+import TestSupport
+import TiltCore
+import XCTest
+
+/// The real `tiltd run` on the bundled recording: what the README's demo shows.
+final class ReplayDaemonTests: XCTestCase {
+    var dir = ""
+    override func setUp() { dir = makeTempDir("replay") }
+    override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
+
+    func writeConfig(_ extra: String = "") throws -> String {
+        let path = "\(dir)/tiltd.toml"
+        try """
+        [socket]
+        path = "\(dir)/tiltd.sock"
+        [store]
+        path = "\(dir)/tiltd.sqlite"
+        \(extra)
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    func testReplayStreamsHelloStatusAndAttitude() throws {
+        let config = try writeConfig()
+        let d = try DaemonProcess(["run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv", "--speed", "4"],
+                                  logPath: "\(dir)/log")
+        let c = try LineClient(path: "\(dir)/tiltd.sock")
+        let hello = try c.next("hello")
+        XCTAssertEqual(hello["protocol"], .int(1))
+        let status = try c.next("status", timeout: 10) { $0["state"] == "streaming" }
+        XCTAssertEqual(status["source"], "imu")
+        // The recording starts with 5 s still at roll +90° (IMU on the forehead, head upright).
+        let a = try c.next("attitude", timeout: 10)
+        let roll = try XCTUnwrap(a["roll_deg"]?.doubleValue)
+        XCTAssertEqual(roll, 90, accuracy: 3, "upright head reads roll ≈ 90°, got \(roll)")
+        XCTAssertEqual(a["q"]?.arrayValue?.count, 4)
+        XCTAssertNotNil(a["t_ns"]?.intValue)
+        XCTAssertEqual(d.stop(), 0, d.log)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: "\(dir)/tiltd.sock"), "socket removed on exit")
+    }
+
+    func testFastReplaySeesTheNodDown() throws {
+        let config = try writeConfig("[log]\nlevel = \"warning\"")
+        let d = try DaemonProcess(["run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv", "--speed", "10", "--exit-when-done"],
+                                  logPath: "\(dir)/log")
+        let c = try LineClient(path: "\(dir)/tiltd.sock")
+        _ = try c.request(#"{"cmd":"watch","id":1,"attitude_hz":1000}"#, id: 1)
+        var minRoll = 180.0, maxRoll = 0.0
+        while let v = try c.readJSON(timeout: 20) {
+            if v["class"] == "attitude", let r = v["roll_deg"]?.doubleValue { minRoll = min(minRoll, abs(r)); maxRoll = max(maxRoll, abs(r)) }
+        }
+        // The script nods down to 25° and tilts up to 155°.
+        XCTAssertEqual(minRoll, 25, accuracy: 4)
+        XCTAssertEqual(maxRoll, 155, accuracy: 4)
+        XCTAssertEqual(d.waitForExit(timeout: 10), 0, d.log)
+    }
+
+    func testMalformedConfigIsRefusedWithFileLineAndKey() throws {
+        let path = "\(dir)/bad.toml"
+        try "[imu]\nrate_hz = 60\nsample_rate = 100\n".write(toFile: path, atomically: true, encoding: .utf8)
+        let (status, out) = try runTiltd(["run", "--config", path])
+        XCTAssertNotEqual(status, 0)
+        XCTAssertTrue(out.contains("\(path):3: imu.sample_rate: unknown key"), out)
+
+        let (s2, out2) = try runTiltd(["check-config", "--config", path])
+        XCTAssertNotEqual(s2, 0)
+        XCTAssertTrue(out2.contains("\(path):3"), out2)
+    }
+
+    func testCheckConfigPrintsEffectiveValues() throws {
+        let path = try writeConfig("[imu]\nrate_hz = 100")
+        let (status, out) = try runTiltd(["check-config", "--config", path])
+        XCTAssertEqual(status, 0, out)
+        XCTAssertTrue(out.contains("rate_hz = 100"), out)
+        XCTAssertTrue(out.contains("device = \"auto\""), out)
+    }
+
+    func testRecordCutsARecordingThatReplaysIdentically() throws {
+        let out = "\(dir)/cut.csv"
+        let (status, log) = try runTiltd(["record", "--config", "\(dir)/none.toml", "--replay", "\(repositoryRoot)/config/demo/head.csv", "--seconds", "2", "--out", out])
+        XCTAssertEqual(status, 0, log)
+        let rows = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.hasPrefix("t_ns") }
+        XCTAssertEqual(rows.count, 120, "2 s at 60 Hz")
+        let original = try String(contentsOfFile: "\(repositoryRoot)/config/demo/head.csv", encoding: .utf8)
+            .split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.hasPrefix("t_ns") }
+        // Same samples (numbers compare equal; formatting may drop trailing zeros).
+        let parsed = try rows.map { try XCTUnwrap(RecordingFormat.parse(line: $0)) }
+        let expected = try original.prefix(120).map { try XCTUnwrap(RecordingFormat.parse(line: $0)) }
+        XCTAssertTrue(parsed == expected, "the cut differs from the original's first 2 s")
+    }
+}

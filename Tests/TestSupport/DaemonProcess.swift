@@ -1,0 +1,69 @@
+import Foundation
+
+/// The repository root, found from this file's path.
+public let repositoryRoot: String = {
+    var url = URL(fileURLWithPath: #filePath)
+    while url.path != "/" {
+        url.deleteLastPathComponent()
+        if FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) { return url.path }
+    }
+    return FileManager.default.currentDirectoryPath
+}()
+
+/// The `tiltd` binary under test: $TILTD_BIN, else the debug build.
+public var tiltdBinary: String {
+    ProcessInfo.processInfo.environment["TILTD_BIN"] ?? "\(repositoryRoot)/.build/debug/tiltd"
+}
+
+/// A real `tiltd` process started by a test, with its stderr captured to a file.
+public final class DaemonProcess: @unchecked Sendable {
+    public let process = Process()
+    public let logPath: String
+
+    /// Starts `tiltd ARGS` with an optional extra environment.
+    public init(_ args: [String], environment: [String: String] = [:], logPath: String) throws {
+        self.logPath = logPath
+        process.executableURL = URL(fileURLWithPath: tiltdBinary)
+        process.arguments = args
+        var env = ProcessInfo.processInfo.environment
+        for (k, v) in environment { env[k] = v }
+        process.environment = env
+        FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        process.standardError = log
+        process.standardOutput = log
+        try process.run()
+    }
+
+    public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+    public var isRunning: Bool { process.isRunning }
+    public var pid: Int32 { process.processIdentifier }
+
+    /// Sends `signal` and waits up to `timeout` for the exit; returns the exit status.
+    @discardableResult
+    public func stop(signal: Int32 = SIGTERM, timeout: Double = 10) -> Int32? {
+        if process.isRunning { kill(process.processIdentifier, signal) }
+        return waitForExit(timeout: timeout)
+    }
+
+    /// Waits for the process to end by itself.
+    public func waitForExit(timeout: Double) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit(); return nil }
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+    }
+}
+
+/// Runs `tiltd ARGS` to completion, returning (status, stdout+stderr).
+public func runTiltd(_ args: [String], timeout: Double = 30) throws -> (Int32, String) {
+    let dir = makeTempDir("run")
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    let p = try DaemonProcess(args, logPath: "\(dir)/out")
+    let status = p.waitForExit(timeout: timeout) ?? -1
+    return (status, p.log)
+}

@@ -1,0 +1,124 @@
+import Foundation
+import XCTest
+@testable import TiltCore
+
+/// docs/game-events.md shows one example line per game event kind and the snapshot; these
+/// tests check that the examples have exactly the fields, order and types the code produces.
+final class GameDocTests: XCTestCase {
+    /// Every event kind, from a short scripted game.
+    static func exampleLines() throws -> [JSONValue] {
+        var out: [GameEvent] = []
+        // Absolute mode: start, prompts, correct, skip, stop, reset, a timed-out round, a deck-empty round.
+        var m = HeadMotion()
+        m.hold(1); m.answer(45); m.hold(1); m.answer(-45); m.hold(1)
+        let attitudes = HeadTrace(rateHz: 100).attitudes(m)
+        let deck = try PromptDeck(name: "animals.txt", prompts: ["giraffe", "zebra", "okapi", "sea lion"])
+        var game = try TiltGame(seed: 1)
+        game.nextRoundID = 41
+        out += try game.start(at: attitudes[0].t, roundSeconds: 60, deck: deck)
+        for a in attitudes { out += game.update(a) }
+        out += try game.stop(at: attitudes.last!.t)
+        out += try game.restart(at: attitudes.last!.t)
+        var late = attitudes.last!
+        late.t += 60_000_000_000
+        out += game.update(late)
+        out += game.reset(at: late.t)
+        let small = try PromptDeck(name: "one.txt", prompts: ["kiwi"])
+        out += try game.start(at: attitudes[0].t + 100_000_000_000, deck: small)
+        for var a in attitudes { a.t += 100_000_000_000; out += game.update(a) }
+        // Relative mode: captured and rejected neutral poses.
+        var rel = TiltGame.Configuration()
+        rel.mode = .relative
+        var r = try TiltGame(configuration: rel)
+        out += r.captureNeutral(attitudes[0])
+        rel.backAxis = Vector3(0, 1, 0)
+        try r.setConfiguration(rel)
+        out += r.captureNeutral(attitudes[0])
+        return try out.enumerated().map { i, e in try JSONParser.parse(e.event.encode(seq: UInt64(1000 + i)).dropLast()) }
+    }
+
+    /// Snapshots: idle, mid-round, and idle with a last round.
+    static func exampleSnapshots() throws -> [JSONValue] {
+        var m = HeadMotion()
+        m.hold(1); m.answer(45); m.hold(1); m.answer(-45); m.hold(1)
+        let attitudes = HeadTrace(rateHz: 100).attitudes(m)
+        var game = try TiltGame(seed: 1)
+        let idle = game.snapshot
+        _ = try game.start(at: attitudes[0].t, deck: try PromptDeck(name: "animals.txt", prompts: ["giraffe", "zebra", "okapi", "sea lion"]))
+        for a in attitudes { _ = game.update(a) }
+        let playing = game.snapshot
+        _ = try game.stop(at: attitudes.last!.t)
+        return [.object(idle), .object(playing), .object(game.snapshot)]
+    }
+
+    static func docText() throws -> String {
+        var dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        while dir.path != "/" {
+            let doc = dir.appendingPathComponent("docs/game-events.md")
+            if FileManager.default.fileExists(atPath: doc.path) { return try String(contentsOf: doc, encoding: .utf8) }
+            dir.deleteLastPathComponent()
+        }
+        struct Missing: Error, CustomStringConvertible { var description: String }
+        throw Missing(description: "docs/game-events.md not found above \(#filePath)")
+    }
+
+    /// The JSON objects in the document's ```json blocks, one per line.
+    static func documentedObjects() throws -> [JSONValue] {
+        let text = try docText()
+        var out: [JSONValue] = []
+        var inBlock = false
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("```") { inBlock = line == "```json"; continue }
+            if inBlock, line.hasPrefix("{") { out.append(try JSONParser.parse(String(line))) }
+        }
+        return out
+    }
+
+    /// Same keys in the same order, same JSON types (null matches anything: optional fields),
+    /// recursively; arrays compare their first elements.
+    static func sameShape(_ a: JSONValue, _ b: JSONValue, path: String = "") -> String? {
+        switch (a, b) {
+        case (.null, _), (_, .null): return nil
+        case (.object(let x), .object(let y)):
+            if x.keys != y.keys { return "\(path): keys \(x.keys) vs \(y.keys)" }
+            for (k, v) in x.entries {
+                if let d = sameShape(v, y[k]!, path: path + "." + k) { return d }
+            }
+            return nil
+        case (.array(let x), .array(let y)):
+            guard let p = x.first, let q = y.first else { return nil }
+            return sameShape(p, q, path: path + "[0]")
+        default:
+            return a.typeName == b.typeName ? nil : "\(path): \(a.typeName) vs \(b.typeName)"
+        }
+    }
+
+    func testEveryEventKindIsDocumentedWithTheRightShape() throws {
+        let documented = try Self.documentedObjects()
+        let produced = try Self.exampleLines()
+        if ProcessInfo.processInfo.environment["GAME_DOC_PRINT"] != nil {
+            for v in produced + (try Self.exampleSnapshots()) { print(v.jsonText) }
+        }
+        for kind in GameEvent.Kind.allCases {
+            let mine = produced.filter { $0["kind"]?.stringValue == kind.rawValue }
+            XCTAssertFalse(mine.isEmpty, "the example game produces no \(kind.rawValue)")
+            let docs = documented.filter { $0["kind"]?.stringValue == kind.rawValue }
+            XCTAssertFalse(docs.isEmpty, "\(kind.rawValue) is not documented")
+            for d in docs {
+                // A documented example must match one of the produced events of its kind.
+                let diffs = mine.map { Self.sameShape(d, $0) }
+                XCTAssertTrue(diffs.contains { $0 == nil }, "\(kind.rawValue): \(diffs.compactMap { $0 }.first ?? "")")
+            }
+        }
+    }
+
+    func testTheSnapshotIsDocumentedWithTheRightShape() throws {
+        let documented = try Self.documentedObjects().filter { $0["kind"] == nil && $0["state"] != nil }
+        XCTAssertFalse(documented.isEmpty, "no snapshot example")
+        let snapshots = try Self.exampleSnapshots()
+        for d in documented {
+            let diffs = snapshots.map { Self.sameShape(d, $0) }
+            XCTAssertTrue(diffs.contains { $0 == nil }, diffs.compactMap { $0 }.first ?? "")
+        }
+    }
+}

@@ -1,0 +1,199 @@
+import Foundation
+import Glibc
+import XCTest
+
+/// scripts/install and scripts/uninstall into a staging directory (DESTDIR), and scripts/check-units.
+final class SystemdInstallTests: XCTestCase {
+    let root = SystemdTestSupport.repositoryRoot()
+    var stage: URL!
+    var binary: URL!
+    var exampleConfig: URL!
+
+    override func setUpWithError() throws {
+        stage = FileManager.default.temporaryDirectory.appendingPathComponent("tiltd-stage-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: stage, withIntermediateDirectories: true)
+        // A stand-in binary: the install script copies whatever it is given, and building the release
+        // binary here would take minutes.
+        binary = stage.appendingPathComponent("tiltd-built")
+        try "#!/bin/sh\necho tiltd\n".write(to: binary, atomically: true, encoding: .utf8)
+        chmod(binary.path, 0o755)
+        exampleConfig = stage.appendingPathComponent("example.toml")
+        try "# example config\n".write(to: exampleConfig, atomically: true, encoding: .utf8)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: stage)
+    }
+
+    private func run(_ script: String, _ arguments: [String] = [], prefix: String) throws -> SystemdTestSupport.ProcessResult {
+        try SystemdTestSupport.runProcess(root.appendingPathComponent("scripts/\(script)").path, arguments, environment: [
+            "DESTDIR": stage.appendingPathComponent("root").path, "PREFIX": prefix,
+            "TILTD_BINARY": binary.path, "CONFIG_SRC": exampleConfig.path,
+        ])
+    }
+
+    /// Every regular file and symlink under the staging root, as absolute target paths.
+    private func installedFiles() -> [String] {
+        let base = stage.appendingPathComponent("root")
+        guard let walker = FileManager.default.enumerator(atPath: base.path) else { return [] }
+        var files: [String] = []
+        while let relative = walker.nextObject() as? String {
+            var isDirectory: ObjCBool = false
+            FileManager.default.fileExists(atPath: base.appendingPathComponent(relative).path, isDirectory: &isDirectory)
+            if !isDirectory.boolValue { files.append("/" + relative) }
+        }
+        return files.sorted()
+    }
+
+    private func contents(_ path: String) throws -> String {
+        try String(contentsOfFile: stage.appendingPathComponent("root").path + path, encoding: .utf8)
+    }
+
+    private func mode(_ path: String) -> mode_t {
+        var info = stat()
+        stat(stage.appendingPathComponent("root").path + path, &info)
+        return info.st_mode & 0o7777
+    }
+
+    func testInstallIntoDestdirWithDefaultPrefix() throws {
+        let result = try run("install", prefix: "/usr/local")
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(installedFiles(), [
+            "/etc/tiltd/tiltd.toml",
+            "/etc/udev/rules.d/61-tiltd.rules",
+            "/usr/local/bin/tiltd",
+            "/usr/local/lib/systemd/system/tiltd.service",
+            "/usr/local/lib/systemd/system/tiltd.socket",
+            "/usr/local/lib/tiltd/tiltd-udev-setup",
+        ])
+        XCTAssertTrue(result.stdout.contains("no user/group created"))
+        XCTAssertEqual(mode("/usr/local/bin/tiltd"), 0o755)
+        XCTAssertEqual(mode("/usr/local/lib/tiltd/tiltd-udev-setup"), 0o755)
+        XCTAssertEqual(mode("/usr/local/lib/systemd/system/tiltd.service"), 0o644)
+        XCTAssertEqual(try contents("/usr/local/bin/tiltd"), "#!/bin/sh\necho tiltd\n")
+        XCTAssertEqual(try contents("/etc/tiltd/tiltd.toml"), "# example config\n")
+        XCTAssertTrue(try contents("/usr/local/lib/systemd/system/tiltd.service")
+            .contains("\nExecStart=/usr/local/bin/tiltd run --config /etc/tiltd/tiltd.toml\n"))
+    }
+
+    func testPrefixIsRewrittenIntoUnitsAndRules() throws {
+        let result = try run("install", prefix: "/usr")
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(installedFiles(), [
+            "/etc/tiltd/tiltd.toml",
+            "/usr/bin/tiltd",
+            "/usr/lib/systemd/system/tiltd.service",
+            "/usr/lib/systemd/system/tiltd.socket",
+            "/usr/lib/tiltd/tiltd-udev-setup",
+            "/usr/lib/udev/rules.d/61-tiltd.rules",
+        ])
+        let service = try contents("/usr/lib/systemd/system/tiltd.service")
+        XCTAssertTrue(service.contains("\nExecStart=/usr/bin/tiltd run --config /etc/tiltd/tiltd.toml\n"))
+        XCTAssertEqual(Self.settingsMentioning("/usr/local", in: service), [])
+        let rules = try contents("/usr/lib/udev/rules.d/61-tiltd.rules")
+        XCTAssertTrue(rules.contains(#"RUN+="/usr/lib/tiltd/tiltd-udev-setup add %k %S%p""#))
+        XCTAssertEqual(Self.settingsMentioning("/usr/local", in: rules), [])
+    }
+
+    /// Non-comment lines containing `text` (comments may mention the default prefix).
+    static func settingsMentioning(_ text: String, in file: String) -> [String] {
+        file.split(separator: "\n").map(String.init)
+            .filter { !$0.hasPrefix("#") && $0.contains(text) }
+    }
+
+    func testExistingConfigIsNeverOverwritten() throws {
+        XCTAssertEqual(try run("install", prefix: "/usr/local").status, 0)
+        let configPath = stage.appendingPathComponent("root/etc/tiltd/tiltd.toml")
+        try "# edited by the user\n[imu]\nrate_hz = 100\n".write(to: configPath, atomically: true, encoding: .utf8)
+
+        let again = try run("install", prefix: "/usr/local")
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertTrue(again.stdout.contains("kept existing /etc/tiltd/tiltd.toml"))
+        XCTAssertEqual(try contents("/etc/tiltd/tiltd.toml"), "# edited by the user\n[imu]\nrate_hz = 100\n")
+    }
+
+    func testUninstallKeepsConfigUnlessPurged() throws {
+        XCTAssertEqual(try run("install", prefix: "/usr/local").status, 0)
+        let removed = try run("uninstall", prefix: "/usr/local")
+        XCTAssertEqual(removed.status, 0, removed.stderr)
+        XCTAssertEqual(installedFiles(), ["/etc/tiltd/tiltd.toml"])
+
+        let purged = try run("uninstall", ["--purge"], prefix: "/usr/local")
+        XCTAssertEqual(purged.status, 0, purged.stderr)
+        XCTAssertEqual(installedFiles(), [])
+    }
+
+    func testBadInputIsRefusedWithAMessage() throws {
+        let relative = try run("install", prefix: "usr/local")
+        XCTAssertEqual(relative.status, 2)
+        XCTAssertTrue(relative.stderr.contains("PREFIX must be an absolute path"))
+
+        let unknown = try run("install", ["--prefx=/usr"], prefix: "/usr/local")
+        XCTAssertEqual(unknown.status, 2)
+        XCTAssertTrue(unknown.stderr.contains("unknown argument '--prefx=/usr'"))
+
+        let missingConfig = try SystemdTestSupport.runProcess(root.appendingPathComponent("scripts/install").path, [], environment: [
+            "DESTDIR": stage.appendingPathComponent("root").path, "TILTD_BINARY": binary.path,
+            "CONFIG_SRC": stage.appendingPathComponent("nope.toml").path,
+        ])
+        XCTAssertEqual(missingConfig.status, 1)
+        XCTAssertTrue(missingConfig.stderr.contains("example config"))
+        XCTAssertEqual(installedFiles(), [], "a refused install writes nothing")
+    }
+
+    /// scripts/build-deb packs the PREFIX=/usr staging with dpkg-deb, config as a conffile.
+    func testDebianPackageContents() throws {
+        try SystemdTestSupport.requireTool(
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/dpkg-deb"), "needs dpkg-deb (Debian)")
+        let out = stage.appendingPathComponent("deb")
+        let built = try SystemdTestSupport.runProcess(
+            root.appendingPathComponent("scripts/build-deb").path, [out.path],
+            environment: ["TILTD_BINARY": binary.path, "CONFIG_SRC": exampleConfig.path, "VERSION": "9.8.7", "ARCH": "arm64"])
+        XCTAssertEqual(built.status, 0, built.stderr)
+        let deb = out.appendingPathComponent("tiltd_9.8.7_arm64.deb").path
+        let listing = try SystemdTestSupport.runProcess("/usr/bin/dpkg-deb", ["-c", deb])
+        XCTAssertEqual(listing.status, 0, listing.stderr)
+        let files = listing.stdout.split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("-") else { return nil }
+            return line.split(separator: " ").last.map { String($0.dropFirst()) }
+        }.sorted()
+        XCTAssertEqual(files, [
+            "/etc/tiltd/tiltd.toml", "/usr/bin/tiltd", "/usr/lib/systemd/system/tiltd.service",
+            "/usr/lib/systemd/system/tiltd.socket", "/usr/lib/tiltd/tiltd-udev-setup",
+            "/usr/lib/udev/rules.d/61-tiltd.rules",
+        ])
+        XCTAssertTrue(listing.stdout.contains("root/root"))
+        let conffiles = try SystemdTestSupport.runProcess("/usr/bin/dpkg-deb", ["-I", deb, "conffiles"])
+        XCTAssertEqual(conffiles.stdout, "/etc/tiltd/tiltd.toml\n")
+        let control = try SystemdTestSupport.runProcess("/usr/bin/dpkg-deb", ["-f", deb, "Package", "Version", "Architecture"])
+        XCTAssertEqual(control.stdout, "Package: tiltd\nVersion: 9.8.7\nArchitecture: arm64\n")
+    }
+
+    /// `systemd-analyze verify` has nothing to say about the units, and the exposure is at most 1.5.
+    func testUnitsVerifyAndExposureWithinLimit() throws {
+        try SystemdTestSupport.requireTool(
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze"),
+            "needs systemd-analyze (apt: systemd)")
+        let result = try SystemdTestSupport.runProcess(root.appendingPathComponent("scripts/check-units").path, [],
+                                    environment: ["TILTD_BINARY": binary.path])
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.contains("verify: OK (no findings)"), result.stdout)
+        let exposure = result.stdout.split(separator: "\n")
+            .first { $0.hasPrefix("exposure: ") }
+            .flatMap { Double($0.dropFirst("exposure: ".count).prefix { $0 != " " }) }
+        let value = try XCTUnwrap(exposure, result.stdout)
+        XCTAssertLessThanOrEqual(value, 1.5)
+        print("tiltd.service exposure (systemd-analyze security --offline=true): \(value)")
+    }
+
+    /// check-units really fails above the limit (so the test above could fail).
+    func testCheckUnitsFailsAboveLimit() throws {
+        try SystemdTestSupport.requireTool(
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze"),
+            "needs systemd-analyze (apt: systemd)")
+        let result = try SystemdTestSupport.runProcess(root.appendingPathComponent("scripts/check-units").path, [],
+                                    environment: ["TILTD_BINARY": binary.path, "EXPOSURE_LIMIT": "0.5"])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stderr.contains("is above the limit 0.5"), result.stderr)
+    }
+}
