@@ -63,6 +63,9 @@ public struct AttitudeEstimator: Sendable {
         /// Sets a parameter by name (one of `names`), for `tiltd estimate --param` and benchmarks.
         public mutating func set(_ name: String, _ value: Double) throws(ParameterError) {
             guard value.isFinite, value >= 0 else { throw .badValue(name, value) }
+            // These divide or set a filter's speed: zero would be meaningless.
+            if ["accTau", "biasRestTau", "restFilterTau"].contains(name) && value == 0 { throw .badValue(name, value) }
+            if name == "accOrder" && value != 2 && value != 3 { throw .badValue(name, value) }
             switch name {
             case "accTau": accTau = value
             case "accDamping": accDamping = value
@@ -89,7 +92,7 @@ public struct AttitudeEstimator: Sendable {
         public var description: String {
             switch self {
             case .unknown(let n): "unknown fusion parameter '\(n)' (known: \(Parameters.names.joined(separator: ", ")))"
-            case .badValue(let n, let v): "fusion parameter '\(n)' must be a finite number ≥ 0, got \(v)"
+            case .badValue(let n, let v): "fusion parameter '\(n)' out of range (see docs/fusion.md): \(v)"
             }
         }
     }
@@ -275,7 +278,11 @@ public struct AttitudeEstimator: Sendable {
         let a = min(1, dt / parameters.restFilterTau)
         restGyroMean += (s.gyro - restGyroMean) * a
         restAccMean += (s.accel - restAccMean) * a
-        let still = (s.gyro - restGyroMean).normSquared < parameters.restGyro * parameters.restGyro
+        // Steady is not enough (a constant turn is steady): the mean rate must also be one the
+        // bias could explain.
+        let clip = parameters.biasClip
+        let still = abs(restGyroMean.x) <= clip && abs(restGyroMean.y) <= clip && abs(restGyroMean.z) <= clip
+            && (s.gyro - restGyroMean).normSquared < parameters.restGyro * parameters.restGyro
             && (s.accel - restAccMean).normSquared < parameters.restAccel * parameters.restAccel
         if still {
             stillSeconds += dt
