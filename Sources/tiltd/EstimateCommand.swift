@@ -33,6 +33,10 @@ struct Estimate: ParsableCommand {
           help: "Add the estimator's state per row: bx,by,bz (gyro bias, rad/s) and rest (0/1).")
     var withState = false
 
+    @Flag(name: .customLong("report-cost"),
+          help: "Also time the estimator alone over the samples (20 passes) and print ns/sample to stderr.")
+    var reportCost = false
+
     func validate() throws {
         guard rateDivisor >= 1 else { throw ValidationError("--rate-divisor must be at least 1, got \(rateDivisor)") }
     }
@@ -75,6 +79,7 @@ struct Estimate: ParsableCommand {
             }
             text += "\n"
         }
+        if reportCost { Self.reportCost(samples, parameters) }
         let data = Data(text.utf8)
         if output == "-" {
             FileHandle.standardOutput.write(data)
@@ -83,6 +88,25 @@ struct Estimate: ParsableCommand {
                 throw ValidationError("cannot write \(output): \(error.localizedDescription)")
             }
         }
+    }
+
+    /// Times `update` alone (no parsing, no output) and prints ns per sample. Uses the wall clock,
+    /// which is fine here: this is the command line, not the core.
+    static func reportCost(_ samples: [IMUSample], _ parameters: AttitudeEstimator.Parameters) {
+        guard !samples.isEmpty else { return }
+        let passes = 20
+        var checksum = 0.0
+        let clock = ContinuousClock()
+        let elapsed = clock.measure {
+            for _ in 0..<passes {
+                var e = AttitudeEstimator(parameters: parameters)
+                for s in samples { checksum += e.update(s).q.w }
+            }
+        }
+        let ns = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) * 1e-9
+        let perSample = ns / Double(passes * samples.count)
+        FileHandle.standardError.write(Data(String(format: "estimator: %d samples × %d passes, %.1f ns/sample (checksum %.3f)\n",
+                                                   samples.count, passes, perSample, checksum).utf8))
     }
 
     /// Integer nanoseconds as decimal seconds without floating-point rounding.
