@@ -5,12 +5,12 @@ import XCTest
 /// A small accuracy regression on real data: two BROAD trials (fast rotation, fast translation) at
 /// full rate and at 57 Hz, scored with the dataset's inclination metric. The full comparison with
 /// VQF and the others is bench/accuracy/run; these thresholds sit a little above the figures it
-/// measured (docs/fusion.md) so a regression fails here first.
+/// measured (docs/fusion.md: 0.99, 1.14, 0.51, 0.63) and near VQF's, so a regression fails here first.
 final class AccuracyTests: XCTestCase {
     /// (trial, rate divisor, threshold on the inclination RMSE in degrees).
     static let cases: [(String, Int, Double)] = [
         ("07_undisturbed_fast_rotation_B", 1, 1.10),
-        ("07_undisturbed_fast_rotation_B", 5, 1.15),
+        ("07_undisturbed_fast_rotation_B", 5, 1.25),
         ("16_undisturbed_fast_translation_B", 1, 0.60),
         ("16_undisturbed_fast_translation_B", 5, 0.70),
     ]
