@@ -19,7 +19,10 @@ final class GameDaemonTests: XCTestCase {
     }
 
     override func tearDown() {
-        if let daemon { XCTAssertEqual(daemon.stop(), 0, daemon.log) }
+        if let daemon {
+            XCTAssertEqual(daemon.stop(), 0, daemon.log)
+            if (testRun?.hasSucceeded ?? true) == false { print("tiltd log:\n\(daemon.log)") }
+        }
         scenario?.remove()
         try? FileManager.default.removeItem(atPath: dir)
     }
@@ -75,14 +78,14 @@ final class GameDaemonTests: XCTestCase {
         let a = try LineClient(path: "\(dir)/tiltd.sock", timeout: 15)
         let b = try LineClient(path: "\(dir)/tiltd.sock", timeout: 15)
         let helloA = try a.next("hello"); _ = try b.next("hello")
+        // Streaming may have begun before we connected (then the hello said so).
+        let streaming = helloA["sources"]?.arrayValue?.contains { $0["source"] == "imu" && $0["state"] == "streaming" } ?? false
+        if !streaming { _ = try a.next("status", timeout: 10) { $0["source"] == "imu" && $0["state"] == "streaming" } }
         let writer = try ScanWriter(scenario: s, device: d, timeout: 15)
         defer { writer.close() }
         let t0: Int64 = 50_000_000_000
         // Some upright samples first, so the game has a time and a tilt.
         try writer.write(headScans(d, seconds: 0.5, rate: 100, t0: t0) { _ in 90 })
-        // Streaming may have begun before we connected (then the hello said so).
-        let streaming = helloA["sources"]?.arrayValue?.contains { $0["source"] == "imu" && $0["state"] == "streaming" } ?? false
-        if !streaming { _ = try a.next("status", timeout: 10) { $0["source"] == "imu" && $0["state"] == "streaming" } }
 
         let reply = try a.request(#"{"cmd":"game.start","id":1}"#, id: 1, timeout: 10)
         XCTAssertEqual(reply["ok"], .bool(true), reply.jsonText)

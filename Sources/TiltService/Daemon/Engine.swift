@@ -59,6 +59,10 @@ public final class Engine: RequestHandler, @unchecked Sendable {
             creditPolicy = CreditPolicy(lastCredits: seeds.lastCredits)
             quests = QuestGrid(options: config.quests.options, cells: seeds.questCells)
             if let last = seeds.lastRound { game.nextRoundID = last + 1 }
+            // The pose `tiltd calibrate neutral` measured: relative mode starts from it.
+            if let n = config.calibration.neutral {
+                _ = game.captureNeutral(Attitude(t: 0, q: n, atRest: true, gyroBias: .zero))
+            }
         }.wait()
     }
 
@@ -104,10 +108,14 @@ public final class Engine: RequestHandler, @unchecked Sendable {
     }
 
     public func ingest(status: SourceStatus) {
+        let previous = statuses[status.source]?.state
         statuses[status.source] = status
-        switch status.state {
-        case .retrying: logger.warning("\(status.source): \(status.message)")
-        default: logger.info("\(status.source): \(status.message)")
+        // Sources log their own details (rate-limited); here only the changes of state.
+        if previous != status.state {
+            switch status.state {
+            case .retrying: logger.warning("\(status.source): \(status.message)")
+            default: logger.info("\(status.source): \(status.message)")
+            }
         }
         hub.publish(Event(.status, t: nil, fields: Self.json(status)))
     }
@@ -141,10 +149,24 @@ public final class Engine: RequestHandler, @unchecked Sendable {
         if config.quests.enabled, let available = quests.update(fix) { hub.publish(available.event) }
     }
 
+    /// Game events waiting for a round to be committed (see `publish(_:)`).
+    private var heldGameEvents: [GameEvent] = []
+    private var roundsInFlight = 0
+
+    /// Publishes game events. A finished round's `round_ended`/`stopped` event is sent only
+    /// once the round is committed to the store — so a round a client saw end is never lost,
+    /// even to `kill -9` — and game events after it wait behind it to keep their order.
     func publish(_ events: [GameEvent]) {
         for e in events {
-            hub.publish(e.event)
-            if let r = e.result, e.kind == .roundEnded || e.kind == .stopped { saveRound(r) }
+            if roundsInFlight > 0 {
+                heldGameEvents.append(e)
+            } else if let r = e.result, e.kind == .roundEnded || e.kind == .stopped {
+                heldGameEvents.append(e)
+                roundsInFlight += 1
+                saveRound(r)
+            } else {
+                hub.publish(e.event)
+            }
         }
     }
 
@@ -155,6 +177,13 @@ public final class Engine: RequestHandler, @unchecked Sendable {
             gameRound: r.round, resultJSON: JSONValue.object(r.json).jsonText)
         store.write({ try $0.saveRound(record) }, then: { [self] result in
             if case .failure(let error) = result { storeFailed("saving round \(r.round)", error) }
+            roundsInFlight -= 1
+            // The committed round's end goes out first; what waited behind it is published in
+            // order (a further round end in it waits for its own commit).
+            var held = heldGameEvents
+            heldGameEvents = []
+            if !held.isEmpty { hub.publish(held.removeFirst().event) }
+            publish(held)
         }, on: hub.loop)
     }
 
