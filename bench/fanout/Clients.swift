@@ -1,3 +1,4 @@
+import CEpoll
 import Foundation
 import Synchronization
 
@@ -21,7 +22,6 @@ struct ClientTally {
 /// The reading clients handled by one thread: their sockets, read by one thread. Each line is
 /// stamped with CLOCK_MONOTONIC right after the read(2) that returned it, and an `attitude` line's
 /// latency is that minus the write time of the scan its `t_ns` names.
-/// Waiting is one poll(2) over the shard's sockets.
 final class ReaderShard: @unchecked Sendable {
     let fds: [Int32]
     let timeline: ScanTimeline
@@ -35,9 +35,9 @@ final class ReaderShard: @unchecked Sendable {
     let replies = Atomic<Int>(0)
     private let stopFlag = Atomic<Bool>(false)
     private let done = DispatchSemaphore(value: 0)
-    /// poll(2) set over the clients (Glibc does not export epoll to Swift); a closed client's fd
-    /// is negated so poll skips it.
-    private var pollSet: [pollfd]
+    /// epoll over the shard's sockets: its cost follows the sockets that are ready, where
+    /// poll(2) would scan all of them for every line that arrives.
+    private let epfd: Int32
     private let scratchSize = 1 << 18
 
     init(fds: [Int32], timeline: ScanTimeline, expectedLines: Int) throws {
@@ -45,11 +45,20 @@ final class ReaderShard: @unchecked Sendable {
         tallies = Array(repeating: ClientTally(), count: fds.count)
         pending = Array(repeating: [], count: fds.count)
         latencies.reserveCapacity(expectedLines)
-        pollSet = fds.map { fd in
+        epfd = epoll_create1(Int32(EPOLL_CLOEXEC))
+        guard epfd >= 0 else { throw BenchError("epoll_create1: \(String(cString: strerror(errno)))") }
+        for (i, fd) in fds.enumerated() {
             setNonBlocking(fd)
-            return pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            var ev = epoll_event()
+            ev.events = EPOLLIN.rawValue | EPOLLRDHUP.rawValue
+            ev.data.u64 = UInt64(i)
+            guard epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) == 0 else {
+                throw BenchError("epoll_ctl: \(String(cString: strerror(errno)))")
+            }
         }
     }
+
+    deinit { close(epfd) }
 
     func start(name: String) {
         let thread = Thread { [self] in
@@ -69,19 +78,19 @@ final class ReaderShard: @unchecked Sendable {
     private func run() {
         let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: scratchSize)
         defer { scratch.deallocate() }
+        var events = [epoll_event](repeating: epoll_event(), count: 1024)
         while !stopFlag.load(ordering: .acquiring) {
-            let n = pollSet.withUnsafeMutableBufferPointer { poll($0.baseAddress, nfds_t($0.count), 50) }
+            let n = events.withUnsafeMutableBufferPointer { epoll_wait(epfd, $0.baseAddress, Int32($0.count), 50) }
             if n < 0 { if errno == EINTR { continue }; break }
-            guard n > 0 else { continue }
-            for c in pollSet.indices where pollSet[c].revents != 0 {
-                pollSet[c].revents = 0
+            for e in 0..<Int(n) {
+                let c = Int(events[e].data.u64)
                 let got = read(fds[c], scratch, scratchSize)
                 let readAt = monotonicNanoseconds()
                 if got > 0 {
                     consume(UnsafeBufferPointer(start: scratch, count: got), client: c, readAt: readAt)
                 } else if got == 0 || (errno != EAGAIN && errno != EINTR) {
                     tallies[c].closed = true
-                    pollSet[c].fd = -1
+                    _ = epoll_ctl(epfd, EPOLL_CTL_DEL, fds[c], nil)
                 }
             }
         }

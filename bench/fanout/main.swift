@@ -76,12 +76,13 @@ for rate in rates {
 func mib(_ kib: Int) -> String { String(format: "%.1f", Double(kib) / 1024) }
 func pad(_ s: String, _ w: Int) -> String { s.count >= w ? s : String(repeating: " ", count: w - s.count) + s }
 let header = ["Hz", "clients", "scans", "late", "p50 ms", "p99 ms", "max ms", "lost", "gaps", "daemon CPU%",
-              "bench CPU%", "RSS idle/conn/10s/end MiB", "stalled held+dropped", "load"]
+              "µs/line", "bench CPU%", "RSS idle/conn/10s/end MiB", "stalled held+dropped", "load"]
 let rows: [[String]] = results.map { r in
     [String(r.configuration.rateHz), String(r.configuration.clients), String(r.scansWritten), String(r.lateScans),
      ms(r.latency.p50), ms(r.latency.p99), ms(r.latency.max),
      r.clientsLosing > 0 ? "\(r.linesLost) (\(r.clientsLosing) cl)" : "0", String(r.gapEvents),
-     String(format: "%.1f", r.daemonCPU), String(format: "%.1f", r.benchCPU),
+     String(format: "%.1f", r.daemonCPU), String(format: "%.2f", r.daemonMicrosecondsPerLine),
+     String(format: "%.1f", r.benchCPU),
      "\(mib(r.rssIdle))/\(mib(r.rssConnected))/\(mib(r.rssAt10s))/\(mib(r.rssEnd))",
      "\(r.stalledHeld)+\(r.stalledDropped)", String(format: "%.1f→%.1f", r.loadBefore, r.loadAfter)]
 }
@@ -92,7 +93,7 @@ for row in rows { say(row.indices.map { pad(row[$0], widths[$0]) }.joined(separa
 say("""
 
 latency = line read by a client − scan written into the FIFO (CLOCK_MONOTONIC), over every attitude
-line of every reading client. lost = scans written × clients − attitude lines received. late = scans
+line of every reading client. µs/line = daemon CPU time per line delivered. lost = scans written × clients − attitude lines received. late = scans
 the feeder itself wrote > 1 period late. stalled held+dropped = attitude lines the never-reading
 client still got when read at the end (kernel socket buffer + NIO + its bounded queue) + the count
 in its gap event; the two add up to the scans written when nothing else was lost.
