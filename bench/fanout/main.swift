@@ -93,11 +93,14 @@ for row in rows { say(row.indices.map { pad(row[$0], widths[$0]) }.joined(separa
 say("""
 
 latency = line read by a client − scan written into the FIFO (CLOCK_MONOTONIC), over every attitude
-line of every reading client. µs/line = daemon CPU time per line delivered. lost = scans written × clients − attitude lines received. late = scans
-the feeder itself wrote > 1 period late. stalled held+dropped = attitude lines the never-reading
-client still got when read at the end (kernel socket buffer + NIO + its bounded queue) + the count
-in its gap event; the two add up to the scans written when nothing else was lost.
+line of every reading client. daemon CPU% = of one core, from the first scan until every line was
+delivered; µs/line = that CPU time per line delivered. lost = scans written × clients − attitude
+lines received. late = scans the feeder itself wrote > 1 period late (it was starved of CPU).
+stalled held+dropped = attitude lines the never-reading client still got when read at the end
+(kernel socket buffer + NIO + its bounded queue) + the count in its gap event; the two add up to
+the scans written when nothing else was lost. load = 1-minute load average before → after.
 """)
+
 
 // Targets (issue 3, item 6).
 var missed = 0
