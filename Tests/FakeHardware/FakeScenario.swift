@@ -35,8 +35,9 @@ public struct FakeHardwareError: Error, CustomStringConvertible {
 
 /// A set of fake IIO devices installed in the harness's tree: directories and attribute files
 /// under `$FAKEHW_SYS`, trigger directories, and one FIFO per buffered device as its data node.
-/// One scenario at a time; `remove()` (or `deinit` is NOT relied on) cleans everything.
-public final class FakeScenario: @unchecked Sendable {
+/// The harness has one tree, so one scenario at a time (tests run serially); call `remove()` when
+/// done (tests do it in tearDown), a new scenario also clears leftovers of a crashed one.
+public final class FakeScenario: Sendable {
     public let devices: [FakeIIODevice]
     public let sysRoot: String
     public let devRoot: String

@@ -249,6 +249,22 @@ final class IIOSourceHarnessTests: XCTestCase {
         XCTAssertEqual(Array(r.samples.suffix(10)).map(\.t), later.expected.map(\.t))
     }
 
+    func testPolledDeviceVanishAndResume() throws {
+        let d = FakeIIODevice.polledOnly()
+        let (s, r) = try start([d], .init(device: "auto", rateHz: 100))
+        XCTAssertNotNil(r.waitForStatus(.streaming), "\(r.statuses)")
+        XCTAssertTrue(r.wait { r.samples.count >= 5 })
+        s.vanish(d)
+        let retrying = try XCTUnwrap(r.waitForStatus(.retrying), "\(r.statuses)")
+        XCTAssertTrue(retrying.message.contains("No such file") || retrying.message.contains("vanished")
+                      || retrying.message.contains("no IIO device"), retrying.message)
+        try s.restore(d)
+        try s.setRaw(d, d.accel!, [1, 2, 3])
+        XCTAssertNotNil(r.waitForStatus(.streaming, count: 2, timeout: 15), "\(r.statuses)")
+        let want = d.decoded([1, 2, 3], group: d.accel!)
+        XCTAssertTrue(r.wait { r.samples.last?.accel == want }, "polling resumed")
+    }
+
     func testMissingDeviceIsReportedAndFoundLater() throws {
         try requireFakeHardware()
         let s = try FakeScenario([])

@@ -8,11 +8,15 @@ public struct IMUCalibration: Sendable, Equatable {
     /// A full 3×3 model (scale, cross-axis, small misalignment); when set it replaces `accelScale`.
     public var accelMatrix: Matrix3?
     public var gyroBias: Vector3
+    /// The wearer's neutral pose (`tiltd calibrate neutral`): the estimator's attitude
+    /// (sensor → z-up world, unit, w ≥ 0) while they held their head level. The game's relative
+    /// mode measures tilts from it. Not applied to samples; nil until captured.
+    public var neutral: Quaternion?
 
     public init(accelOffset: Vector3 = .zero, accelScale: Vector3 = Vector3(1, 1, 1),
-                accelMatrix: Matrix3? = nil, gyroBias: Vector3 = .zero) {
+                accelMatrix: Matrix3? = nil, gyroBias: Vector3 = .zero, neutral: Quaternion? = nil) {
         self.accelOffset = accelOffset; self.accelScale = accelScale
-        self.accelMatrix = accelMatrix; self.gyroBias = gyroBias
+        self.accelMatrix = accelMatrix; self.gyroBias = gyroBias; self.neutral = neutral
     }
 
     public static let none = IMUCalibration()

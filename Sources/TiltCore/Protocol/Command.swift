@@ -231,7 +231,7 @@ extension Event {
     public static func reply(id: JSONValue?, cmd: String?, error: ProtocolError) -> Event {
         var o = JSONObject()
         o["id"] = id ?? .null
-        if let cmd { o["cmd"] = .string(cmd) }
+        o["cmd"] = cmd.map { .string($0) } ?? .null
         o["ok"] = .bool(false)
         o["error"] = .object(["code": .string(error.code.rawValue), "message": .string(error.message)])
         return Event(.reply, t: nil, fields: o)

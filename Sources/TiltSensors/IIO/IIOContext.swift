@@ -53,10 +53,16 @@ final class IIOContext {
         }
     }
 
+    /// The text of a NUL-terminated C buffer.
+    static func string(_ buf: [CChar]) -> String {
+        let bytes = buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     static func errorText(_ code: Int32) -> String {
         var buf = [CChar](repeating: 0, count: 256)
         iio_strerror(code, &buf, buf.count)
-        return String(cString: buf)
+        return IIOContext.string(buf)
     }
 }
 
@@ -89,7 +95,7 @@ struct IIODeviceRef {
         guard hasAttribute(name) else { return nil }
         var buf = [CChar](repeating: 0, count: 1024)
         let n = iio_device_attr_read(handle, name, &buf, buf.count)
-        return n > 0 ? String(cString: buf) : nil
+        return n > 0 ? IIOContext.string(buf) : nil
     }
 
     func writeAttribute(_ name: String, _ value: String) throws {
@@ -119,7 +125,7 @@ enum IIOChannel {
         guard hasAttribute(chn, name) else { return nil }
         var buf = [CChar](repeating: 0, count: 1024)
         let n = iio_channel_attr_read(chn, name, &buf, buf.count)
-        return n > 0 ? String(cString: buf) : nil
+        return n > 0 ? IIOContext.string(buf) : nil
     }
 
     static func writeAttribute(_ chn: OpaquePointer, _ name: String, _ value: String) throws {

@@ -52,6 +52,17 @@ public struct Configuration: Sendable {
         public init() {}
     }
 
+    /// `[calibration]` `persist_*`: saving the gyro bias the daemon learns while at rest.
+    public struct BiasPersistence: Sendable, Equatable {
+        /// `persist_gyro_bias`: off by default, so the calibration file changes only when asked.
+        public var enabled = false
+        /// `persist_after_s`: seconds at rest before the learnt bias is trusted enough to save.
+        public var afterSeconds: Double = 60
+        /// `persist_interval_min`: at most one save per this many minutes (sample time).
+        public var intervalMinutes: Double = 30
+        public init() {}
+    }
+
     /// `[game]`: the tilt game's rules and its deck.
     public struct Game: Sendable {
         public var rules = TiltGame.Configuration()
@@ -93,6 +104,7 @@ public struct Configuration: Sendable {
     public var courseOnSpeed = 1.0
     public var courseOffSpeed = 0.5
     public var calibration = IMUCalibration.none
+    public var biasPersistence = BiasPersistence()
     /// The calibration file in use (written by `tiltd calibrate`), resolved to an absolute path.
     public var calibrationFile: String?
     public var socket = Socket()
@@ -144,6 +156,10 @@ public struct Configuration: Sendable {
         var calFileKey: String?
         if var t = try root.table("calibration") {
             calFileKey = try t.optionalString("file")
+            // Settings, not measurements: only the main file may hold them.
+            c.biasPersistence.enabled = try t.bool("persist_gyro_bias", default: c.biasPersistence.enabled)
+            c.biasPersistence.afterSeconds = try t.double("persist_after_s", default: c.biasPersistence.afterSeconds, in: 5...86_400)
+            c.biasPersistence.intervalMinutes = try t.double("persist_interval_min", default: c.biasPersistence.intervalMinutes, in: 1...10_080)
             c.calibration = try readCalibration(&t, into: c.calibration)
             try t.finish()
         }
@@ -290,6 +306,12 @@ public struct Configuration: Sendable {
             cal.accelMatrix = mm
         }
         if let v = try t.vector("gyro_bias", in: -35...35) { cal.gyroBias = v }
+        // The neutral head pose: a unit quaternion [w, x, y, z]; off-unit means a damaged value.
+        if let q = try t.doubles("neutral", count: 4, in: -1.001...1.001) {
+            let n = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).squareRoot()
+            if abs(n - 1) > 1e-3 { throw t.error("neutral", "must be a unit quaternion [w, x, y, z], its norm is \(n)") }
+            cal.neutral = Quaternion(w: q[0], x: q[1], y: q[2], z: q[3])
+        }
         return cal
     }
 

@@ -1,0 +1,177 @@
+import Foundation
+import TiltCore
+
+/// The calibration file (`[calibration] file` in the main config): a single `[calibration]`
+/// table that `tiltd calibrate` and the daemon's bias persistence rewrite, so the user's main
+/// config — its comments and layout — is never touched.
+///
+/// Writes are atomic: the new text goes to a temporary file in the same directory, is fsynced,
+/// renamed over the old file, and the directory is fsynced, so a power cut leaves either the old
+/// or the new file, never a torn one. An update keeps every key the current change does not set,
+/// and writers serialise on an flock of the directory so two updates cannot lose each other's keys.
+public enum CalibrationFile {
+    /// The values a calibration file holds; nil = the key is absent (the main config's value, or
+    /// the default, applies).
+    public struct Contents: Sendable, Equatable {
+        public var accelOffset: Vector3?
+        public var accelScale: Vector3?
+        public var accelMatrix: Matrix3?
+        public var gyroBias: Vector3?
+        public var neutral: Quaternion?
+
+        public init(accelOffset: Vector3? = nil, accelScale: Vector3? = nil, accelMatrix: Matrix3? = nil,
+                    gyroBias: Vector3? = nil, neutral: Quaternion? = nil) {
+            self.accelOffset = accelOffset; self.accelScale = accelScale; self.accelMatrix = accelMatrix
+            self.gyroBias = gyroBias; self.neutral = neutral
+        }
+
+        /// `base` with the keys present here replaced.
+        public func applied(over base: IMUCalibration) -> IMUCalibration {
+            var c = base
+            if let v = accelOffset { c.accelOffset = v }
+            if let v = accelScale { c.accelScale = v }
+            if let v = accelMatrix { c.accelMatrix = v }
+            if let v = gyroBias { c.gyroBias = v }
+            if let v = neutral { c.neutral = v }
+            return c
+        }
+    }
+
+    /// A write that failed; the old file is unchanged.
+    public struct WriteError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// Reads and validates the file (file:line errors, as the config loader gives them).
+    /// A file that does not exist reads as empty.
+    public static func read(path: String) throws(ConfigError) -> Contents {
+        guard FileManager.default.fileExists(atPath: path) else { return Contents() }
+        let text: String
+        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
+            throw ConfigError(file: path, line: nil, key: "", message: "cannot read: \((error as NSError).localizedDescription)")
+        }
+        return try parse(text: text, file: path)
+    }
+
+    /// Parses calibration-file text with the loader's validation, noting which keys are present.
+    static func parse(text: String, file: String) throws(ConfigError) -> Contents {
+        let doc = try TOMLDocument(text: text, file: file)
+        var root = TableReader(doc: doc, path: "", table: doc.root)
+        var out = Contents()
+        if var t = try root.table("calibration") {
+            let cal = try Configuration.readCalibration(&t, into: .none)
+            try t.finish()
+            let present = Set(doc.root["calibration"]?.objectValue?.keys.map { $0 } ?? [])
+            if present.contains("accel_offset") { out.accelOffset = cal.accelOffset }
+            if present.contains("accel_scale") { out.accelScale = cal.accelScale }
+            if present.contains("accel_matrix") { out.accelMatrix = cal.accelMatrix }
+            if present.contains("gyro_bias") { out.gyroBias = cal.gyroBias }
+            if present.contains("neutral") { out.neutral = cal.neutral }
+        }
+        try root.finish()
+        return out
+    }
+
+    /// The file's text. `note` (one line, e.g. what changed and when) goes into the header.
+    public static func render(_ c: Contents, note: String? = nil) -> String {
+        func n(_ x: Double) -> String {
+            var s = String(format: "%.9g", x)
+            if !s.contains(".") && !s.contains("e") && !s.contains("n") { s += ".0" }
+            return s
+        }
+        func list(_ xs: [Double]) -> String { "[" + xs.map(n).joined(separator: ", ") + "]" }
+        var out = """
+        # tiltd calibration, written by `tiltd calibrate` (and by the daemon when the main config
+        # sets [calibration] persist_gyro_bias = true). This file is rewritten whole, so keep your
+        # own notes in the main config. Its values override the main config's [calibration] table.
+
+        """
+        if let note { out += "# Last change: \(note.replacingOccurrences(of: "\n", with: " "))\n" }
+        out += "\n[calibration]\n"
+        if c.accelOffset != nil || c.accelScale != nil || c.accelMatrix != nil {
+            out += "# Accelerometer, m/s²: a_cal = M · (a − accel_offset); M = diag(accel_scale), or accel_matrix (row-major) when set.\n"
+        }
+        if let v = c.accelOffset { out += "accel_offset = \(list(v.array))\n" }
+        if let v = c.accelScale { out += "accel_scale = \(list(v.array))\n" }
+        if let m = c.accelMatrix { out += "accel_matrix = \(list(m.rowMajor))\n" }
+        if let v = c.gyroBias { out += "# Gyroscope bias, rad/s, subtracted from every sample.\ngyro_bias = \(list(v.array))\n" }
+        if let q = c.neutral {
+            out += "# Neutral head pose for the game's relative mode: unit quaternion [w, x, y, z], sensor → z-up world.\n"
+            out += "neutral = \(list([q.w, q.x, q.y, q.z]))\n"
+        }
+        return out
+    }
+
+    /// Reads the file, applies `change`, and writes the result atomically (under the directory
+    /// lock). Returns what was written. A file that fails to load is left alone and its error
+    /// thrown: a broken calibration file is for the user to fix, not for tiltd to overwrite.
+    @discardableResult
+    public static func update(path: String, note: String? = nil, _ change: (inout Contents) -> Void) throws -> Contents {
+        let dir = directory(of: path)
+        let lock = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard lock >= 0 else { throw WriteError(description: "\(dir): cannot open directory: \(errorText())") }
+        defer { close(lock) }
+        while flock(lock, LOCK_EX) != 0 {
+            if errno != EINTR { throw WriteError(description: "\(dir): cannot lock: \(errorText())") }
+        }
+        var contents = try read(path: path)
+        change(&contents)
+        try write(contents, to: path, note: note)
+        return contents
+    }
+
+    /// Writes `contents` to `path` atomically (temp file + fsync + rename + directory fsync).
+    /// The text is parsed back first, so a value the loader would refuse is never written.
+    public static func write(_ contents: Contents, to path: String, note: String? = nil) throws {
+        let text = render(contents, note: note)
+        _ = try parse(text: text, file: path)
+        try writeAtomically(Array(text.utf8), to: path)
+    }
+
+    /// Replaces `path` with `bytes` so readers see the old or the new file, never a mix.
+    /// Keeps the old file's mode and (when permitted) owner; new files get 0644.
+    public static func writeAtomically(_ bytes: [UInt8], to path: String) throws {
+        let dir = directory(of: path)
+        let name = (path as NSString).lastPathComponent
+        var template = Array("\(dir)/.\(name).XXXXXX".utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else { throw WriteError(description: "\(dir): cannot create a temporary file: \(errorText())") }
+        let tmp = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        var committed = false
+        defer {
+            if !committed { unlink(tmp) }
+        }
+        do {
+            defer { close(fd) }
+            var old = stat()
+            if stat(path, &old) == 0 {
+                fchmod(fd, old.st_mode & 0o7777)
+                _ = fchown(fd, old.st_uid, old.st_gid)   // only root may; otherwise the writer owns it
+            } else {
+                fchmod(fd, 0o644)
+            }
+            var off = 0
+            while off < bytes.count {
+                let n = bytes[off...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress!, $0.count) }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw WriteError(description: "\(tmp): cannot write: \(errorText())")
+                }
+                off += n
+            }
+            guard fsync(fd) == 0 else { throw WriteError(description: "\(tmp): fsync failed: \(errorText())") }
+        }
+        guard rename(tmp, path) == 0 else { throw WriteError(description: "\(path): cannot replace: \(errorText())") }
+        committed = true
+        // The rename lives in the directory: sync it too, or a crash may bring back the old name.
+        let dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dfd >= 0 { fsync(dfd); close(dfd) }
+    }
+
+    static func directory(of path: String) -> String {
+        let d = (path as NSString).deletingLastPathComponent
+        return d.isEmpty ? "." : d
+    }
+
+    static func errorText() -> String { String(cString: strerror(errno)) }
+}

@@ -1,0 +1,379 @@
+import ArgumentParser
+import Foundation
+import Logging
+import TiltCore
+import TiltSensors
+import TiltService
+
+/// `tiltd calibrate gyro|accel|neutral`: measure at the Pi (or from a recording) and save the
+/// result to the calibration file named by the main config, which itself is never rewritten.
+struct Calibrate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Measure the IMU's calibration and save it to the calibration file.",
+        discussion: """
+        Each step reads the live IMU (or a recording with --replay), prints what it measured and \
+        writes only its own keys to the calibration file ([calibration] file in the main config, \
+        default calibration.toml next to it), atomically. The main config file is never changed.
+        """,
+        subcommands: [CalibrateGyro.self, CalibrateAccel.self, CalibrateNeutral.self]
+    )
+}
+
+/// Options every calibration step takes.
+struct CalibrationOptions: ParsableArguments {
+    @OptionGroup var options: ConfigOptions
+
+    @Option(help: "Use a recording (tiltd's CSV format, raw samples) instead of the live IMU.")
+    var replay: String?
+
+    @Flag(help: "Print the result without writing the calibration file.")
+    var dryRun = false
+}
+
+/// What every step needs: the loaded config, where to write, and a way to stream samples.
+struct CalibrationSession {
+    let config: Configuration
+    let file: String
+    let replay: String?
+    let dryRun: Bool
+    let interactive: Bool
+    let logger: Logger
+
+    init(_ o: CalibrationOptions) throws {
+        config = try o.options.load()
+        guard let f = config.calibrationFile else { throw ValidationFailure(message: "tiltd calibrate: the config names no calibration file") }
+        // The calibration file is rewritten whole; refuse to aim that at the user's main config.
+        let real = { (p: String) in URL(fileURLWithPath: p).resolvingSymlinksInPath().standardizedFileURL.path }
+        if real(f) == real(o.options.config) {
+            throw ValidationFailure(message: "tiltd calibrate: [calibration] file points at the main config \(o.options.config); name a separate file")
+        }
+        file = f
+        replay = o.replay
+        dryRun = o.dryRun
+        interactive = o.replay == nil && isatty(STDOUT_FILENO) != 0
+        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        logger = makeLogger("tiltd", level: config.logLevel)
+    }
+
+    var isLive: Bool { replay == nil }
+    var sourceName: String { replay.map { "recording \(($0 as NSString).lastPathComponent)" } ?? "live IMU" }
+
+    /// Streams raw samples to `handle` until it returns true or the source ends.
+    /// Returns false when the source ended (a recording ran out).
+    func stream(_ handle: @escaping (IMUSample) -> Bool) throws -> Bool {
+        let source: any SampleSource
+        if let replay {
+            guard FileManager.default.fileExists(atPath: replay) else { throw ValidationFailure(message: "tiltd calibrate: \(replay): no such file") }
+            source = ReplaySource(path: replay, speed: nil)
+        } else {
+            source = try DeviceSourceFactory.make(config.imu, logger: logger)
+        }
+        let loop = SampleLoop(handle: handle)
+        do {
+            try source.run(stop: loop.stop) { loop.receive($0) }
+        } catch {
+            throw ValidationFailure(message: "tiltd calibrate: \(error)")
+        }
+        if let failure = loop.failure { throw ValidationFailure(message: "tiltd calibrate: \(failure)") }
+        return loop.finishedByHandler
+    }
+
+    /// Applies `change` to the calibration file (unless --dry-run) and says so.
+    func save(_ keys: String, note: String, _ change: @escaping (inout CalibrationFile.Contents) -> Void) throws {
+        if dryRun { print("dry run: \(keys) not written (would go to \(file))"); return }
+        let stamp = ISO8601DateFormatter().string(from: Date())
+        do {
+            try CalibrationFile.update(path: file, note: "\(keys) by `tiltd calibrate` at \(stamp) from the \(sourceName); \(note)", change)
+        } catch {
+            throw ValidationFailure(message: "tiltd calibrate: cannot write \(file): \(error)")
+        }
+        print("wrote \(keys) to \(file)")
+    }
+
+    /// A line that replaces itself on a terminal and is printed only on change otherwise.
+    func status(_ line: String, last: inout String) {
+        guard line != last else { return }
+        last = line
+        if interactive {
+            // Unbuffered write: print() may hold a line without a newline back.
+            FileHandle.standardOutput.write(Data(("\r\u{1B}[K" + line).utf8))
+        }
+    }
+
+    func endStatus(_ last: inout String) {
+        if interactive && !last.isEmpty { print("") }
+        last = ""
+    }
+}
+
+/// Drives a blocking source with a per-sample handler; touched only by the source's thread.
+final class SampleLoop: @unchecked Sendable {
+    let stop = StopSignal()
+    let handle: (IMUSample) -> Bool
+    var finishedByHandler = false
+    var failure: String?
+    var sawSample = false
+
+    init(handle: @escaping (IMUSample) -> Bool) { self.handle = handle }
+
+    func receive(_ output: SourceOutput) {
+        if stop.isStopped { return }
+        switch output {
+        case .sample(let s):
+            sawSample = true
+            if handle(s) { finishedByHandler = true; stop.stop() }
+        case .status(let st):
+            // A device that cannot be opened would retry forever: say why and end. Once samples
+            // flowed, a lost device is retried by the source and the calibration carries on.
+            if st.state == .retrying {
+                if sawSample {
+                    FileHandle.standardError.write(Data("\n\(st.source): \(st.message); retrying in \(st.retryIn ?? 0) s\n".utf8))
+                } else {
+                    failure = "\(st.source): \(st.message)"
+                    stop.stop()
+                }
+            }
+        }
+    }
+}
+
+func vec(_ v: Vector3, _ digits: Int = 6) -> String {
+    "[" + v.array.map { String(format: "%.\(digits)f", $0) }.joined(separator: ", ") + "]"
+}
+
+// MARK: - gyro
+
+struct CalibrateGyro: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gyro",
+        abstract: "Measure the gyro bias: hold the device still; refuses if it moves.")
+
+    @OptionGroup var common: CalibrationOptions
+
+    @Option(help: "Seconds to hold still.")
+    var seconds: Double = 5
+
+    @Option(help: "Seconds to skip first (to let go of the device). Default: 1 live, 0 for a recording.")
+    var settle: Double?
+
+    func validate() throws {
+        guard (1...120).contains(seconds) else { throw ValidationError("--seconds must be within 1…120") }
+        if let settle, !(0...60).contains(settle) { throw ValidationError("--settle must be within 0…60") }
+    }
+
+    func run() throws {
+        let session = try CalibrationSession(common)
+        let skip = settle ?? (session.isLive ? 1 : 0)
+        if session.isLive {
+            print("Put the device down (or hold it very still) for \(Int(seconds.rounded())) s…")
+        }
+        final class State { var cal: GyroBiasCalibration; var first: Nanoseconds?; var last = ""
+            init(_ c: GyroBiasCalibration) { cal = c } }
+        let st = State(GyroBiasCalibration(seconds: seconds))
+        _ = try session.stream { s in
+            if st.first == nil { st.first = s.t }
+            if Double(s.t - st.first!) * 1e-9 < skip { return false }
+            switch st.cal.add(s) {
+            case .measuring(let done):
+                session.status(String(format: "  still for %.1f / %.1f s", done, seconds), last: &st.last)
+                return false
+            case .done, .refused: return true
+            }
+        }
+        session.endStatus(&st.last)
+        switch st.cal.finish() {
+        case .refused(let e):
+            throw ValidationFailure(message: "tiltd calibrate gyro: refused: \(e); nothing written")
+        case .measuring:
+            throw ValidationFailure(message: "tiltd calibrate gyro: no result")
+        case .done(let r):
+            let deg = r.bias * (180 / .pi)
+            print("gyro bias: \(vec(r.bias)) rad/s (\(vec(deg, 3)) °/s)")
+            print(String(format: "  from %d samples over %.2f s still; noise %.4f rad/s RMS", r.samples, r.seconds, r.noise))
+            print("  previous: \(vec(session.config.calibration.gyroBias)) rad/s")
+            try session.save("gyro_bias", note: String(format: "%d samples, %.1f s", r.samples, r.seconds)) { $0.gyroBias = r.bias }
+        }
+    }
+}
+
+// MARK: - accel
+
+struct CalibrateAccel: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "accel",
+        abstract: "Six-position accelerometer calibration: hold each face up, still, in turn.")
+
+    @OptionGroup var common: CalibrationOptions
+
+    @Option(help: "Seconds each pose must be held still.")
+    var hold: Double = 2
+
+    @Option(help: "Live: stop after this many still poses (at least 6; 12 or more lets tiltd try a full 3×3 model).")
+    var poses: Int = 6
+
+    @Option(help: "Live: give up after this many seconds.")
+    var timeout: Double = 300
+
+    func validate() throws {
+        guard (0.5...30).contains(hold) else { throw ValidationError("--hold must be within 0.5…30") }
+        guard (6...60).contains(poses) else { throw ValidationError("--poses must be within 6…60") }
+        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+    }
+
+    static func faceHint(_ f: AccelCalibration.Face) -> String {
+        let axis = ["X", "Y", "Z"][f.axis]
+        return "Place the device with \(f.rawValue) up (its \(axis) axis pointing \(f.sign > 0 ? "at the sky" : "at the floor")) and hold still…"
+    }
+
+    func run() throws {
+        let session = try CalibrationSession(common)
+        final class State {
+            var cal: AccelCalibration; var first: Nanoseconds?; var last = ""; var prompted: AccelCalibration.Face?
+            var timedOut = false
+            init(_ c: AccelCalibration) { cal = c }
+        }
+        let st = State(AccelCalibration(holdSeconds: hold))
+        let live = session.isLive
+        let wanted = poses
+        func prompt() {
+            guard live else { return }
+            if let next = st.cal.facesMissing.first {
+                if st.prompted != next { print(Self.faceHint(next)); st.prompted = next }
+            } else if st.cal.poses.count < wanted {
+                print("All six faces done. Hold it still in any other orientation (\(st.cal.poses.count)/\(wanted) poses)…")
+            }
+        }
+        func progress() -> String {
+            let done = AccelCalibration.Face.allCases.map { st.cal.facesDone.contains($0) ? "[\($0.rawValue)]" : " \($0.rawValue) " }
+            return done.joined(separator: " ")
+        }
+        if live {
+            print("Six-position accelerometer calibration: hold the device still with each face up for \(String(format: "%.0f", hold)) s, in any order.")
+        }
+        prompt()
+        let timeout = self.timeout
+        let holdS = hold
+        func handle(_ e: AccelCalibration.Event) {
+            switch e {
+            case .moving:
+                session.status("  moving… \(progress())", last: &st.last)
+            case .holding(let face, let s):
+                let what = face.map { "\($0.rawValue) up" } ?? "between faces (tilt it so one face is flat)"
+                session.status(String(format: "  %@: still %.1f / %.1f s  %@", what, s, holdS, progress()), last: &st.last)
+            case .refining:
+                break
+            case .captured(let p, let newFace):
+                session.endStatus(&st.last)
+                let what: String
+                if let f = p.face { what = newFace ? "\(f.rawValue) up" : "\(f.rawValue) up again (kept as extra data)" }
+                else { what = "a pose between faces (extra data for the cross-axis fit)" }
+                print(String(format: "  captured %@: |a| = %.3f m/s²   faces %@", what, p.meanAccel.norm, progress()))
+                prompt()
+            }
+        }
+        let finished = try session.stream { s in
+            if st.first == nil { st.first = s.t }
+            if live && Double(s.t - st.first!) * 1e-9 > timeout { st.timedOut = true; return true }
+            if let e = st.cal.add(s) { handle(e) }
+            return live && st.cal.facesMissing.isEmpty && st.cal.poses.count >= wanted
+        }
+        if !finished, let e = st.cal.finish() { handle(e) }
+        session.endStatus(&st.last)
+        if st.timedOut { print("timed out after \(Int(timeout)) s") }
+
+        let before = session.config.calibration
+        let fit: AccelCalibration.Fit
+        do { fit = try st.cal.fit(current: before) } catch {
+            throw ValidationFailure(message: "tiltd calibrate accel: \(error); nothing written")
+        }
+        print("accel calibration (\(fit.model.rawValue)) from \(fit.poses) poses, \(fit.windows) still windows:")
+        print("  offset \(vec(fit.offset, 4)) m/s²")
+        print("  scale  \(vec(fit.scale, 5))")
+        if let m = fit.matrix { print("  matrix \(m.rowMajor.map { String(format: "%.5f", $0) }.joined(separator: ", "))") }
+        var line = String(format: "  |g| residual (RMS of |a_cal| − g): %.4f m/s² before → %.4f m/s² after", fit.residualBefore, fit.residualAfter)
+        if let full = fit.residualFull, fit.model == .perAxis {
+            line += String(format: " (full 3×3 model: %.4f, not enough better)", full)
+        } else if fit.residualFull == nil {
+            line += " (full 3×3 model needs \(AccelCalibration.posesForFullModel) poses)"
+        }
+        print(line)
+
+        // A per-axis fit must also clear an accel_matrix, which would override the scale. If the main
+        // config sets one, the file cannot remove it: write the diagonal so the fit takes effect.
+        let fileHad = try? CalibrationFile.read(path: session.file)
+        var matrix = fit.matrix
+        if matrix == nil, before.accelMatrix != nil, fileHad?.accelMatrix == nil {
+            let s = fit.scale
+            matrix = Matrix3(Vector3(s.x, 0, 0), Vector3(0, s.y, 0), Vector3(0, 0, s.z))
+        }
+        let keys = "accel_offset, accel_scale" + (matrix != nil ? ", accel_matrix" : "")
+        try session.save(keys, note: String(format: "%d poses, residual %.4f → %.4f m/s²", fit.poses, fit.residualBefore, fit.residualAfter)) {
+            $0.accelOffset = fit.offset; $0.accelScale = fit.scale; $0.accelMatrix = matrix
+        }
+    }
+}
+
+// MARK: - neutral
+
+struct CalibrateNeutral: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "neutral",
+        abstract: "Record the wearer's neutral head pose for the game's relative mode.")
+
+    @OptionGroup var common: CalibrationOptions
+
+    @Option(help: "Seconds to hold the neutral pose.")
+    var seconds: Double = 3
+
+    @Option(help: "Seconds for the attitude estimator to settle before the pose counts.")
+    var settle: Double = 1
+
+    @Option(help: "Live: give up after this many seconds.")
+    var timeout: Double = 60
+
+    func validate() throws {
+        guard (0.5...60).contains(seconds) else { throw ValidationError("--seconds must be within 0.5…60") }
+        guard (0...30).contains(settle) else { throw ValidationError("--settle must be within 0…30") }
+        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+    }
+
+    func run() throws {
+        let session = try CalibrationSession(common)
+        if session.isLive { print("Look straight ahead, head level, and hold still for \(String(format: "%.0f", seconds)) s…") }
+        final class State {
+            var capture: NeutralPoseCapture; var calibrator: Calibrator; var estimator = AttitudeEstimator()
+            var first: Nanoseconds?; var last = ""
+            init(_ c: NeutralPoseCapture, _ cal: Calibrator) { capture = c; calibrator = cal }
+        }
+        let st = State(NeutralPoseCapture(seconds: seconds, settleSeconds: settle), Calibrator(session.config.calibration))
+        let live = session.isLive, timeout = self.timeout, seconds = self.seconds
+        _ = try session.stream { raw in
+            if st.first == nil { st.first = raw.t }
+            if live && Double(raw.t - st.first!) * 1e-9 > timeout { return true }
+            let s = st.calibrator.apply(raw)
+            let a = st.estimator.update(s)
+            switch st.capture.add(s, attitude: a.q) {
+            case .waiting(let why):
+                session.status("  waiting for stillness" + (why.map { " (\($0))" } ?? "") + "…", last: &st.last)
+                return false
+            case .holding(let held):
+                session.status(String(format: "  still for %.1f / %.1f s", held, seconds), last: &st.last)
+                return false
+            case .done, .refused: return true
+            }
+        }
+        session.endStatus(&st.last)
+        switch st.capture.finish() {
+        case .refused(let e):
+            throw ValidationFailure(message: "tiltd calibrate neutral: \(e); nothing written")
+        case .waiting, .holding:
+            throw ValidationFailure(message: "tiltd calibrate neutral: no result")
+        case .done(let r):
+            let q = r.q
+            print(String(format: "neutral pose: roll %.1f°, pitch %.1f° (yaw %.1f°, arbitrary without a magnetometer)",
+                         q.roll * 180 / .pi, q.pitch * 180 / .pi, q.yaw * 180 / .pi))
+            print(String(format: "  quaternion [w, x, y, z] = [%.6f, %.6f, %.6f, %.6f]; held %.1f s, spread %.2f°", q.w, q.x, q.y, q.z, r.seconds, r.spreadDegrees))
+            try session.save("neutral", note: String(format: "%d samples, spread %.2f°", r.samples, r.spreadDegrees)) { $0.neutral = q }
+        }
+    }
+}

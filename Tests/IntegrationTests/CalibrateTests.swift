@@ -1,0 +1,200 @@
+import Foundation
+import TestSupport
+import TiltCore
+import XCTest
+
+/// The real `tiltd calibrate gyro|accel|neutral --replay` on synthetic recordings with known
+/// errors: the calibration file gets the right values, the main config stays byte-identical.
+final class CalibrateTests: XCTestCase {
+    var dir = ""
+    var config = ""
+    var calFile: String { "\(dir)/calibration.toml" }
+    /// The main config as written, to compare byte for byte afterwards.
+    var configBytes = Data()
+
+    override func setUp() {
+        dir = makeTempDir("calib")
+        config = "\(dir)/tiltd.toml"
+        let text = """
+        # My tiltd config — comments and layout must survive calibration.
+        [imu]
+        device = "auto"   # keep auto
+
+        [calibration]
+        file = "calibration.toml"
+        # accel_offset = [0, 0, 0]
+
+        [socket]
+        path = "\(dir)/tiltd.sock"
+        """
+        configBytes = Data(text.utf8)
+        FileManager.default.createFile(atPath: config, contents: configBytes)
+    }
+
+    override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
+
+    func assertMainConfigUntouched(file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(FileManager.default.contents(atPath: config), configBytes, "main config changed", file: file, line: line)
+    }
+
+    /// Reads `key = [a, b, …]` from the calibration file.
+    func numbers(_ key: String) throws -> [Double] {
+        let text = try String(contentsOfFile: calFile, encoding: .utf8)
+        let line = try XCTUnwrap(text.split(separator: "\n").first { $0.hasPrefix("\(key) = [") }, "\(key) missing in:\n\(text)")
+        let inner = line.drop { $0 != "[" }.dropFirst().prefix { $0 != "]" }
+        return inner.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) ?? .nan }
+    }
+
+    func calibrate(_ args: [String]) throws -> (Int32, String) {
+        try runTiltd(["calibrate"] + args + ["--config", config], timeout: 60)
+    }
+
+    func recording(_ name: String, _ build: (inout SynthRecording) -> Void) throws -> String {
+        var r = SynthRecording(seed: UInt64(name.utf8.reduce(7) { $0 &* 31 &+ UInt64($1) }))
+        build(&r)
+        let path = "\(dir)/\(name).csv"
+        try r.write(to: path)
+        return path
+    }
+
+    // MARK: gyro
+
+    func testGyroFromRecordingWritesTheBias() throws {
+        let bias = Vector3(0.021, -0.0137, 0.0082)
+        let rec = try recording("still") { r in
+            r.gyroBias = bias; r.gyroNoise = 0.005
+            r.still(Quaternion(roll: 0.3, pitch: -0.2, yaw: 0), seconds: 6)
+        }
+        let (status, out) = try calibrate(["gyro", "--replay", rec])
+        XCTAssertEqual(status, 0, out)
+        XCTAssertTrue(out.contains("wrote gyro_bias to \(calFile)"), out)
+        let got = try numbers("gyro_bias")
+        XCTAssertEqual(got.count, 3)
+        for i in 0..<3 { XCTAssertEqual(got[i], bias[i], accuracy: 0.002, "axis \(i)") }
+        let err = (Vector3(got[0], got[1], got[2]) - bias).norm
+        XCTAssertLessThan(err, 0.0005)
+        print("calibrate gyro: bias error \(err) rad/s")
+        assertMainConfigUntouched()
+
+        // The daemon's loader takes the file as written.
+        let (s2, effective) = try runTiltd(["check-config", "--config", config])
+        XCTAssertEqual(s2, 0, effective)
+        XCTAssertTrue(effective.contains("gyro_bias = [\(got[0]), \(got[1]), \(got[2])]"), effective)
+    }
+
+    func testGyroRefusesAMovingRecordingAndWritesNothing() throws {
+        let rec = try recording("moving") { r in
+            r.gyroBias = Vector3(0.01, 0, 0)
+            r.still(.identity, seconds: 2)
+            r.turn(from: .identity, rate: Vector3(0.25, 0.1, 0), seconds: 3)
+        }
+        let (status, out) = try calibrate(["gyro", "--replay", rec])
+        XCTAssertNotEqual(status, 0, out)
+        XCTAssertTrue(out.contains("refused: moved: "), out)
+        XCTAssertTrue(out.contains("after 2."), out)
+        XCTAssertTrue(out.contains("nothing written"), out)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: calFile))
+        assertMainConfigUntouched()
+    }
+
+    func testDryRunWritesNothing() throws {
+        let rec = try recording("still-dry") { r in r.still(.identity, seconds: 6) }
+        let (status, out) = try calibrate(["gyro", "--replay", rec, "--dry-run"])
+        XCTAssertEqual(status, 0, out)
+        XCTAssertTrue(out.contains("dry run"), out)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: calFile))
+    }
+
+    // MARK: accel
+
+    func sixFaces(_ r: inout SynthRecording, _ faces: [String]) {
+        var q = Quaternion.identity
+        for f in faces {
+            q = r.turn(from: q, rate: Vector3(0.9, -0.4, 0.3), seconds: 0.6)
+            // A few degrees off flat, as a hand would place it.
+            let tilt = Quaternion(axis: Vector3(1, 2, 0), angle: 0.05)
+            let pose = (tilt * SynthRecording.faceUp(f)).normalized
+            r.still(pose, seconds: 3)
+            q = pose
+        }
+    }
+
+    func testAccelSixFacesRecoversOffsetAndScaleAndKeepsTheGyroBias() throws {
+        // An earlier gyro calibration, which the accel step must not lose.
+        let gyroRec = try recording("still-g") { r in r.gyroBias = Vector3(0.012, 0.004, -0.006); r.still(.identity, seconds: 6) }
+        XCTAssertEqual(try calibrate(["gyro", "--replay", gyroRec]).0, 0)
+        let gyroBefore = try numbers("gyro_bias")
+
+        let gain = Vector3(1.031, 0.968, 1.017), offset = Vector3(0.25, -0.18, 0.41)
+        let rec = try recording("faces") { r in
+            r.accelGain = Matrix3(Vector3(gain.x, 0, 0), Vector3(0, gain.y, 0), Vector3(0, 0, gain.z))
+            r.accelOffset = offset
+            sixFaces(&r, ["+Z", "-Z", "+X", "-X", "+Y", "-Y"])
+        }
+        let (status, out) = try calibrate(["accel", "--replay", rec])
+        XCTAssertEqual(status, 0, out)
+        XCTAssertTrue(out.contains("per-axis offset and scale"), out)
+        XCTAssertTrue(out.contains("|g| residual"), out)
+        XCTAssertTrue(out.contains("wrote accel_offset, accel_scale to \(calFile)"), out)
+        let scale = try numbers("accel_scale"), off = try numbers("accel_offset")
+        var worstScale = 0.0, worstOffset = 0.0
+        for i in 0..<3 {
+            XCTAssertEqual(scale[i] * gain[i], 1, accuracy: 0.01, "scale \(i) within 1 %")
+            XCTAssertEqual(off[i], offset[i], accuracy: 0.02, "offset \(i)")
+            worstScale = max(worstScale, abs(scale[i] * gain[i] - 1)); worstOffset = max(worstOffset, abs(off[i] - offset[i]))
+        }
+        print("calibrate accel: worst scale error \(worstScale * 100) %, worst offset error \(worstOffset) m/s²")
+        // The residual line: before is large (raw errors), after is at the noise floor.
+        let residual = try XCTUnwrap(out.split(separator: "\n").first { $0.contains("|g| residual") })
+        let figures = residual.split(separator: " ").compactMap { Double($0) }
+        XCTAssertGreaterThan(figures[0], 0.2, String(residual))
+        XCTAssertLessThan(figures[1], 0.01, String(residual))
+        XCTAssertEqual(try numbers("gyro_bias"), gyroBefore, "gyro bias kept")
+        assertMainConfigUntouched()
+    }
+
+    func testAccelNamesTheMissingFaces() throws {
+        let rec = try recording("five-faces") { r in sixFaces(&r, ["+Z", "-Z", "+X", "-X", "+Y"]) }
+        let (status, out) = try calibrate(["accel", "--replay", rec])
+        XCTAssertNotEqual(status, 0, out)
+        XCTAssertTrue(out.contains("missing faces: -Y"), out)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: calFile))
+        assertMainConfigUntouched()
+    }
+
+    // MARK: neutral
+
+    func testNeutralFromRecordingStoresTheAttitude() throws {
+        let roll = 20.0 * .pi / 180, pitch = -10.0 * .pi / 180
+        let rec = try recording("neutral") { r in
+            let start = Quaternion(roll: 0, pitch: 0.3, yaw: 0)
+            let neutral = Quaternion(roll: roll, pitch: pitch, yaw: 0.5)
+            r.still(start, seconds: 1.5)
+            r.turn(from: start, to: neutral, seconds: 1)
+            r.still(neutral, seconds: 5)
+        }
+        let (status, out) = try calibrate(["neutral", "--replay", rec])
+        XCTAssertEqual(status, 0, out)
+        XCTAssertTrue(out.contains("wrote neutral to \(calFile)"), out)
+        let n = try numbers("neutral")
+        XCTAssertEqual(n.count, 4)
+        let q = Quaternion(w: n[0], x: n[1], y: n[2], z: n[3])
+        XCTAssertEqual(q.norm, 1, accuracy: 1e-6)
+        XCTAssertEqual(q.roll * 180 / .pi, 20, accuracy: 1)
+        XCTAssertEqual(q.pitch * 180 / .pi, -10, accuracy: 1)
+        assertMainConfigUntouched()
+    }
+
+    // MARK: guards
+
+    func testRefusesToWriteOverTheMainConfig() throws {
+        // The loader already rejects a main config read as a calibration file; either way nothing is written.
+        let text = "[calibration]\nfile = \"tiltd.toml\"\n"
+        try text.write(toFile: config, atomically: false, encoding: .utf8)
+        let rec = try recording("still-self") { r in r.still(.identity, seconds: 6) }
+        let (status, out) = try calibrate(["gyro", "--replay", rec])
+        XCTAssertNotEqual(status, 0, out)
+        XCTAssertTrue(out.contains("tiltd.toml:2: calibration.file"), out)
+        XCTAssertEqual(try String(contentsOfFile: config, encoding: .utf8), text)
+    }
+}
