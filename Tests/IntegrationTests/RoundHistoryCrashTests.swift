@@ -27,7 +27,11 @@ final class RoundHistoryCrashTests: XCTestCase {
             let c = try LineClient(path: "\(dir)/tiltd.sock")
             _ = try c.next("hello")
             var id = 1
-            try c.send(#"{"cmd":"game.start","id":\#(id)}"#)
+            // A round starts once samples flow (until then the daemon answers `unavailable`).
+            try waitUntil("a round to start") {
+                id += 1
+                return try c.request(#"{"cmd":"game.start","id":\#(id)}"#, id: id)["ok"] == .bool(true)
+            }
             var endsThisRun = 0
             // Kill after a varying number of round ends, mid-way through the next round.
             let killAfter = 2 + attempt

@@ -18,6 +18,8 @@ public final class Engine: RequestHandler, @unchecked Sendable {
     private(set) var samplesSeen = 0
     private var rateMeter = RateMeter()
     public private(set) var lastAttitude: Attitude?
+    /// Samples the sampler skipped because the loop was too far behind (see `SensorPipeline`).
+    private(set) var samplesSkipped = 0
     /// Called on every sample (on the loop).
     public var onSample: (@Sendable () -> Void)?
 
@@ -105,6 +107,12 @@ public final class Engine: RequestHandler, @unchecked Sendable {
         let events = game.update(attitude)
         if !events.isEmpty { publish(events) }
         onSample?()
+    }
+
+    /// The sampler skipped `n` samples because this loop was behind.
+    public func ingest(skipped n: Int) {
+        samplesSkipped += n
+        logger.warning("event loop behind: skipped \(n) samples (\(samplesSkipped) in all)")
     }
 
     public func ingest(status: SourceStatus) {
@@ -255,6 +263,12 @@ public final class Engine: RequestHandler, @unchecked Sendable {
         case .status:
             ok(statusFields())
         case .gameStart(let seconds, let deckName):
+            // The round's clock is sample time: without samples flowing it would start at a
+            // stale time and the next sample would end it at once.
+            guard lastAttitude != nil, statuses["imu"]?.state == .streaming else {
+                let why = statuses["imu"].map { "the IMU is \($0.state.rawValue): \($0.message)" } ?? "no IMU samples yet"
+                return fail(.unavailable, "cannot start a round: \(why)")
+            }
             do {
                 let (deck, note) = try resolveDeck(deckName)
                 let events = try game.start(at: now, roundSeconds: seconds, deck: deck)
@@ -408,6 +422,7 @@ public final class Engine: RequestHandler, @unchecked Sendable {
         if let r = rateMeter.rateHz { o["sample_rate_hz"] = .number((r * 10).rounded() / 10) }
         o["clients"] = .int(Int64(hub.clientCount))
         o["dropped_lines"] = .int(Int64(hub.sessions.reduce(0) { $0 + $1.droppedTotal }))
+        o["samples_skipped"] = .int(Int64(samplesSkipped))
         o["game"] = .object(game.snapshot)
         if let f = lastFix { o["fix"] = .object(Self.json(f)) }
         o["places"] = .int(Int64(placesCount))

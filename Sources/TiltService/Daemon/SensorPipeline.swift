@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Logging
 import TiltCore
 import TiltSensors
@@ -15,6 +16,11 @@ public final class SensorPipeline: Sendable {
     /// Saves the gyro bias learnt at rest (`[calibration] persist_gyro_bias`); nil = off.
     let persister: BiasPersister?
     let thread = SourceThread(name: "tiltd-sampler")
+    /// Samples handed to the loop and not yet processed. Bounded so a loop that cannot keep up
+    /// (an overloaded machine) costs skipped samples, counted and reported, not unbounded
+    /// memory and latency.
+    private let inFlight = InFlight()
+    static let maxInFlight = 2048
 
     public init(source: any SampleSource, engine: Engine, calibration: IMUCalibration,
                 fusion: AttitudeEstimator.Parameters = .init(), persister: BiasPersister? = nil, logger: Logger) {
@@ -25,8 +31,9 @@ public final class SensorPipeline: Sendable {
     /// Starts the sampling thread. `onEnd` runs when a finite source (a recording) is done.
     public func start(onEnd: @escaping @Sendable () -> Void = {}) {
         let state = FusionState(calibrator: Calibrator(calibration), estimator: AttitudeEstimator(parameters: fusion))
-        let (source, engine, persister) = (self.source, self.engine, self.persister)
+        let (source, engine, persister, inFlight) = (self.source, self.engine, self.persister, self.inFlight)
         let loop = engine.hub.loop
+        let skipped = SkipCounter()
         thread.start({ stop in
             do {
                 try source.run(stop: stop) { output in
@@ -35,7 +42,17 @@ public final class SensorPipeline: Sendable {
                         let s = state.calibrator.apply(raw)
                         let a = state.estimator.update(s)
                         persister?.feed(t: a.t, atRest: a.atRest, bias: a.gyroBias)
-                        loop.execute { engine.ingest(sample: s, attitude: a) }
+                        if inFlight.value.load(ordering: .relaxed) >= Self.maxInFlight {
+                            skipped.count += 1
+                            return
+                        }
+                        inFlight.value.add(1, ordering: .relaxed)
+                        let n = skipped.take()
+                        loop.execute {
+                            inFlight.value.subtract(1, ordering: .relaxed)
+                            if n > 0 { engine.ingest(skipped: n) }
+                            engine.ingest(sample: s, attitude: a)
+                        }
                     case .status(let st):
                         if st.state == .retrying || st.state == .starting { state.estimator.reset() }
                         loop.execute { engine.ingest(status: st) }
@@ -59,6 +76,17 @@ public final class SensorPipeline: Sendable {
         thread.shutdown(timeout: timeout)
         persister?.drain()
     }
+}
+
+/// Samples on their way to the loop.
+final class InFlight: Sendable {
+    let value = Atomic<Int>(0)
+}
+
+/// Samples skipped since the last report; touched only by the sampler thread.
+final class SkipCounter: @unchecked Sendable {
+    var count = 0
+    func take() -> Int { defer { count = 0 }; return count }
 }
 
 /// Mutable fusion state, touched only by the sampler thread.
