@@ -148,19 +148,11 @@ final class ProtocolDocTests: XCTestCase {
         }
     }
 
-    /// Sends one line as user nobody (a real second process under another uid) and returns the reply.
+    /// Sends one line as user nobody and returns the reply.
     func sendAsNobody(_ line: String, socket: String) throws -> JSONValue {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        p.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/socat", "-t", "2", "-", "UNIX-CONNECT:\(socket)"]
-        let input = Pipe(), output = Pipe()
-        p.standardInput = input; p.standardOutput = output
-        try p.run()
-        input.fileHandleForWriting.write(Data((line + "\n").utf8))
-        try input.fileHandleForWriting.close()
-        p.waitUntilExit()
-        let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
-        for l in lines { if let v = try? JSONParser.parse(String(l)), v["class"] == "reply" { return v } }
-        throw LineClient.Failure(description: "no reply as nobody to \(line)")
+        guard let r = try exchangeAsNobody([line], socket: socket).first(where: { $0["class"] == "reply" }) else {
+            throw LineClient.Failure(description: "no reply as nobody to \(line)")
+        }
+        return r
     }
 }
