@@ -169,7 +169,7 @@ public struct MonitorState: Sendable, Equatable {
         game.remainingMs = o["remaining_ms"]?.intValue
         game.t = o["t_ns"]?.intValue ?? game.t
         if let k = o["kind"]?.stringValue { game.lastKind = k }
-        if let d = o["tilt_deg"]?.doubleValue { game.tiltDeg = d }
+        game.tiltDeg = o["tilt_deg"]?.doubleValue
         if let c = o["config"]?.objectValue { applyGameConfig(c) }
     }
 
