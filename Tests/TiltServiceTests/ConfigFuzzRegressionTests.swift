@@ -12,7 +12,7 @@ final class ConfigFuzzRegressionTests: XCTestCase {
 
     func testEveryInputGivesAConfigurationOrAnError() throws {
         let names = try FileManager.default.contentsOfDirectory(atPath: Self.dir.path).sorted()
-        XCTAssertGreaterThanOrEqual(names.count, 2, "the crash inputs are there")
+        XCTAssertGreaterThanOrEqual(names.count, 3, "the crash inputs are there")
         for name in names {
             let data = try Data(contentsOf: Self.dir.appendingPathComponent(name))
             guard let text = String(data: data, encoding: .utf8) else { continue }  // load() refuses non-UTF-8 first
@@ -24,7 +24,7 @@ final class ConfigFuzzRegressionTests: XCTestCase {
         }
     }
 
-    /// The two crashes found, with the exact error they give now.
+    /// The crashes found, with the exact error they give now.
     func testFoundCrashesGiveLocatedSyntaxErrors() throws {
         func parse(_ name: String) throws -> ConfigError? {
             let text = try String(contentsOf: Self.dir.appendingPathComponent(name), encoding: .utf8)
@@ -36,6 +36,9 @@ final class ConfigFuzzRegressionTests: XCTestCase {
         // `mount_matrix = [0, 1, 0, -1, 0, 0, 0, }, 1]` on line 4: a `}` where a value goes.
         XCTAssertEqual(try parse("crash-3b3e720ccbffed1460323665f277927aa5e52c85"),
                        ConfigError(file: Self.file, line: 4, key: "", message: TOMLPreflight.braceInArray))
+        // A byte order mark, then `[)re]_hz`: the first case behind a BOM.
+        XCTAssertEqual(try parse("crash-fab3b3bc5ce4302d01e42bd6eaf3870abd7868d9"),
+                       ConfigError(file: Self.file, line: 1, key: "", message: TOMLPreflight.badHeader))
     }
 
     func testPreflightFindsWhatTomlPlusPlusWouldAssertOn() {
@@ -47,6 +50,7 @@ final class ConfigFuzzRegressionTests: XCTestCase {
             ("a = [ }\n", 1, TOMLPreflight.braceInArray),
             ("a = [\n  1,\n  2,\n}\n", 4, TOMLPreflight.braceInArray),
             ("a = [{x = [1, }]\n", 1, TOMLPreflight.braceInArray),
+            ("\u{FEFF}[)re]\n", 1, TOMLPreflight.badHeader),
         ]
         for (text, line, message) in cases {
             XCTAssertEqual(TOMLPreflight.firstProblem(text), .init(line: line, message: message), text)

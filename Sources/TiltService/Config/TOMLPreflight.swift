@@ -5,7 +5,8 @@
 /// target) found two (inputs in Tests/TiltServiceTests/Fixtures/config-fuzz):
 /// - a table header whose `[` or `[[` (and spaces) is not followed by `]`, a quote or a
 ///   bare-key character: `[[[imu]`, a lone `[` on a line, `[=x]`;
-/// - a `}` where an array expects a value: `[1, }`, `[ }`.
+/// - a `}` where an array expects a value: `[1, }`, `[ }`;
+/// - the first of these again behind a UTF-8 byte order mark (found in a longer run).
 /// So the text is scanned first — strings, comments and multi-line arrays are read the way
 /// TOML reads them — and such a spot is refused with its line, like any other syntax error.
 /// Valid TOML never has either, so nothing valid is refused.
@@ -24,7 +25,8 @@ enum TOMLPreflight {
     static func firstProblem(_ text: String) -> Problem? {
         let b = Array(text.utf8)
         let n = b.count
-        var i = 0
+        // toml++ skips a UTF-8 byte order mark, so the first line starts after it.
+        var i = b.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
         var line = 1
         var open: [UInt8] = []  // the [ and { of the value being read
         var statementStart = true
