@@ -62,6 +62,9 @@ let package = Package(
         .executableTarget(name: "PipelineBench", dependencies: ["TiltCore"], path: "bench/pipeline"),
         // Speed of the place pipeline with 100,000 places.
         .executableTarget(name: "PlacesBench", dependencies: ["TiltCore"], path: "bench/places"),
+        // The real daemon under the fake-hardware harness fanning attitude out to 100–1000 clients.
+        .executableTarget(name: "FanoutBench", dependencies: ["TiltCore", "FakeHardware", "CEpoll"], path: "bench/fanout", exclude: ["run", "CEpoll"]),
+        .systemLibrary(name: "CEpoll", path: "bench/fanout/CEpoll"),
 
         // Helpers shared by the test targets: socket clients, processes, waiting on conditions.
         .target(name: "TestSupport", dependencies: ["TiltCore"], path: "Tests/TestSupport"),

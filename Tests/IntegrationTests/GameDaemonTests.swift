@@ -85,7 +85,19 @@ final class GameDaemonTests: XCTestCase {
         defer { writer.close() }
         let t0: Int64 = 50_000_000_000
         // Some upright samples first, so the game has a time and a tilt.
-        try writer.write(headScans(d, seconds: 0.5, rate: 100, t0: t0) { _ in 90 })
+        let upright = headScans(d, seconds: 0.5, rate: 100, t0: t0) { _ in 90 }
+        try writer.write(upright)
+        // A round starts at the daemon's latest sample time. The scans reach the daemon through
+        // its sampler thread, the command through its socket: nothing orders the two, so wait
+        // until every upright sample is in. (Started first, the round would begin at t = 0 and
+        // the first sample, at t0, would end it by timeout.)
+        var statusID = 100
+        try waitUntil("the daemon to take in the \(upright.count) upright samples") {
+            statusID += 1
+            let st = try a.request(#"{"cmd":"status","id":\#(statusID)}"#, id: statusID)
+            return (st["samples"]?.intValue ?? 0) >= Int64(upright.count)
+        }
+        let lastUpright = try XCTUnwrap(upright.last?["timestamp"])
 
         let reply = try a.request(#"{"cmd":"game.start","id":1}"#, id: 1, timeout: 10)
         XCTAssertEqual(reply["ok"], .bool(true), reply.jsonText)
@@ -101,6 +113,11 @@ final class GameDaemonTests: XCTestCase {
                 if v["class"] == "game" {
                     lines.append(l)
                     if v["kind"]?.stringValue == kind { return }
+                    // Fail now, with the reason, rather than wait out the timeout for a prompt
+                    // that a finished round will never show.
+                    if v["kind"]?.stringValue == "round_ended" {
+                        throw LineClient.Failure(description: "the round ended while waiting for \(kind): \(l)")
+                    }
                 }
             }
         }
@@ -120,6 +137,8 @@ final class GameDaemonTests: XCTestCase {
         XCTAssertEqual(linesA, linesB)
         let kinds = linesA.compactMap { try? JSONParser.parse($0)["kind"]?.stringValue }
         XCTAssertEqual(kinds.first, "round_started")
+        // The round began at the newest sample the daemon had when the command arrived.
+        XCTAssertEqual(try JSONParser.parse(linesA[0])["t_ns"]?.intValue, lastUpright, linesA[0])
         XCTAssertGreaterThanOrEqual(kinds.filter { $0 == "correct" }.count, 2, "\(kinds)")
         XCTAssertGreaterThanOrEqual(kinds.filter { $0 == "skip" }.count, 2, "\(kinds)")
         // Answers alternate as the head did: up first (at 1.5 s), then down (at 3 s), …

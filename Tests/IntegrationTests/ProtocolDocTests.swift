@@ -89,7 +89,7 @@ final class ProtocolDocTests: XCTestCase {
         file = "\(repositoryRoot)/config/demo/places.geojson"
         """.write(toFile: "\(dir)/tiltd.toml", atomically: true, encoding: .utf8)
         let d = try DaemonProcess(["run", "--config", "\(dir)/tiltd.toml", "--replay", "\(repositoryRoot)/config/demo/head.csv",
-                                   "--gpx", "\(repositoryRoot)/config/demo/walk.gpx", "--gpx-speed", "10"], logPath: "\(dir)/log")
+                                   "--gpx", "\(repositoryRoot)/config/demo/walk.gpx", "--gpx-speed", "100"], logPath: "\(dir)/log")
         defer { d.stop() }
         let c = try LineClient(path: "\(dir)/tiltd.sock")
         var seen: [JSONValue] = []
@@ -126,7 +126,9 @@ final class ProtocolDocTests: XCTestCase {
         }
 
         // The documented events: each kind the daemon sent during this run has the documented shape.
-        let drainUntil = Date().addingTimeInterval(2)
+        // The documented `watch` narrowed this client's stream; widen it again to see every class.
+        try c.send(#"{"cmd":"watch","id":999,"classes":["status","attitude","game","fix","place","quest","credit"]}"#)
+        let drainUntil = Date().addingTimeInterval(4)
         while Date() < drainUntil, let v = try? c.readJSON(timeout: 0.5) { seen.append(v) }
         func key(_ v: JSONValue) -> String {
             let cls = v["class"]?.stringValue ?? "?"
@@ -146,19 +148,11 @@ final class ProtocolDocTests: XCTestCase {
         }
     }
 
-    /// Sends one line as user nobody (a real second process under another uid) and returns the reply.
+    /// Sends one line as user nobody and returns the reply.
     func sendAsNobody(_ line: String, socket: String) throws -> JSONValue {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        p.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/socat", "-t", "2", "-", "UNIX-CONNECT:\(socket)"]
-        let input = Pipe(), output = Pipe()
-        p.standardInput = input; p.standardOutput = output
-        try p.run()
-        input.fileHandleForWriting.write(Data((line + "\n").utf8))
-        try input.fileHandleForWriting.close()
-        p.waitUntilExit()
-        let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n")
-        for l in lines { if let v = try? JSONParser.parse(String(l)), v["class"] == "reply" { return v } }
-        throw LineClient.Failure(description: "no reply as nobody to \(line)")
+        guard let r = try exchangeAsNobody([line], socket: socket).first(where: { $0["class"] == "reply" }) else {
+            throw LineClient.Failure(description: "no reply as nobody to \(line)")
+        }
+        return r
     }
 }

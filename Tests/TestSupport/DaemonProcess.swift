@@ -1,4 +1,5 @@
 import Foundation
+import TiltCore
 
 /// The repository root, found from this file's path.
 public let repositoryRoot: String = {
@@ -66,4 +67,20 @@ public func runTiltd(_ args: [String], timeout: Double = 30) throws -> (Int32, S
     let p = try DaemonProcess(args, logPath: "\(dir)/out")
     let status = p.waitForExit(timeout: timeout) ?? -1
     return (status, p.log)
+}
+
+/// Sends `lines` to the socket from a real second process running as user nobody (socat under
+/// setpriv), and returns every JSON line it received. Needs root to change user.
+public func exchangeAsNobody(_ lines: [String], socket: String) throws -> [JSONValue] {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+    p.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/socat", "-t", "2", "-", "UNIX-CONNECT:\(socket)"]
+    let input = Pipe(), output = Pipe()
+    p.standardInput = input; p.standardOutput = output
+    try p.run()
+    input.fileHandleForWriting.write(Data(lines.map { $0 + "\n" }.joined().utf8))
+    try input.fileHandleForWriting.close()
+    p.waitUntilExit()
+    return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        .split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import TiltCore
 @testable import TiltSensors
 import XCTest
@@ -9,7 +10,7 @@ final class GPSDSourceTests: XCTestCase {
     private var collector: FixCollector?
 
     override func setUpWithError() throws {
-        try GPSDRig.requireGPSD()
+        try GPSDRig.requireGPSD { XCTSkip($0) }
         rig = try GPSDRig()
     }
 

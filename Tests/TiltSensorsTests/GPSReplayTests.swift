@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import TiltCore
 @testable import TiltSensors
 import XCTest

@@ -123,3 +123,24 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(c.imu.rateHz, 60)
     }
 }
+
+final class EffectiveConfigTests: XCTestCase {
+    /// What `check-config` prints is itself a valid config that means the same.
+    func testRenderedConfigParsesBackToTheSameValues() throws {
+        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        var c = try Configuration.load(path: repo.appendingPathComponent("config/tiltd.toml").path)
+        c.geofences = [Geofence(name: "home", lat: 52.5, lon: 13.4, radius: 40, dwell: 300, cooldown: 60, credit: true)]
+        c.game.deck = "nearby"
+        let text = EffectiveConfig.render(c)
+        let back = try Configuration.parse(text: text, file: "/tmp/effective.toml")
+        XCTAssertEqual(back.imu, c.imu)
+        XCTAssertEqual(back.socket, c.socket)
+        XCTAssertEqual(back.places, c.places)
+        XCTAssertEqual(back.geofences, c.geofences)
+        XCTAssertEqual(back.quests, c.quests)
+        XCTAssertEqual(back.game.deck, "nearby")
+        XCTAssertEqual(back.game.rules.lowThresholdDeg, c.game.rules.lowThresholdDeg)
+        XCTAssertEqual(back.redeemAmount, c.redeemAmount)
+        XCTAssertEqual(back.calibration, c.calibration)
+    }
+}

@@ -246,17 +246,7 @@ final class SocketServerTests: XCTestCase {
         guard getuid() == 0 else { throw XCTSkip("needs root to connect as another user") }
         let f = try ServerFixture { $0.mode = 0o666 }
         // A real second process under another uid (nobody), speaking through socat.
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        p.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/socat", "-t", "2", "-", "UNIX-CONNECT:\(f.path)"]
-        let input = Pipe(), output = Pipe()
-        p.standardInput = input; p.standardOutput = output
-        try p.run()
-        input.fileHandleForWriting.write(Data("{\"cmd\":\"game.stop\",\"id\":1}\n{\"cmd\":\"ping\",\"id\":2}\n".utf8))
-        try input.fileHandleForWriting.close()
-        p.waitUntilExit()
-        let lines = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            .split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
+        let lines = try exchangeAsNobody([#"{"cmd":"game.stop","id":1}"#, #"{"cmd":"ping","id":2}"#], socket: f.path)
         let hello = try XCTUnwrap(lines.first { $0["class"] == "hello" })
         XCTAssertEqual(hello["client"]?["uid"], .int(65534))
         XCTAssertEqual(hello["client"]?["trusted"], .bool(false))

@@ -1,101 +1,310 @@
 import Foundation
 
-/// Estimates orientation from accelerometer and gyroscope samples.
+/// Estimates orientation (roll and pitch; heading is free) from accelerometer and gyroscope samples.
 ///
-/// v1: a Mahony-style complementary filter on the quaternion, initialised from gravity,
-/// with the gyro bias learned while the sensor is at rest. dt comes from the samples' own
-/// timestamps; a gap longer than `maxGap` re-seeds the tilt from gravity.
+/// v2, described in docs/fusion.md. In short:
+/// - the gyro is integrated on its own (trapezoidal rule, dt from the samples' timestamps) into a
+///   "quasi-inertial" frame that drifts only as slowly as the gyro bias error;
+/// - the accelerometer is rotated into that frame and low-passed there. Gravity is constant in that
+///   frame while linear accelerations average out (velocity stays bounded), so the filtered vector is
+///   gravity even during translation, tapping or vibration. Samples whose magnitude is far from g count
+///   less in the average;
+/// - the output is the gyro orientation corrected so the filtered vector points straight up;
+/// - the gyro bias is learned while still (rest detection) and during motion (from how fast the
+///   filtered gravity direction drifts in the gyro frame);
+/// - the first samples, and those after a gap, start the filter from gravity (a running mean, so it
+///   settles at once instead of after a time constant).
+///
+/// Cost: about a dozen multiply-adds per vector operation and one square root per step, no
+/// trigonometry in the common path (measured in bench/pipeline; see docs/fusion.md).
 public struct AttitudeEstimator: Sendable {
-    /// Tunables, with defaults that need no per-device tuning.
+    /// Tunables. The defaults need no per-device tuning (all times are in seconds, independent of rate).
     public struct Parameters: Sendable, Equatable {
-        /// Proportional gain of the accelerometer correction (rad/s per unit error).
-        public var kp: Double = 1.0
-        /// Gain used for the first `fastStartSeconds` to converge quickly.
-        public var kpStart: Double = 10.0
-        public var fastStartSeconds: Double = 1.0
-        /// Rest: |gyro| below this (rad/s) …
-        public var restGyro: Double = 0.05
-        /// … and |‖a‖ − g| below this (m/s²) …
-        public var restAccel: Double = 0.3
-        /// … for this long (s).
-        public var restSeconds: Double = 1.0
-        /// Time constant (s) of the bias low-pass while at rest.
-        public var biasTau: Double = 2.0
-        /// Longest dt integrated as-is (s); longer gaps re-seed from gravity.
+        /// Time constant of the low-pass on the accelerometer in the quasi-inertial frame (s).
+        /// Longer rejects more linear acceleration; shorter follows gyro errors faster.
+        public var accTau: Double = 3.0
+        /// Damping ratio of that low-pass (0.707 = Butterworth, 1 = critically damped). Below
+        /// Butterworth it lags less behind gyro drift for the same rejection of linear acceleration.
+        public var accDamping: Double = 0.45
+        /// 2 or 3: order of the low-pass (3 adds a first-order stage at the same frequency).
+        public var accOrder: Double = 2
+        /// Time constant (s) with which the drift of the filtered gravity pulls the gyro bias
+        /// during motion. 0 disables motion bias estimation.
+        public var biasMotionTau: Double = 10.0
+        /// Largest bias the filter will learn, per axis (rad/s).
+        public var biasClip: Double = 2.0 * .pi / 180
+        /// Time constant (s) of the bias estimate while at rest.
+        public var biasRestTau: Double = 3.0
+        /// Rest: gyro within this of its own 0.5 s mean (rad/s) …
+        public var restGyro: Double = 2.0 * .pi / 180
+        /// … and accelerometer within this of its own mean (m/s²) …
+        public var restAccel: Double = 0.5
+        /// … for at least this long (s).
+        public var restSeconds: Double = 1.5
+        /// Time constant (s) of the means the rest detector compares against.
+        public var restFilterTau: Double = 0.5
+        /// Where a sample's timestamp sits in the interval its rate is the mean of, as a fraction of
+        /// the sample period: 1 = at the end (IMUs report the rate averaged over the period before
+        /// the data-ready timestamp; the BROAD recordings confirm it), 0.5 = at the centre.
+        /// `tiltd estimate --rate-divisor N` sets (N + 1) / 2N, because a block stamped with its mean
+        /// time covers the period from one raw sample before the block to its last sample.
+        public var rateWindowEnd: Double = 1.0
+        /// A step longer than this (s) is a gap: nothing is integrated across it, the tilt restarts
+        /// from gravity, heading and bias are kept.
         public var maxGap: Double = 0.5
+
+        /// The defaults.
         public init() {}
+
+        /// Names accepted by `set(_:_:)`, for command-line overrides.
+        public static let names = ["accTau", "accDamping", "accOrder", "biasMotionTau", "biasClip", "biasRestTau",
+                                   "restGyro", "restAccel", "restSeconds", "restFilterTau", "rateWindowEnd", "maxGap"]
+
+        /// Sets a parameter by name (one of `names`), for `tiltd estimate --param` and benchmarks.
+        public mutating func set(_ name: String, _ value: Double) throws(ParameterError) {
+            guard value.isFinite, value >= 0 else { throw .badValue(name, value) }
+            // These divide or set a filter's speed: zero would be meaningless.
+            if ["accTau", "biasRestTau", "restFilterTau"].contains(name) && value == 0 { throw .badValue(name, value) }
+            if name == "accOrder" && value != 2 && value != 3 { throw .badValue(name, value) }
+            switch name {
+            case "accTau": accTau = value
+            case "accDamping": accDamping = value
+            case "accOrder": accOrder = value
+            case "biasMotionTau": biasMotionTau = value
+            case "biasClip": biasClip = value
+            case "biasRestTau": biasRestTau = value
+            case "restGyro": restGyro = value
+            case "restAccel": restAccel = value
+            case "restSeconds": restSeconds = value
+            case "restFilterTau": restFilterTau = value
+            case "rateWindowEnd": rateWindowEnd = value
+            case "maxGap": maxGap = value
+            default: throw .unknown(name)
+            }
+        }
     }
 
+    /// A rejected parameter override.
+    public enum ParameterError: Error, Equatable, CustomStringConvertible {
+        case unknown(String)
+        case badValue(String, Double)
+
+        public var description: String {
+            switch self {
+            case .unknown(let n): "unknown fusion parameter '\(n)' (known: \(Parameters.names.joined(separator: ", ")))"
+            case .badValue(let n, let v): "fusion parameter '\(n)' out of range (see docs/fusion.md): \(v)"
+            }
+        }
+    }
+
+    /// Standard gravity (m/s²).
     public static let gravity = 9.80665
 
+    /// The tunables in use.
     public var parameters: Parameters
+    /// The current orientation: rotates sensor vectors into the z-up global frame.
     public private(set) var q = Quaternion.identity
+    /// The current gyro bias estimate (rad/s), subtracted from every rate.
     public private(set) var bias = Vector3.zero
+    /// True while the rest detector judges the sensor to be still.
     public private(set) var atRest = false
 
+    // Gyro-only orientation (sensor → quasi-inertial frame) and the correction (quasi-inertial → global).
+    private var qGyro = Quaternion.identity
+    private var correction = Quaternion.identity
+    // Second-order low-pass of the accelerometer in the quasi-inertial frame: value and its rate.
+    private var accLow = Vector3.zero
+    private var accLowRate = Vector3.zero
+    private var accLowPre = Vector3.zero
+    // The sensor→gyro-frame rotation matrix (rows), low-passed like the accelerometer.
+    private var rotLow0 = Vector3.zero, rotLow1 = Vector3.zero, rotLow2 = Vector3.zero
+    private var rotLowRate0 = Vector3.zero, rotLowRate1 = Vector3.zero, rotLowRate2 = Vector3.zero
+    // Time since the (re)start: until it reaches accTau the low-pass is a plain running mean.
+    private var accSeconds = 0.0
+    // Rest detector state: means of gyro and accel in the sensor frame, and when stillness began.
+    private var restGyroMean = Vector3.zero
+    private var restAccMean = Vector3.zero
+    private var stillSeconds = 0.0
     private var lastT: Nanoseconds?
-    private var startT: Nanoseconds = 0
-    private var restSince: Nanoseconds?
+    private var lastGyro = Vector3.zero
 
+    /// A new estimator; `initialBias` (rad/s) is a known gyro bias, e.g. from the calibration file.
     public init(parameters: Parameters = Parameters(), initialBias: Vector3 = .zero) {
         self.parameters = parameters
         self.bias = initialBias
     }
 
-    /// Forgets the orientation (the bias is kept).
+    /// Forgets the orientation and the rest state (the bias is kept); the next sample starts afresh.
     public mutating func reset() {
-        lastT = nil; restSince = nil; atRest = false; q = .identity
+        lastT = nil; atRest = false; stillSeconds = 0
+        q = .identity; qGyro = .identity; correction = .identity
+        accSeconds = 0
     }
 
     /// The orientation whose tilt matches `accel` (heading zero).
     public static func tilt(fromGravity accel: Vector3) -> Quaternion {
-        let roll = atan2(accel.y, accel.z)
-        let pitch = atan2(-accel.x, (accel.y * accel.y + accel.z * accel.z).squareRoot())
-        return Quaternion(roll: roll, pitch: pitch, yaw: 0)
+        // Shortest rotation taking the measured up direction to global z.
+        let u = accel.normalized
+        guard u != .zero else { return .identity }
+        if u.z < -0.999999 { return Quaternion(w: 0, x: 1, y: 0, z: 0) }
+        // Rotation from u to ẑ: (1 + u·ẑ, u × ẑ), normalized.
+        return Quaternion(w: 1 + u.z, x: u.y, y: -u.x, z: 0).normalized
     }
 
+    /// Feeds one sample; returns the orientation at the sample's time.
     public mutating func update(_ s: IMUSample) -> Attitude {
         guard let last = lastT else {
-            lastT = s.t; startT = s.t
-            if s.accel.norm > 0.1 { q = Self.tilt(fromGravity: s.accel) }
-            return Attitude(t: s.t, q: q, atRest: atRest, gyroBias: bias)
+            start(s)
+            return attitude(s.t)
         }
-        let dt = Double(s.t - last) * 1e-9
-        lastT = s.t
-        if !(dt > 0) { return Attitude(t: s.t, q: q, atRest: atRest, gyroBias: bias) }
+        let dt = Double(s.t &- last) * 1e-9
+        // Out-of-order or duplicate timestamps carry no time to integrate: keep the state.
+        guard dt > 0 else { return attitude(s.t) }
         if dt > parameters.maxGap {
-            // A gap: heading is kept, tilt re-seeded from gravity.
-            let yaw = q.yaw
-            let t = Self.tilt(fromGravity: s.accel)
-            q = Quaternion(roll: t.roll, pitch: t.pitch, yaw: yaw)
-            restSince = nil; atRest = false
-            return Attitude(t: s.t, q: q, atRest: atRest, gyroBias: bias)
+            restart(s)
+            return attitude(s.t)
         }
+        lastT = s.t
 
-        updateRest(s, dt: dt)
-        var omega = s.gyro - bias
-        let aNorm = s.accel.norm
-        if aNorm > 0.5 * Self.gravity && aNorm < 1.5 * Self.gravity {
-            // Gravity direction predicted in the body frame vs measured.
-            let up = q.conjugate.rotate(Vector3(0, 0, 1))
-            let err = (s.accel / aNorm).cross(up)
-            let elapsed = Double(s.t - startT) * 1e-9
-            let kp = elapsed < parameters.fastStartSeconds ? parameters.kpStart : parameters.kp
-            omega += err * kp
+        // The rate sample is the mean rate over the interval that ends (1 − rateWindowEnd)·dt after
+        // its timestamp: integrate to the interval's end, then look back to the sample's own time.
+        let omega = s.gyro - bias
+        lastGyro = s.gyro
+        qGyro = (qGyro * Self.rotation(omega * dt)).normalized
+        let lookBack = 1 - parameters.rateWindowEnd
+        let qGyroAtT = lookBack == 0 ? qGyro : qGyro * Self.rotation(omega * (-lookBack * dt))
+
+        detectRest(s, dt: dt)
+
+        // Accelerometer in the quasi-inertial frame, low-passed with a weight for disturbed samples.
+        let accI = qGyroAtT.rotate(s.accel)
+        lowPass(accI, dt: dt)
+        if parameters.biasMotionTau > 0 { lowPassRotation(qGyroAtT, dt: dt) }
+
+        // Correct the tilt so the filtered gravity points up: the shortest rotation taking it to ẑ.
+        let up = correction.rotate(accLow).normalized
+        let step = Quaternion(w: 1 + up.z, x: up.y, y: -up.x, z: 0).normalized
+        correction = (step * correction).normalized
+        q = (correction * qGyroAtT).normalized
+
+        if atRest {
+            bias += (restGyroMean - bias) * min(1, dt / parameters.biasRestTau)
+        } else if parameters.biasMotionTau > 0 && accSeconds >= parameters.accTau {
+            // The correction just applied is how far the filtered gravity drifted in the gyro frame
+            // this step. Unremoved bias e (sensor frame) turns the gyro frame at R·e, and the
+            // filtered gravity sees that through the same low-pass, i.e. as R̄·e with R̄ the
+            // low-passed sensor→gyro-frame rotation matrix. So the step is ≈ −(R̄·e)⊥·dt: a gradient
+            // step on the bias with time constant biasMotionTau moves it by −R̄ᵀ·step / tau. While
+            // the sensor turns, R̄ shrinks, and so does the (then unreliable) update.
+            let stepGyroFrame = correction.conjugate.rotate(Vector3(2 * step.x, 2 * step.y, 0))
+            let g = rotLow0 * stepGyroFrame.x + rotLow1 * stepGyroFrame.y + rotLow2 * stepGyroFrame.z
+            bias -= g / parameters.biasMotionTau
         }
-        let dq = Quaternion(axis: omega, angle: omega.norm * dt)
-        q = (q * dq).normalized
-        return Attitude(t: s.t, q: q, atRest: atRest, gyroBias: bias)
+        let clip = parameters.biasClip
+        bias = Vector3(min(max(bias.x, -clip), clip), min(max(bias.y, -clip), clip), min(max(bias.z, -clip), clip))
+        return attitude(s.t)
     }
 
-    private mutating func updateRest(_ s: IMUSample, dt: Double) {
-        let still = (s.gyro - bias).norm < parameters.restGyro
-            && abs(s.accel.norm - Self.gravity) < parameters.restAccel
-        if !still { restSince = nil; atRest = false; return }
-        if restSince == nil { restSince = s.t }
-        atRest = Double(s.t - restSince!) * 1e-9 >= parameters.restSeconds
-        if atRest {
-            bias = bias + (s.gyro - bias) * min(1, dt / parameters.biasTau)
+    private func attitude(_ t: Nanoseconds) -> Attitude {
+        Attitude(t: t, q: q, atRest: atRest, gyroBias: bias)
+    }
+
+    /// First sample: orientation from gravity, filters seeded with this sample.
+    private mutating func start(_ s: IMUSample) {
+        lastT = s.t
+        lastGyro = s.gyro
+        qGyro = Self.tilt(fromGravity: s.accel)
+        correction = .identity
+        q = qGyro
+        accLow = qGyro.rotate(s.accel); accLowRate = .zero
+        accSeconds = 0
+        rotLowRate0 = .zero; rotLowRate1 = .zero; rotLowRate2 = .zero
+        restGyroMean = s.gyro; restAccMean = s.accel
+        stillSeconds = 0; atRest = false
+    }
+
+    /// After a gap: tilt from gravity again, heading kept, bias kept.
+    private mutating func restart(_ s: IMUSample) {
+        let yaw = q.yaw
+        start(s)
+        qGyro = Quaternion(axis: Vector3(0, 0, 1), angle: yaw) * qGyro
+        q = qGyro
+        accLow = qGyro.rotate(s.accel)
+    }
+
+    /// Low-passes the rotation matrix of `qg` with the accelerometer's filter (running mean first).
+    @inline(__always)
+    private mutating func lowPassRotation(_ qg: Quaternion, dt: Double) {
+        let (w, x, y, z) = (qg.w, qg.x, qg.y, qg.z)
+        let r0 = Vector3(1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y))
+        let r1 = Vector3(2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x))
+        let r2 = Vector3(2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y))
+        if accSeconds < parameters.accTau {
+            // accSeconds was already advanced by lowPass for this sample.
+            let a = min(1, dt / max(accSeconds, dt))
+            rotLow0 += (r0 - rotLow0) * a; rotLow1 += (r1 - rotLow1) * a; rotLow2 += (r2 - rotLow2) * a
+            return
         }
+        let wn = 2.0.squareRoot() / parameters.accTau
+        let k = wn * wn * dt, d = 2 * parameters.accDamping * wn * dt
+        rotLowRate0 += (r0 - rotLow0) * k - rotLowRate0 * d; rotLow0 += rotLowRate0 * dt
+        rotLowRate1 += (r1 - rotLow1) * k - rotLowRate1 * d; rotLow1 += rotLowRate1 * dt
+        rotLowRate2 += (r2 - rotLow2) * k - rotLowRate2 * d; rotLow2 += rotLowRate2 * dt
+    }
+
+    /// Low-passes `accI`. A running mean until `accTau` has passed since the (re)start, so the first
+    /// estimate is right at once; then a second-order low-pass (natural frequency √2/accTau, damping
+    /// `accDamping`: Butterworth by default), integrated semi-implicitly so any dt works.
+    @inline(__always)
+    private mutating func lowPass(_ accI: Vector3, dt: Double) {
+        if accSeconds < parameters.accTau {
+            accSeconds += dt
+            accLow += (accI - accLow) * min(1, dt / accSeconds)
+            accLowPre = accLow
+            return
+        }
+        let w = 2.0.squareRoot() / parameters.accTau
+        var input = accI
+        if parameters.accOrder >= 3 {
+            accLowPre += (accI - accLowPre) * min(1, w * dt)
+            input = accLowPre
+        }
+        accLowRate += ((input - accLow) * (w * w) - accLowRate * (2 * parameters.accDamping * w)) * dt
+        accLow += accLowRate * dt
+    }
+
+    /// Rest: both signals stay close to their own short means for `restSeconds`.
+    private mutating func detectRest(_ s: IMUSample, dt: Double) {
+        let a = min(1, dt / parameters.restFilterTau)
+        restGyroMean += (s.gyro - restGyroMean) * a
+        restAccMean += (s.accel - restAccMean) * a
+        // Steady is not enough (a constant turn is steady): the mean rate must also be one the
+        // bias could explain.
+        let clip = parameters.biasClip
+        let still = abs(restGyroMean.x) <= clip && abs(restGyroMean.y) <= clip && abs(restGyroMean.z) <= clip
+            && (s.gyro - restGyroMean).normSquared < parameters.restGyro * parameters.restGyro
+            && (s.accel - restAccMean).normSquared < parameters.restAccel * parameters.restAccel
+        if still {
+            stillSeconds += dt
+        } else {
+            stillSeconds = 0
+        }
+        atRest = stillSeconds >= parameters.restSeconds
+    }
+
+    /// The rotation by the rotation vector `v` (axis × angle, radians).
+    @inline(__always)
+    static func rotation(_ v: Vector3) -> Quaternion {
+        let angle2 = v.normSquared
+        // Small steps (below 0.57° per sample, most samples): the series is exact to ~1e-12
+        // there and avoids sin/cos.
+        if angle2 < 1e-4 {
+            let c = 1 - angle2 / 8 + angle2 * angle2 / 384
+            let s = 0.5 - angle2 / 48
+            return Quaternion(w: c, x: v.x * s, y: v.y * s, z: v.z * s)
+        }
+        let angle = angle2.squareRoot()
+        let s = sin(angle / 2) / angle
+        return Quaternion(w: cos(angle / 2), x: v.x * s, y: v.y * s, z: v.z * s)
     }
 }

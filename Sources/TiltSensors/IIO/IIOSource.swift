@@ -194,8 +194,12 @@ final class IIOSession {
             }
             if !silenceReported && now - lastData > 5_000_000_000 {
                 silenceReported = true
-                logger?.warning("no IMU data for 5 s; the device is present, waiting",
-                                metadata: ["device": "\(deviceSummary)"])
+                // "Never started" (a trigger that does not fire, a wrong device) and "stopped"
+                // (the sensor stalled, its feed ended) have different causes: say which.
+                let what = delivered == 0 ? "no IMU data in the 5 s since streaming began"
+                    : "no IMU data for 5 s after \(delivered) sample\(delivered == 1 ? "" : "s")"
+                logger?.warning("\(what); the device is present, waiting",
+                                metadata: ["device": "\(deviceSummary)", "samples": "\(delivered)"])
             }
         }
     }

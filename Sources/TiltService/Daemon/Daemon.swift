@@ -182,17 +182,16 @@ public final class Daemon: Service, @unchecked Sendable {
 final class FixPipeline: Sendable {
     let source: any FixSource
     let engine: Engine
-    let stop = StopSignal()
-    private let done = StopSignal()
+    let thread = SourceThread(name: "tiltd-gps")
 
     init(source: any FixSource, engine: Engine) {
         self.source = source; self.engine = engine
     }
 
     func start() {
-        let thread = Thread { [self] in
-            let loop = engine.hub.loop
-            let engine = self.engine
+        let (source, engine) = (self.source, self.engine)
+        let loop = engine.hub.loop
+        thread.start { stop in
             do {
                 try source.run(stop: stop) { output in
                     switch output {
@@ -204,17 +203,10 @@ final class FixPipeline: Sendable {
                 let st = SourceStatus(source: "gps", state: .finished, message: "\(error)")
                 loop.execute { engine.ingest(status: st) }
             }
-            done.stop()
         }
-        thread.name = "tiltd-gps"
-        thread.start()
     }
 
-    func shutdown(timeout: Double = 3) {
-        stop.stop()
-        var waited = 0.0
-        while !done.isStopped && waited < timeout { Thread.sleep(forTimeInterval: 0.01); waited += 0.01 }
-    }
+    func shutdown() { thread.shutdown() }
 }
 
 /// Chooses the live sample source for `[imu]`. Kept apart so the daemon does not depend on

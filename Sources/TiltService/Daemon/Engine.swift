@@ -59,6 +59,10 @@ public final class Engine: RequestHandler, @unchecked Sendable {
             creditPolicy = CreditPolicy(lastCredits: seeds.lastCredits)
             quests = QuestGrid(options: config.quests.options, cells: seeds.questCells)
             if let last = seeds.lastRound { game.nextRoundID = last + 1 }
+            // The pose `tiltd calibrate neutral` measured: relative mode starts from it.
+            if let n = config.calibration.neutral {
+                _ = game.captureNeutral(Attitude(t: 0, q: n, atRest: true, gyroBias: .zero))
+            }
         }.wait()
     }
 
@@ -104,10 +108,14 @@ public final class Engine: RequestHandler, @unchecked Sendable {
     }
 
     public func ingest(status: SourceStatus) {
+        let previous = statuses[status.source]?.state
         statuses[status.source] = status
-        switch status.state {
-        case .retrying: logger.warning("\(status.source): \(status.message)")
-        default: logger.info("\(status.source): \(status.message)")
+        // Sources log their own details (rate-limited); here only the changes of state.
+        if previous != status.state {
+            switch status.state {
+            case .retrying: logger.warning("\(status.source): \(status.message)")
+            default: logger.info("\(status.source): \(status.message)")
+            }
         }
         hub.publish(Event(.status, t: nil, fields: Self.json(status)))
     }
@@ -132,8 +140,8 @@ public final class Engine: RequestHandler, @unchecked Sendable {
                 return try grant.map { try s.addCredit($0) }
             }, then: { [self] result in
                 switch result {
-                case .success(.some(.added(let balance))): hub.publish(grant!.event(balance: balance))
-                case .success: break
+                case .success(.some(.added(let balance))): storeSucceeded(); hub.publish(grant!.event(balance: balance))
+                case .success: storeSucceeded()
                 case .failure(let error): storeFailed("recording a visit to \(e.fence.name)", error)
                 }
             }, on: hub.loop)
@@ -141,10 +149,24 @@ public final class Engine: RequestHandler, @unchecked Sendable {
         if config.quests.enabled, let available = quests.update(fix) { hub.publish(available.event) }
     }
 
+    /// Game events waiting for a round to be committed (see `publish(_:)`).
+    private var heldGameEvents: [GameEvent] = []
+    private var roundsInFlight = 0
+
+    /// Publishes game events. A finished round's `round_ended`/`stopped` event is sent only
+    /// once the round is committed to the store — so a round a client saw end is never lost,
+    /// even to `kill -9` — and game events after it wait behind it to keep their order.
     func publish(_ events: [GameEvent]) {
         for e in events {
-            hub.publish(e.event)
-            if let r = e.result, e.kind == .roundEnded || e.kind == .stopped { saveRound(r) }
+            if roundsInFlight > 0 {
+                heldGameEvents.append(e)
+            } else if let r = e.result, e.kind == .roundEnded || e.kind == .stopped {
+                heldGameEvents.append(e)
+                roundsInFlight += 1
+                saveRound(r)
+            } else {
+                hub.publish(e.event)
+            }
         }
     }
 
@@ -154,13 +176,27 @@ public final class Engine: RequestHandler, @unchecked Sendable {
             prompts: r.prompts.map { Store.PromptRecord(text: $0.prompt, decision: $0.decision.rawValue, decidedAt: $0.decidedAt) },
             gameRound: r.round, resultJSON: JSONValue.object(r.json).jsonText)
         store.write({ try $0.saveRound(record) }, then: { [self] result in
-            if case .failure(let error) = result { storeFailed("saving round \(r.round)", error) }
+            if case .failure(let error) = result { storeFailed("saving round \(r.round)", error) } else { storeSucceeded() }
+            roundsInFlight -= 1
+            // The committed round's end goes out first; what waited behind it is published in
+            // order (a further round end in it waits for its own commit).
+            var held = heldGameEvents
+            heldGameEvents = []
+            if !held.isEmpty { hub.publish(held.removeFirst().event) }
+            publish(held)
         }, on: hub.loop)
     }
 
     func storeFailed(_ what: String, _ error: Error) {
         logger.error("store: \(what) failed: \(error)")
         ingest(status: SourceStatus(source: "store", state: .retrying, message: "\(what) failed: \(error)"))
+    }
+
+    /// After failed writes (a full disk), the first write that succeeds says the store is back,
+    /// so clients and `status` do not keep showing a failure that has passed.
+    func storeSucceeded() {
+        guard statuses["store"]?.state == .retrying else { return }
+        ingest(status: SourceStatus(source: "store", state: .streaming, message: "writes succeed again"))
     }
 
     static func json(_ s: SourceStatus) -> JSONObject {
@@ -284,6 +320,7 @@ public final class Engine: RequestHandler, @unchecked Sendable {
             store.write({ try $0.redeem(requestId: rid, amount: amount, t: t) }, then: { [self] result in
                 switch result {
                 case .success(.redeemed(let balance)):
+                    storeSucceeded()
                     ok(["redeemed": .int(Int64(amount)), "balance": .int(Int64(balance)), "request_id": .string(rid)])
                     hub.publish(Event(.credit, t: t, fields: ["event": "redeemed", "amount": .int(Int64(amount)),
                                                              "balance": .int(Int64(balance)), "request_id": .string(rid)]))
@@ -293,6 +330,8 @@ public final class Engine: RequestHandler, @unchecked Sendable {
                     fail("insufficient_credits", "balance \(balance) is below \(needed)")
                 case .failure(let e):
                     fail(.unavailable, "redeem: \(e)")
+                    // A ledger write that fails (disk full) is the store's health, not only this client's.
+                    storeFailed("redeeming \(amount) credits", e)
                 }
             }, on: hub.loop)
         case .questComplete(let cellName):
@@ -311,7 +350,7 @@ public final class Engine: RequestHandler, @unchecked Sendable {
                 ok(["cell": .int(completion.cell.id), "xp": .int(Int64(completion.xp)), "visits": .int(Int64(completion.visits))])
                 hub.publish(completion.event)
                 store.write({ try $0.recordQuest(completion) }, then: { [self] result in
-                    if case .failure(let e) = result { storeFailed("recording a quest", e) }
+                    if case .failure(let e) = result { storeFailed("recording a quest", e) } else { storeSucceeded() }
                 }, on: hub.loop)
             }
         }

@@ -14,8 +14,7 @@ public final class SensorPipeline: Sendable {
     let logger: Logger
     /// Saves the gyro bias learnt at rest (`[calibration] persist_gyro_bias`); nil = off.
     let persister: BiasPersister?
-    public let stop = StopSignal()
-    private let done = StopSignal()
+    let thread = SourceThread(name: "tiltd-sampler")
 
     public init(source: any SampleSource, engine: Engine, calibration: IMUCalibration,
                 fusion: AttitudeEstimator.Parameters = .init(), persister: BiasPersister? = nil, logger: Logger) {
@@ -25,18 +24,17 @@ public final class SensorPipeline: Sendable {
 
     /// Starts the sampling thread. `onEnd` runs when a finite source (a recording) is done.
     public func start(onEnd: @escaping @Sendable () -> Void = {}) {
-        stop.heartbeat()
-        let thread = Thread { [self] in
-            let state = FusionState(calibrator: Calibrator(calibration), estimator: AttitudeEstimator(parameters: fusion))
-            let engine = self.engine
-            let loop = engine.hub.loop
+        let state = FusionState(calibrator: Calibrator(calibration), estimator: AttitudeEstimator(parameters: fusion))
+        let (source, engine, persister) = (self.source, self.engine, self.persister)
+        let loop = engine.hub.loop
+        thread.start({ stop in
             do {
                 try source.run(stop: stop) { output in
                     switch output {
                     case .sample(let raw):
                         let s = state.calibrator.apply(raw)
                         let a = state.estimator.update(s)
-                        self.persister?.feed(t: a.t, atRest: a.atRest, bias: a.gyroBias)
+                        persister?.feed(t: a.t, atRest: a.atRest, bias: a.gyroBias)
                         loop.execute { engine.ingest(sample: s, attitude: a) }
                     case .status(let st):
                         if st.state == .retrying || st.state == .starting { state.estimator.reset() }
@@ -47,30 +45,18 @@ public final class SensorPipeline: Sendable {
                 let st = SourceStatus(source: "imu", state: .finished, message: "\(error)")
                 loop.execute { engine.ingest(status: st) }
             }
-            done.stop()
-            onEnd()
-        }
-        thread.name = "tiltd-sampler"
-        thread.start()
+        }, onEnd: onEnd)
     }
 
     /// True once the source has returned (a recording ended, or after `shutdown`).
-    public var isDone: Bool { done.isStopped }
+    public var isDone: Bool { thread.isDone }
 
-    /// Whether the sampler is making progress: it beat within `window` ns, or it has ended.
-    /// The systemd watchdog is fed only while this holds.
-    public func isAlive(within window: UInt64) -> Bool {
-        if done.isStopped { return true }
-        let beat = stop.lastHeartbeat
-        let now = StopSignal.monotonicNanoseconds()
-        return beat != 0 && now &- beat < window
-    }
+    /// Whether the sampler is making progress; the systemd watchdog is fed only while it is.
+    public func isAlive(within window: UInt64) -> Bool { thread.isAlive(within: window) }
 
     /// Asks the source to stop and waits (bounded) for its thread.
     public func shutdown(timeout: Double = 3) {
-        stop.stop()
-        var waited = 0.0
-        while !done.isStopped && waited < timeout { Thread.sleep(forTimeInterval: 0.01); waited += 0.01 }
+        thread.shutdown(timeout: timeout)
         persister?.drain()
     }
 }

@@ -33,6 +33,8 @@ public final class ClientSession: @unchecked Sendable {
     let queueLimit: Int
     private var queue = Deque<ByteBuffer>()
     private var dropped = 0
+    /// Lines written to the channel since its last flush; the hub flushes once per loop turn.
+    private var needsFlush = false
     public private(set) var droppedTotal = 0
     public private(set) var sentTotal = 0
     unowned let hub: Hub
@@ -130,9 +132,24 @@ public final class ClientSession: @unchecked Sendable {
         }
     }
 
+    /// Hands a line to NIO without flushing; the hub flushes this client after the tasks already
+    /// queued on the loop have run. When the loop keeps up that is right after this event; when
+    /// samples have piled up, each client gets all of them in one writev(2) instead of one
+    /// write(2) per line, so a busy daemon spends less per line and catches up.
     private func write(_ line: ByteBuffer) {
         sentTotal += 1
-        context.writeAndFlush(NIOAny(line), promise: nil)
+        context.write(NIOAny(line), promise: nil)
+        if !needsFlush {
+            needsFlush = true
+            hub.flushSoon(self)
+        }
+    }
+
+    /// Pushes written lines to the socket. On the hub's loop.
+    func flush() {
+        guard needsFlush else { return }
+        needsFlush = false
+        context.flush()
     }
 
     /// Queued line count (for status).
@@ -140,6 +157,7 @@ public final class ClientSession: @unchecked Sendable {
 
     /// Closes the connection.
     func close() {
+        flush()
         context.close(promise: nil)
     }
 
@@ -152,6 +170,7 @@ public final class ClientSession: @unchecked Sendable {
     func closeGracefully(after seconds: Int64 = 2) {
         guard !isClosing else { return }
         isClosing = true
+        flush()  // the replies just written must go out before the half-close
         let ctx = context
         ctx.close(mode: .output, promise: nil)
         ctx.eventLoop.scheduleTask(in: .seconds(seconds)) { ctx.close(promise: nil) }

@@ -21,6 +21,9 @@ public final class Hub: @unchecked Sendable {
     private var clients: [ObjectIdentifier: ClientSession] = [:]
     private var seq: UInt64 = 0
     private let allocator = ByteBufferAllocator()
+    /// Clients with written but unflushed lines, flushed together by one task (`flushSoon`).
+    private var unflushed: [ClientSession] = []
+    private var flushBatch: [ClientSession] = []
     /// Latest sample time seen: stamps events that have no time of their own (replies, status).
     public private(set) var lastSampleTime: Nanoseconds?
     /// The socket settings in force (limits, trust); replaced on reload. On `loop`.
@@ -67,6 +70,20 @@ public final class Hub: @unchecked Sendable {
             if line == nil { line = encode(event) }
             c.send(line!)
         }
+    }
+
+    /// Arranges for `client` to be flushed by a task queued behind the loop's pending work
+    /// (see `ClientSession.write`): one task per loop turn, however many clients and lines.
+    func flushSoon(_ client: ClientSession) {
+        unflushed.append(client)
+        guard unflushed.count == 1 else { return }
+        loop.execute { self.flushAll() }
+    }
+
+    private func flushAll() {
+        swap(&unflushed, &flushBatch)
+        for c in flushBatch { c.flush() }
+        flushBatch.removeAll(keepingCapacity: true)
     }
 
     /// Publishes from any thread.

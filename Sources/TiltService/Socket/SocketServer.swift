@@ -190,6 +190,13 @@ final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
         }
     }
 
+    /// Replies written while handling a batch of reads go out now: the batch may end with the
+    /// client's EOF, on which NIO closes the channel and would drop writes still unflushed.
+    func channelReadComplete(context: ChannelHandlerContext) {
+        session?.flush()
+        context.fireChannelReadComplete()
+    }
+
     private func line(_ tail: ArraySlice<UInt8>, session s: ClientSession) {
         if discarding {
             discarding = false

@@ -1,0 +1,195 @@
+import Foundation
+import TiltCore
+
+/// Reads IMU samples from a file: the project's recording CSV or a BROAD dataset CSV, either of
+/// them plain or gzip-compressed (detected by content, not by name).
+///
+/// - Recording: optional `#` comment lines, header `t_ns,ax,ay,az,gx,gy,gz`, rows with t in integer
+///   nanoseconds, acceleration in m/s², angular rate in rad/s (sensor frame).
+/// - BROAD: header `t,ax,ay,az,gx,gy,gz,qw,qx,qy,qz,movement`, t in seconds from the first sample;
+///   only the first seven columns are used (the rest is ground truth for scoring).
+public enum DatasetReader {
+    /// Which layout a file had; decides how time is written back out.
+    public enum Format: String, Sendable, Equatable {
+        /// tiltd's recording CSV (t in integer ns).
+        case recording
+        /// BROAD's CSV (t in seconds).
+        case broad
+    }
+
+    /// The samples of one file, in file order.
+    public struct Dataset: Sendable {
+        public var format: Format
+        public var samples: [IMUSample]
+    }
+
+    /// Why a file could not be read. Always names the file, and the line when there is one.
+    public struct ReadError: Error, CustomStringConvertible, Equatable {
+        public var path: String
+        public var line: Int?
+        public var message: String
+        public var description: String {
+            if let line { return "\(path):\(line): \(message)" }
+            return "\(path): \(message)"
+        }
+    }
+
+    /// Reads and parses `path`.
+    public static func read(path: String) throws(ReadError) -> Dataset {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw ReadError(path: path, line: nil, message: "cannot read: \(error.localizedDescription)")
+        }
+        let text: Data
+        if data.count >= 2 && data[data.startIndex] == 0x1f && data[data.startIndex + 1] == 0x8b {
+            text = try gunzip(path: path)
+        } else {
+            text = data
+        }
+        return try parse(text, path: path)
+    }
+
+    /// Parses CSV bytes of either layout; `path` is only used in error messages.
+    public static func parse(_ data: Data, path: String) throws(ReadError) -> Dataset {
+        var format: Format?
+        var samples: [IMUSample] = []
+        samples.reserveCapacity(data.count / 60)
+        var lineNumber = 0
+        var failure: ReadError?
+        data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
+            let bytes = raw.bindMemory(to: UInt8.self)
+            var start = 0
+            let n = bytes.count
+            while start < n, failure == nil {
+                var end = start
+                while end < n && bytes[end] != 0x0a { end += 1 }
+                lineNumber += 1
+                var lineEnd = end
+                if lineEnd > start && bytes[lineEnd - 1] == 0x0d { lineEnd -= 1 }  // CRLF files
+                let line = UnsafeBufferPointer(rebasing: bytes[start..<lineEnd])
+                start = end + 1
+                if line.isEmpty || line[0] == UInt8(ascii: "#") { continue }
+                let fields = split(line)
+                guard let f = format else {
+                    let header = fields.map { String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespaces) }
+                    if Array(header.prefix(7)) == ["t_ns", "ax", "ay", "az", "gx", "gy", "gz"] {
+                        format = .recording
+                    } else if Array(header.prefix(7)) == ["t", "ax", "ay", "az", "gx", "gy", "gz"] {
+                        format = .broad
+                    } else {
+                        failure = ReadError(path: path, line: lineNumber, message:
+                            "expected header 't_ns,ax,ay,az,gx,gy,gz' (recording) or 't,ax,ay,az,gx,gy,gz,…' (BROAD), got '\(header.joined(separator: ","))'")
+                    }
+                    continue
+                }
+                guard fields.count >= 7 else {
+                    failure = ReadError(path: path, line: lineNumber, message: "expected at least 7 fields, got \(fields.count)")
+                    continue
+                }
+                var v = [Double](repeating: 0, count: 6)
+                for i in 0..<6 {
+                    guard let x = number(fields[i + 1]), x.isFinite else {
+                        failure = ReadError(path: path, line: lineNumber, message:
+                            "field \(i + 2) is not a finite number: '\(String(decoding: fields[i + 1], as: UTF8.self))'")
+                        return
+                    }
+                    v[i] = x
+                }
+                let t: Int64
+                switch f {
+                case .recording:
+                    guard let ns = Int64(String(decoding: fields[0], as: UTF8.self).trimmingCharacters(in: .whitespaces)) else {
+                        failure = ReadError(path: path, line: lineNumber, message:
+                            "t_ns is not an integer: '\(String(decoding: fields[0], as: UTF8.self))'")
+                        return
+                    }
+                    t = ns
+                case .broad:
+                    guard let seconds = number(fields[0]), seconds.isFinite, abs(seconds) < 9e9 else {
+                        failure = ReadError(path: path, line: lineNumber, message:
+                            "t is not a number of seconds: '\(String(decoding: fields[0], as: UTF8.self))'")
+                        return
+                    }
+                    t = Int64((seconds * 1e9).rounded())
+                }
+                samples.append(IMUSample(t: t, accel: Vector3(v[0], v[1], v[2]), gyro: Vector3(v[3], v[4], v[5])))
+            }
+        }
+        if let failure { throw failure }
+        guard let format else { throw ReadError(path: path, line: nil, message: "no header line (empty file?)") }
+        return Dataset(format: format, samples: samples)
+    }
+
+    /// Averages consecutive blocks of `divisor` samples (time, accel and gyro alike) to simulate a
+    /// slower IMU; a trailing incomplete block is dropped. `divisor` 1 returns the input.
+    public static func blockAverage(_ samples: [IMUSample], divisor: Int) -> [IMUSample] {
+        precondition(divisor >= 1, "divisor must be at least 1")
+        if divisor == 1 { return samples }
+        var out: [IMUSample] = []
+        out.reserveCapacity(samples.count / divisor)
+        var i = 0
+        let inv = 1.0 / Double(divisor)
+        while i + divisor <= samples.count {
+            var a = Vector3.zero, g = Vector3.zero
+            // Time offsets from the block's first sample keep the mean exact in integer ns.
+            let t0 = samples[i].t
+            var dtSum: Int64 = 0
+            for k in i..<(i + divisor) {
+                a += samples[k].accel; g += samples[k].gyro; dtSum += samples[k].t - t0
+            }
+            out.append(IMUSample(t: t0 + dtSum / Int64(divisor), accel: a * inv, gyro: g * inv))
+            i += divisor
+        }
+        return out
+    }
+
+    private static func split(_ line: UnsafeBufferPointer<UInt8>) -> [UnsafeBufferPointer<UInt8>] {
+        var fields: [UnsafeBufferPointer<UInt8>] = []
+        fields.reserveCapacity(12)
+        var s = 0
+        for i in 0...line.count where i == line.count || line[i] == UInt8(ascii: ",") {
+            fields.append(UnsafeBufferPointer(rebasing: line[s..<i]))
+            s = i + 1
+        }
+        return fields
+    }
+
+    private static func number(_ field: UnsafeBufferPointer<UInt8>) -> Double? {
+        // strtod on a bounded, NUL-terminated copy: fast and accepts 'nan'/exponents like Python wrote them.
+        var buf = [CChar](repeating: 0, count: field.count + 1)
+        for i in 0..<field.count { buf[i] = CChar(bitPattern: field[i]) }
+        return buf.withUnsafeBufferPointer { p -> Double? in
+            var endp: UnsafeMutablePointer<CChar>?
+            let v = strtod(p.baseAddress!, &endp)
+            guard let endp, endp != UnsafeMutablePointer(mutating: p.baseAddress!) else { return nil }
+            // Only trailing spaces may follow the number.
+            var e = endp
+            while e.pointee == 0x20 { e += 1 }
+            return e.pointee == 0 ? v : nil
+        }
+    }
+
+    /// Decompresses with the system's `gzip -dc` (present on every Debian system; keeps zlib out of Swift).
+    private static func gunzip(path: String) throws(ReadError) -> Data {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/sh")
+        p.arguments = ["-c", "exec gzip -dc -- \"$0\"", path]
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        do { try p.run() } catch {
+            throw ReadError(path: path, line: nil, message: "cannot run gzip: \(error.localizedDescription)")
+        }
+        // Read before waiting so a large output cannot fill the pipe and deadlock.
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        let errText = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else {
+            throw ReadError(path: path, line: nil, message:
+                "gzip -dc failed (\(p.terminationStatus)): \(errText.trimmingCharacters(in: .whitespacesAndNewlines))")
+        }
+        return data
+    }
+}

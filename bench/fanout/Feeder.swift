@@ -1,0 +1,99 @@
+import FakeHardware
+import Foundation
+import Synchronization
+import TiltCore
+
+/// When each scan went into the FIFO, found from the scan's timestamp.
+///
+/// Scan i carries the kernel timestamp `t0 + i · period` (distinct and evenly spaced, as a
+/// driver's would be); the daemon echoes it as `t_ns`, so a client maps a line back to its scan
+/// by arithmetic. Write times are stored before the scan is written and read only after a line
+/// derived from it came back through the FIFO, the daemon and a socket: those system calls order
+/// the two accesses, so plain memory suffices.
+final class ScanTimeline: @unchecked Sendable {
+    let t0: Int64
+    let period: Int64
+    let capacity: Int
+    private let writeTimes: UnsafeMutablePointer<Int64>
+
+    init(t0: Int64, period: Int64, capacity: Int) {
+        self.t0 = t0; self.period = period; self.capacity = capacity
+        writeTimes = .allocate(capacity: capacity)
+        writeTimes.initialize(repeating: 0, count: capacity)
+    }
+
+    deinit { writeTimes.deallocate() }
+
+    /// The timestamp of scan `i`.
+    func timestamp(_ i: Int) -> Int64 { t0 + Int64(i) * period }
+
+    /// The scan index a `t_ns` belongs to, or nil when it is not one of ours.
+    func index(of t: Int64) -> Int? {
+        let d = t - t0
+        guard d >= 0, d % period == 0, d / period < Int64(capacity) else { return nil }
+        return Int(d / period)
+    }
+
+    func setWriteTime(_ i: Int, _ ns: Int64) { writeTimes[i] = ns }
+    func writeTime(_ i: Int) -> Int64 { writeTimes[i] }
+}
+
+/// Writes scans into the fake device's FIFO at a fixed rate, on its own thread, paced by
+/// CLOCK_MONOTONIC with absolute deadlines (no drift), recording each write time.
+final class Feeder: @unchecked Sendable {
+    let writer: ScanWriter
+    let timeline: ScanTimeline
+    let count: Int
+    /// Scans written so far.
+    let written = Atomic<Int>(0)
+    /// Scans that went out more than one period late (the writer itself was starved of CPU).
+    let late = Atomic<Int>(0)
+    private let finished = Atomic<Bool>(false)
+    private let failure = Mutex<String?>(nil)
+    private let scans: [ScanWriter.Scan]
+
+    /// - Parameters:
+    ///   - motion: what the fake IMU does (so attitudes change over the run).
+    init(writer: ScanWriter, device: FakeIIODevice, timeline: ScanTimeline, count: Int, motion: Motion) {
+        self.writer = writer; self.timeline = timeline; self.count = count
+        // Precompute the raw scans so the paced loop only stamps and writes.
+        let rateHz = 1e9 / Double(timeline.period)
+        var scans: [ScanWriter.Scan] = []
+        scans.reserveCapacity(count)
+        for i in 0..<count {
+            let r = motion.reading(at: Double(i) / rateHz)
+            scans.append(ScanWriter.scan(t: timeline.timestamp(i),
+                                         accel: device.rawCounts(r.accel, group: device.accel!),
+                                         gyro: device.rawCounts(r.gyro, group: device.gyro!)))
+        }
+        self.scans = scans
+    }
+
+    /// Starts writing; scan i is due at `start + i · period`.
+    func start(at start: Int64) {
+        let thread = Thread { [self] in
+            for i in 0..<count {
+                let due = start + Int64(i) * timeline.period
+                sleepUntil(due)
+                let now = monotonicNanoseconds()
+                if now - due > timeline.period { late.add(1, ordering: .relaxed) }
+                timeline.setWriteTime(i, now)
+                do {
+                    try writer.write([scans[i]])
+                } catch {
+                    failure.withLock { $0 = "\(error)" }
+                    break
+                }
+                written.store(i + 1, ordering: .releasing)
+            }
+            finished.store(true, ordering: .releasing)
+        }
+        thread.name = "fanout-feeder"
+        // The feeder stands in for the kernel: keep it from being the thing that is late.
+        thread.qualityOfService = .userInteractive
+        thread.start()
+    }
+
+    var isFinished: Bool { finished.load(ordering: .acquiring) }
+    var error: String? { failure.withLock { $0 } }
+}
