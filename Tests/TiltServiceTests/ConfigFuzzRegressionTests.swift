@@ -12,7 +12,7 @@ final class ConfigFuzzRegressionTests: XCTestCase {
 
     func testEveryInputGivesAConfigurationOrAnError() throws {
         let names = try FileManager.default.contentsOfDirectory(atPath: Self.dir.path).sorted()
-        XCTAssertGreaterThanOrEqual(names.count, 3, "the crash inputs are there")
+        XCTAssertGreaterThanOrEqual(names.count, 4, "the crash inputs are there")
         for name in names {
             let data = try Data(contentsOf: Self.dir.appendingPathComponent(name))
             guard let text = String(data: data, encoding: .utf8) else { continue }  // load() refuses non-UTF-8 first
@@ -36,6 +36,9 @@ final class ConfigFuzzRegressionTests: XCTestCase {
         // `mount_matrix = [0, 1, 0, -1, 0, 0, 0, }, 1]` on line 4: a `}` where a value goes.
         XCTAssertEqual(try parse("crash-3b3e720ccbffed1460323665f277927aa5e52c85"),
                        ConfigError(file: Self.file, line: 4, key: "", message: TOMLPreflight.braceInArray))
+        // `mount_matrix = [0, 1,1979-05-27Ttrue07:32:00Z…` on line 2: a date-time without its time.
+        XCTAssertEqual(try parse("crash-f1fe12588bbc8862c951e876e436cdecfe09ee6c"),
+                       ConfigError(file: Self.file, line: 2, key: "", message: TOMLPreflight.dateWithoutTime))
         // A byte order mark, then `[)re]_hz`: the first case behind a BOM.
         XCTAssertEqual(try parse("crash-fab3b3bc5ce4302d01e42bd6eaf3870abd7868d9"),
                        ConfigError(file: Self.file, line: 1, key: "", message: TOMLPreflight.badHeader))
@@ -51,6 +54,8 @@ final class ConfigFuzzRegressionTests: XCTestCase {
             ("a = [\n  1,\n  2,\n}\n", 4, TOMLPreflight.braceInArray),
             ("a = [{x = [1, }]\n", 1, TOMLPreflight.braceInArray),
             ("\u{FEFF}[)re]\n", 1, TOMLPreflight.badHeader),
+            ("d = 1979-05-27Tx\n", 1, TOMLPreflight.dateWithoutTime),
+            ("[a]\nd = [1, 1979-05-27t:00]\n", 2, TOMLPreflight.dateWithoutTime),
         ]
         for (text, line, message) in cases {
             XCTAssertEqual(TOMLPreflight.firstProblem(text), .init(line: line, message: message), text)
@@ -71,6 +76,7 @@ final class ConfigFuzzRegressionTests: XCTestCase {
             "a = [\n  [1, 2],\n  [{x = 1}],  # [=\n  \"]\",\n]\n[b]\n",
             "t = {a = [1, 2], b = {c = \"}\"}}\n",
             "d = 1979-05-27T07:32:00Z\n[-]\n[_1]\n",
+            "d = 1979-05-27t07:32:00\ne = 1979-05-27 # T\nf = [1979-05-27, 1979-05-27 07:32:00]\n1979-05-27Tx = 1\n",
         ]
         for text in valid { XCTAssertNil(TOMLPreflight.firstProblem(text), text) }
         for f in ["config/tiltd.toml"] + (try FileManager.default.contentsOfDirectory(atPath: "\(Self.repo)/scripts/fuzz-targets/seeds/config").map { "scripts/fuzz-targets/seeds/config/\($0)" }) {

@@ -6,7 +6,9 @@
 /// - a table header whose `[` or `[[` (and spaces) is not followed by `]`, a quote or a
 ///   bare-key character: `[[[imu]`, a lone `[` on a line, `[=x]`;
 /// - a `}` where an array expects a value: `[1, }`, `[ }`;
-/// - the first of these again behind a UTF-8 byte order mark (found in a longer run).
+/// - the first of these again behind a UTF-8 byte order mark (found in a longer run);
+/// - a value `YYYY-MM-DDT` not followed by a digit (`1979-05-27Ttrue`): toml++ then reads a
+///   time that is not there.
 /// So the text is scanned first — strings, comments and multi-line arrays are read the way
 /// TOML reads them — and such a spot is refused with its line, like any other syntax error.
 /// Valid TOML never has either, so nothing valid is refused.
@@ -20,6 +22,7 @@ enum TOMLPreflight {
 
     static let badHeader = "syntax error: a table header needs a name after '[' or '[[', like [imu] or [[geofence]]"
     static let braceInArray = "syntax error: '}' inside an array (expected a value or ']')"
+    static let dateWithoutTime = "syntax error: a date-time needs a time after 'T', like 1979-05-27T07:32:00Z"
 
     /// The first spot toml++ cannot be given, or nil if there is none.
     static func firstProblem(_ text: String) -> Problem? {
@@ -30,8 +33,17 @@ enum TOMLPreflight {
         var line = 1
         var open: [UInt8] = []  // the [ and { of the value being read
         var statementStart = true
+        var inValue = false     // after `=` on this line, or inside a value's brackets
 
         func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 }
+        func isDigit(_ j: Int) -> Bool { j < n && (0x30...0x39).contains(b[j]) }
+        /// `YYYY-MM-DD` then `T` or `t` at `j`, and no digit after it.
+        func isDateWithoutTime(at j: Int) -> Bool {
+            guard j + 11 <= n else { return false }
+            for k in [0, 1, 2, 3, 5, 6, 8, 9] where !isDigit(j + k) { return false }
+            guard b[j + 4] == 0x2D, b[j + 7] == 0x2D, b[j + 10] == UInt8(ascii: "T") || b[j + 10] == UInt8(ascii: "t") else { return false }
+            return j + 11 < n && !isDigit(j + 11)
+        }
         func isBareKey(_ c: UInt8) -> Bool {
             (0x30...0x39).contains(c) || (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || c == 0x5F || c == 0x2D
         }
@@ -70,6 +82,7 @@ enum TOMLPreflight {
             case 0x0A:
                 line += 1
                 statementStart = open.isEmpty
+                inValue = !open.isEmpty
                 i += 1
             case 0x20, 0x09, 0x0D:
                 i += 1
@@ -94,6 +107,14 @@ enum TOMLPreflight {
                 }
                 statementStart = false
                 i = j
+            case UInt8(ascii: "="):
+                inValue = true
+                statementStart = false
+                i += 1
+            case UInt8(ascii: "0")...UInt8(ascii: "9") where inValue && (i == 0 || !(isBareKey(b[i - 1]) || b[i - 1] == UInt8(ascii: "."))):
+                if isDateWithoutTime(at: i) { return Problem(line: line, message: dateWithoutTime) }
+                statementStart = false
+                i += 1
             case UInt8(ascii: "["), UInt8(ascii: "{"):
                 open.append(c)
                 statementStart = false
@@ -108,6 +129,7 @@ enum TOMLPreflight {
                     return nil
                 }
                 open.removeLast()
+                if open.isEmpty { inValue = false }
                 i += 1
             default:
                 statementStart = false
