@@ -15,6 +15,8 @@ public struct TOMLDocument: Sendable {
     public init(text: String, file: String) throws(ConfigError) {
         self.file = file
         let table: TOMLTable
+        // toml++ aborts on a few syntax errors instead of reporting them: catch those first.
+        if let p = TOMLPreflight.firstProblem(text) { throw ConfigError(file: file, line: p.line, key: "", message: p.message) }
         do {
             table = try TOMLTable(string: text)
         } catch let e as TOMLParseError {

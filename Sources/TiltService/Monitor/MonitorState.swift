@@ -1,0 +1,229 @@
+import TiltCore
+
+/// What `tiltd monitor` knows about the daemon: the latest of everything it has been told.
+///
+/// It is built only from the lines the daemon sends (`apply`) and from the monitor's own
+/// connection changes, so the screen can be rendered and tested from fixed inputs. Unknown
+/// classes and fields are ignored: an older monitor keeps working against a newer daemon.
+public struct MonitorState: Sendable, Equatable {
+    /// The latest `attitude` line.
+    public struct AttitudeReading: Sendable, Equatable {
+        public var t: Int64?
+        public var rollDeg: Double
+        public var pitchDeg: Double
+        public var yawDeg: Double
+        public var atRest: Bool?
+        /// Gyro bias the fusion currently subtracts, rad/s.
+        public var gyroBias: [Double]?
+        /// Creates a reading.
+        public init(t: Int64?, rollDeg: Double, pitchDeg: Double, yawDeg: Double, atRest: Bool?, gyroBias: [Double]?) {
+            self.t = t; self.rollDeg = rollDeg; self.pitchDeg = pitchDeg; self.yawDeg = yawDeg
+            self.atRest = atRest; self.gyroBias = gyroBias
+        }
+    }
+
+    /// The game as last reported (by `hello`, a `status` reply or a `game` event).
+    public struct GameReading: Sendable, Equatable {
+        /// "idle", "waiting_for_neutral" or "prompt".
+        public var state: String = "idle"
+        public var round: Int64?
+        public var prompt: String?
+        public var score: Int64 = 0
+        /// Time left when the report was made, ms.
+        public var remainingMs: Int64?
+        /// Sample time of the report, so the time left can be counted down by sample time.
+        public var t: Int64?
+        /// The kind of the latest `game` event ("correct", "skip", "round_ended", …).
+        public var lastKind: String?
+        /// The tilt angle the game measured at the latest event that had one, degrees.
+        public var tiltDeg: Double?
+        /// "absolute" or "relative".
+        public var mode: String?
+        /// What the low zone means: "correct" (default) or "skip".
+        public var lowSide: String = "correct"
+        /// Creates the idle state.
+        public init() {}
+    }
+
+    /// The latest `fix`. Fields gpsd did not know are nil.
+    public struct FixReading: Sendable, Equatable {
+        public var mode: Int64
+        public var lat: Double?
+        public var lon: Double?
+        public var speedMps: Double?
+        public var trackDeg: Double?
+        public var altM: Double?
+        /// Creates a fix reading.
+        public init(mode: Int64, lat: Double? = nil, lon: Double? = nil, speedMps: Double? = nil, trackDeg: Double? = nil, altM: Double? = nil) {
+            self.mode = mode; self.lat = lat; self.lon = lon; self.speedMps = speedMps; self.trackDeg = trackDeg; self.altM = altM
+        }
+    }
+
+    /// One source's status line ("imu", "gps", …).
+    public struct SourceReading: Sendable, Equatable {
+        public var source: String
+        public var state: String
+        public var message: String
+        /// Creates a source reading.
+        public init(source: String, state: String, message: String) {
+            self.source = source; self.state = state; self.message = message
+        }
+    }
+
+    /// The default thresholds of the game (TiltGame.Configuration), used until the daemon says.
+    public static let defaultLowThresholdDeg = 63.0
+    public static let defaultHighThresholdDeg = 117.0
+
+    /// Where the monitor connects (shown in the title).
+    public var socketPath: String
+    /// True between a successful connect and the connection's end.
+    public var connected = false
+    /// Why the last connection attempt failed or ended, while disconnected.
+    public var disconnectReason: String?
+    /// Connections made so far (more than one means the daemon restarted).
+    public var connections = 0
+    /// Daemon version from `hello`.
+    public var daemonVersion: String?
+
+    public var attitude: AttitudeReading?
+    public var game = GameReading()
+    public var lowThresholdDeg = MonitorState.defaultLowThresholdDeg
+    public var highThresholdDeg = MonitorState.defaultHighThresholdDeg
+    public var fix: FixReading?
+    /// Sources in the order first reported.
+    public var sources: [SourceReading] = []
+
+    /// From the latest `status` reply.
+    public var sampleRateHz: Double?
+    public var clients: Int64?
+    /// Lines the daemon dropped for all its clients since it started (`status` reply).
+    public var droppedLinesAllClients: Int64?
+    /// Lines dropped for this monitor, summed from `gap` events (over all connections).
+    public var gapDropped: Int64 = 0
+    /// The number of `gap` events received.
+    public var gapEvents = 0
+    /// Lines received that were not valid JSON objects.
+    public var badLines = 0
+
+    /// A fresh state for the monitor of `socketPath`.
+    public init(socketPath: String) { self.socketPath = socketPath }
+
+    /// Records a successful connect; readings from the previous connection stay on screen.
+    public mutating func didConnect() {
+        connected = true
+        disconnectReason = nil
+        connections += 1
+    }
+
+    /// Records the end of a connection or a failed attempt.
+    public mutating func didDisconnect(reason: String) {
+        connected = false
+        disconnectReason = reason
+    }
+
+    /// Applies one line from the daemon (without its newline).
+    public mutating func apply(line: some Collection<UInt8>) {
+        guard let v = try? JSONParser.parse(line), case .object(let o) = v else { badLines += 1; return }
+        apply(o)
+    }
+
+    /// Applies one parsed line from the daemon.
+    public mutating func apply(_ o: JSONObject) {
+        switch o["class"]?.stringValue {
+        case "hello":
+            daemonVersion = o["version"]?.stringValue ?? daemonVersion
+            applySources(o["sources"])
+            if let g = o["game"]?.objectValue { applyGameSnapshot(g) }
+            if let f = o["fix"]?.objectValue { applyFix(f) }
+        case "attitude":
+            applyAttitude(o)
+        case "game":
+            applyGame(o)
+        case "fix":
+            applyFix(o)
+        case "status":
+            if let s = o["source"]?.stringValue { setSource(SourceReading(source: s, state: o["state"]?.stringValue ?? "?", message: o["message"]?.stringValue ?? "")) }
+        case "gap":
+            gapEvents += 1
+            gapDropped += o["dropped"]?.intValue ?? 0
+        case "reply":
+            if o["cmd"]?.stringValue == "status", o["ok"]?.boolValue == true { applyStatusReply(o) }
+        default:
+            break
+        }
+    }
+
+    mutating func applyAttitude(_ o: JSONObject) {
+        guard let r = o["roll_deg"]?.doubleValue, let p = o["pitch_deg"]?.doubleValue, let y = o["yaw_deg"]?.doubleValue else { return }
+        attitude = AttitudeReading(t: o["t_ns"]?.intValue, rollDeg: r, pitchDeg: p, yawDeg: y,
+                                   atRest: o["at_rest"]?.boolValue,
+                                   gyroBias: o["gyro_bias"]?.arrayValue?.compactMap(\.doubleValue))
+    }
+
+    /// A `game` event: the common fields every kind carries.
+    mutating func applyGame(_ o: JSONObject) {
+        if let s = o["state"]?.stringValue { game.state = s }
+        game.round = o["round"]?.intValue
+        game.prompt = o["prompt"]?.stringValue
+        if let s = o["score"]?.intValue { game.score = s }
+        game.remainingMs = o["remaining_ms"]?.intValue
+        game.t = o["t_ns"]?.intValue ?? game.t
+        if let k = o["kind"]?.stringValue { game.lastKind = k }
+        game.tiltDeg = o["tilt_deg"]?.doubleValue
+        if let c = o["config"]?.objectValue { applyGameConfig(c) }
+    }
+
+    /// The game snapshot in `hello` and `status` replies: the same fields plus the rules.
+    mutating func applyGameSnapshot(_ g: JSONObject) {
+        let kind = game.lastKind
+        applyGame(g)
+        game.lastKind = kind
+    }
+
+    mutating func applyGameConfig(_ c: JSONObject) {
+        let low = c["low_threshold_deg"]?.doubleValue, high = c["high_threshold_deg"]?.doubleValue
+        // Take the pair only when it makes sense, so a bad value cannot break the gauge.
+        if let low, let high, low.isFinite, high.isFinite, 0 <= low, low < high, high <= 180 {
+            lowThresholdDeg = low; highThresholdDeg = high
+        }
+        if let m = c["mode"]?.stringValue { game.mode = m }
+        if let s = c["low_side"]?.stringValue { game.lowSide = s }
+    }
+
+    mutating func applyFix(_ o: JSONObject) {
+        fix = FixReading(mode: o["mode"]?.intValue ?? 0,
+                         lat: o["lat"]?.doubleValue, lon: o["lon"]?.doubleValue,
+                         speedMps: (o["speed_mps"] ?? o["speed"])?.doubleValue,
+                         trackDeg: (o["track_deg"] ?? o["track"])?.doubleValue,
+                         altM: (o["alt_m"] ?? o["alt"])?.doubleValue)
+    }
+
+    mutating func applySources(_ v: JSONValue?) {
+        for s in v?.arrayValue ?? [] {
+            guard let name = s["source"]?.stringValue else { continue }
+            setSource(SourceReading(source: name, state: s["state"]?.stringValue ?? "?", message: s["message"]?.stringValue ?? ""))
+        }
+    }
+
+    mutating func setSource(_ r: SourceReading) {
+        if let i = sources.firstIndex(where: { $0.source == r.source }) { sources[i] = r } else { sources.append(r) }
+    }
+
+    mutating func applyStatusReply(_ o: JSONObject) {
+        sampleRateHz = o["sample_rate_hz"]?.doubleValue
+        clients = o["clients"]?.intValue ?? clients
+        droppedLinesAllClients = o["dropped_lines"]?.intValue ?? droppedLinesAllClients
+        daemonVersion = o["version"]?.stringValue ?? daemonVersion
+        applySources(o["sources"])
+        if let g = o["game"]?.objectValue { applyGameSnapshot(g) }
+        if let f = o["fix"]?.objectValue { applyFix(f) }
+    }
+
+    /// Time left in the round now: the last report counted down by the sample time since.
+    /// Sample time, not the monitor's clock, so a replay at any speed shows the game's view.
+    public var gameTimeLeftMs: Int64? {
+        guard game.state != "idle", let r = game.remainingMs else { return nil }
+        guard let t0 = game.t, let now = attitude?.t, now > t0 else { return r }
+        return max(0, r - (now - t0) / 1_000_000)
+    }
+}

@@ -1,0 +1,360 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import TiltCore
+import TiltService
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `tiltd monitor`: a live view of a running daemon, for standing at the Pi while calibrating.
+struct Monitor: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show a running daemon live: attitude, roll gauge, game, fix, rate and drops.",
+        discussion: """
+            Connects to the daemon's socket and redraws a full-screen view (q or Ctrl-C quits).
+            When stdout is not a terminal it prints one summary line per second instead.
+            If the daemon goes away the monitor says so and reconnects when it is back.
+            """)
+
+    @Option(help: "The daemon's socket (default: [socket] path from the config).")
+    var socket: String?
+
+    @Option(help: "Configuration file to take the socket path from (default: \(Configuration.defaultPath) if present).")
+    var config: String?
+
+    @Option(help: "Attitude lines per second to ask the daemon for.")
+    var attitudeHz: Double = 30
+
+    @Flag(help: "Print summary lines even when stdout is a terminal.")
+    var plain = false
+
+    func validate() throws {
+        if socket != nil && config != nil { throw ValidationError("give either --socket or --config, not both") }
+        guard (0.1...1000).contains(attitudeHz) else { throw ValidationError("--attitude-hz must be within 0.1...1000") }
+    }
+
+    func run() throws {
+        let path = try socketPath()
+        let fullScreen = !plain && isatty(STDOUT_FILENO) == 1
+        let loop = MonitorLoop(socketPath: path, attitudeHz: attitudeHz, fullScreen: fullScreen)
+        try loop.run()
+    }
+
+    func socketPath() throws -> String {
+        if let socket { return socket }
+        let file = config ?? Configuration.defaultPath
+        if config == nil && !FileManager.default.fileExists(atPath: file) { return Configuration.Socket().path }
+        do {
+            return try Configuration.load(path: file).socket.path
+        } catch {
+            throw ValidationFailure(message: error.description)
+        }
+    }
+}
+
+/// The monitor's single-threaded loop: poll() on the socket, the keyboard and a signal pipe;
+/// everything it learns goes into a `MonitorState`, which `MonitorView` draws.
+final class MonitorLoop {
+    /// Redraws at most this often: smooth enough to follow a nod, cheap over SSH.
+    static let maxRedrawHz = 15.0
+    /// How often the monitor asks for `status` (sample rate, clients, drops) and retries a connection.
+    static let statusPeriod = 1.0
+    static let retryPeriod = 1.0
+    /// A line longer than this is not something the daemon sends: it is dropped.
+    static let maxLineBytes = 1 << 20
+
+    let attitudeHz: Double
+    let fullScreen: Bool
+    var state: MonitorState
+
+    private var fd: Int32 = -1
+    private var buffer: [UInt8] = []
+    private var nextRequestID: Int64 = 1
+    private var quit = false
+
+    private var signalPipe: (read: Int32, write: Int32) = (-1, -1)
+    private var signalSources: [any DispatchSourceSignal] = []
+    private var savedTermios: termios?
+    private var size = (width: 80, height: 24)
+
+    init(socketPath: String, attitudeHz: Double, fullScreen: Bool) {
+        self.state = MonitorState(socketPath: socketPath)
+        self.attitudeHz = attitudeHz
+        self.fullScreen = fullScreen
+    }
+
+    func run() throws {
+        try installSignals()
+        if fullScreen { enterScreen() }
+        defer {
+            if fullScreen { leaveScreen() }
+            if fd >= 0 { close(fd) }
+        }
+
+        var nextConnect = 0.0
+        var nextStatus = Double.infinity
+        var nextSummary = 0.0
+        var lastDraw = -Double.infinity
+        var dirty = true
+        var lastPrintedConnection: Bool?
+
+        while !quit {
+            var now = monotonic()
+            if fd < 0 && now >= nextConnect {
+                if connect() {
+                    send(#"{"cmd":"watch","id":\#(takeID()),"attitude_hz":\#(MonitorView.fixed(attitudeHz, 1))}"#)
+                    nextStatus = now
+                } else {
+                    nextStatus = .infinity
+                }
+                nextConnect = now + Self.retryPeriod
+                dirty = true
+            }
+            if fd >= 0 && now >= nextStatus {
+                send(#"{"cmd":"status","id":\#(takeID())}"#)
+                nextStatus = now + Self.statusPeriod
+            }
+
+            now = monotonic()
+            if fullScreen {
+                if dirty && now - lastDraw >= 1 / Self.maxRedrawHz {
+                    draw()
+                    lastDraw = now
+                    dirty = false
+                }
+            } else {
+                // Plain output: connection changes at once, then a summary each second.
+                if lastPrintedConnection != state.connected {
+                    lastPrintedConnection = state.connected
+                    printLine(state.connected ? "connected to \(state.socketPath)" : MonitorView.summary(state))
+                    nextSummary = now + 1
+                } else if state.connected && now >= nextSummary {
+                    printLine(MonitorView.summary(state))
+                    nextSummary = now + 1
+                }
+            }
+
+            var deadline = fd < 0 ? nextConnect : nextStatus
+            if fullScreen && dirty { deadline = min(deadline, lastDraw + 1 / Self.maxRedrawHz) }
+            if !fullScreen && state.connected { deadline = min(deadline, nextSummary) }
+            let timeoutMs = Int32(max(0, min(1000, (deadline - monotonic()) * 1000)).rounded(.up))
+
+            var fds = [pollfd(fd: signalPipe.read, events: Int16(POLLIN), revents: 0)]
+            let watchKeys = fullScreen && savedTermios != nil
+            if watchKeys { fds.append(pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)) }
+            if fd >= 0 { fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
+            let r = poll(&fds, nfds_t(fds.count), timeoutMs)
+            if r < 0 {
+                if errno == EINTR { continue }
+                throw ValidationFailure(message: "tiltd monitor: poll: \(String(cString: strerror(errno)))")
+            }
+            if fds[0].revents != 0 { handleSignals(&dirty) }
+            if watchKeys && fds[1].revents != 0 { handleKeys() }
+            if fd >= 0, let last = fds.last, last.fd == fd, last.revents != 0 {
+                readSocket()
+                dirty = true
+            }
+        }
+    }
+
+    private func takeID() -> Int64 {
+        defer { nextRequestID += 1 }
+        return nextRequestID
+    }
+
+    // MARK: connection
+
+    /// One connection attempt; on failure the state says why.
+    private func connect() -> Bool {
+        let path = state.socketPath
+        let s = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard s >= 0 else { state.didDisconnect(reason: "socket: \(String(cString: strerror(errno)))"); return false }
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        let fits = withUnsafeMutableBytes(of: &addr.sun_path) { raw -> Bool in
+            guard bytes.count < raw.count else { return false }
+            raw.copyBytes(from: bytes); raw[bytes.count] = 0
+            return true
+        }
+        guard fits else { close(s); state.didDisconnect(reason: "socket path too long"); return false }
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(s, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard rc == 0 else {
+            let e = errno
+            close(s)
+            state.didDisconnect(reason: e == ENOENT ? "no socket at \(path)" : String(cString: strerror(e)))
+            return false
+        }
+        _ = fcntl(s, F_SETFL, fcntl(s, F_GETFL) | O_NONBLOCK)
+        fd = s
+        buffer.removeAll(keepingCapacity: true)
+        state.didConnect()
+        return true
+    }
+
+    private func disconnect(_ reason: String) {
+        if fd >= 0 { close(fd) }
+        fd = -1
+        state.didDisconnect(reason: reason)
+    }
+
+    /// Sends one command line; a command that does not fit the socket buffer now is skipped
+    /// (the next status request comes a second later).
+    private func send(_ line: String) {
+        guard fd >= 0 else { return }
+        let bytes = Array((line + "\n").utf8)
+        let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        if n < 0 && errno != EAGAIN && errno != EINTR { disconnect(String(cString: strerror(errno))) }
+    }
+
+    /// Reads what is there (up to 1 MiB per wake-up, so the screen still refreshes under a flood).
+    private func readSocket() {
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        var total = 0
+        while fd >= 0 && total < 1 << 20 {
+            let n = read(fd, &chunk, chunk.count)
+            if n == 0 { disconnect("the daemon closed the connection"); return }
+            if n < 0 {
+                if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK { return }
+                disconnect(String(cString: strerror(errno))); return
+            }
+            total += n
+            var start = 0
+            for i in 0..<n where chunk[i] == 0x0A {
+                if buffer.isEmpty {
+                    state.apply(line: chunk[start..<i])
+                } else {
+                    buffer.append(contentsOf: chunk[start..<i])
+                    state.apply(line: buffer)
+                    buffer.removeAll(keepingCapacity: true)
+                }
+                start = i + 1
+            }
+            buffer.append(contentsOf: chunk[start..<n])
+            if buffer.count > Self.maxLineBytes { buffer.removeAll(); state.badLines += 1 }
+        }
+    }
+
+    // MARK: signals and keys
+
+    private func installSignals() throws {
+        var p: [Int32] = [0, 0]
+        guard pipe(&p) == 0 else {
+            throw ValidationFailure(message: "tiltd monitor: pipe: \(String(cString: strerror(errno)))")
+        }
+        for fd in p {
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        }
+        signalPipe = (p[0], p[1])
+        // Writes to a daemon that just went away must be an error, not a kill.
+        signal(SIGPIPE, SIG_IGN)
+        let writeEnd = p[1]
+        for sig in [SIGINT, SIGTERM, SIGHUP, SIGWINCH] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler {
+                var b = UInt8(truncatingIfNeeded: sig)
+                _ = write(writeEnd, &b, 1)
+            }
+            source.resume()
+            signalSources.append(source)
+        }
+    }
+
+    private func handleSignals(_ dirty: inout Bool) {
+        var b = [UInt8](repeating: 0, count: 16)
+        while true {
+            let n = read(signalPipe.read, &b, b.count)
+            if n <= 0 { return }
+            for s in b[..<n] {
+                if Int32(s) == SIGWINCH {
+                    updateSize()
+                    writeOut("\u{1B}[2J")
+                    dirty = true
+                } else {
+                    quit = true
+                }
+            }
+        }
+    }
+
+    private func handleKeys() {
+        var b = [UInt8](repeating: 0, count: 64)
+        let n = read(STDIN_FILENO, &b, b.count)
+        if n == 0 { savedTermios = nil; return }  // stdin closed: keep running, stop watching it
+        guard n > 0 else { return }
+        if b[..<n].contains(where: { $0 == UInt8(ascii: "q") || $0 == UInt8(ascii: "Q") }) { quit = true }
+    }
+
+    // MARK: terminal
+
+    private func enterScreen() {
+        if isatty(STDIN_FILENO) == 1 {
+            var t = termios()
+            if tcgetattr(STDIN_FILENO, &t) == 0 {
+                savedTermios = t
+                // Keys one at a time and not echoed; ISIG stays on so Ctrl-C is SIGINT.
+                t.c_lflag &= ~tcflag_t(ICANON | ECHO)
+                withUnsafeMutableBytes(of: &t.c_cc) { cc in
+                    cc[Int(VMIN)] = 1; cc[Int(VTIME)] = 0
+                }
+                tcsetattr(STDIN_FILENO, TCSANOW, &t)
+            }
+        }
+        updateSize()
+        // Alternate screen, cursor hidden, cleared.
+        writeOut("\u{1B}[?1049h\u{1B}[?25l\u{1B}[2J")
+    }
+
+    private func leaveScreen() {
+        writeOut("\u{1B}[?25h\u{1B}[?1049l")
+        if var t = savedTermios { tcsetattr(STDIN_FILENO, TCSANOW, &t) }
+    }
+
+    private func updateSize() {
+        var ws = winsize()
+        if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &ws) == 0, ws.ws_col > 0, ws.ws_row > 0 {
+            size = (Int(ws.ws_col), Int(ws.ws_row))
+        }
+    }
+
+    private func draw() {
+        let lines = MonitorView.screen(state, width: size.width, height: size.height)
+        // Home, each line then clear-to-end-of-line, then clear below: no flicker, no full clear.
+        var out = "\u{1B}[H"
+        for (i, l) in lines.enumerated() {
+            out += l + "\u{1B}[K"
+            if i < lines.count - 1 { out += "\r\n" }
+        }
+        out += "\u{1B}[J"
+        writeOut(out)
+    }
+
+    private func printLine(_ line: String) { writeOut(line + "\n") }
+
+    /// Writes all of `s` to stdout; a closed stdout (e.g. `| head`) ends the monitor.
+    private func writeOut(_ s: String) {
+        let bytes = Array(s.utf8)
+        var off = 0
+        while off < bytes.count {
+            let n = bytes[off...].withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                quit = true
+                return
+            }
+            off += n
+        }
+    }
+
+    private func monotonic() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+    }
+}
