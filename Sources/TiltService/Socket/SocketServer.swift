@@ -52,7 +52,7 @@ public final class SocketServer: Sendable {
                     try channel.pipeline.syncOperations.addHandler(ClientHandler(id: id, hub: hub, logger: logger))
                 }
             }
-            .withBoundSocket(descriptor: fd)
+            .withBoundSocket(fd)
             .wait()
         channelBox.withLock { $0 = channel }
         logger.info("serving on \(inheritedFD != nil ? "socket from systemd" : config.path)")
@@ -142,7 +142,9 @@ final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
 
     func channelActive(context: ChannelHandlerContext) {
         // On the loop the option future is already complete, so the session exists before any read.
-        Self.peerCredentials(context.channel).whenComplete { result in
+        let context = NIOLoopBound(context, eventLoop: context.eventLoop)
+        Self.peerCredentials(context.value.channel).whenComplete { result in
+            let context = context.value
             let creds = try? result.get()
             let trusted = creds.map { self.isTrusted($0) } ?? false
             let s = ClientSession(id: self.id, context: context, hub: self.hub, credentials: creds, trusted: trusted,
@@ -151,7 +153,7 @@ final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
             self.hub.add(s)
             s.reply(self.hub.hello(for: s))
         }
-        context.fireChannelActive()
+        context.value.fireChannelActive()
     }
 
     /// root, the daemon's own user, and the configured uids/gids may change state.
