@@ -71,7 +71,7 @@ final class MonitorTmuxTests: XCTestCase {
     func startMonitor(_ args: String) throws {
         // Like an interactive shell, the wrapper survives the Ctrl-C meant for the monitor (a trap
         // with a command, unlike an ignored signal, is not inherited by the monitor).
-        let script = "trap 'echo SHELL-SAW-INT' INT; printf 'BEFORE-MONITOR\\n'; '\(tiltdBinary)' monitor \(args); echo MONITOR-EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -xE -- '-?(icanon|echo)' | tr '\\n' ' '; echo; exec sleep 600"
+        let script = "trap 'echo SHELL-SAW-INT' INT; printf 'BEFORE-MONITOR\\n'; '\(tiltdBinary)' monitor \(args); echo MONITOR-EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -xE -- '-?(icanon|echo)' | tr '\\n' ' '; echo; echo AFTER-MONITOR; exec sleep 600"
         try tmux(["new-session", "-d", "-s", session, "-x", "100", "-y", "30", "sh", "-c", script])
     }
 
@@ -145,7 +145,7 @@ final class MonitorTmuxTests: XCTestCase {
 
         // q quits; the shell's screen is back, with the cursor and cooked terminal modes.
         try tmux(["send-keys", "-t", session, "q"])
-        try waitUntil("the monitor exits", timeout: 10) { pane().contains("MONITOR-EXIT=") }
+        try waitUntil("the monitor exits and the shell reports", timeout: 10) { pane().contains("AFTER-MONITOR") }
         screen = pane()
         XCTAssertTrue(screen.contains("MONITOR-EXIT=0"), screen)
         XCTAssertTrue(screen.contains("BEFORE-MONITOR"), "the main screen is restored: \(screen)")
@@ -163,7 +163,7 @@ final class MonitorTmuxTests: XCTestCase {
         }
         XCTAssertEqual(paneFlag("alternate_on"), "1")
         try tmux(["send-keys", "-t", session, "C-c"])
-        try waitUntil("the monitor exits", timeout: 10) { pane().contains("MONITOR-EXIT=") }
+        try waitUntil("the monitor exits and the shell reports", timeout: 10) { pane().contains("AFTER-MONITOR") }
         let screen = pane()
         XCTAssertTrue(screen.contains("MONITOR-EXIT=0"), screen)
         XCTAssertTrue(screen.contains("BEFORE-MONITOR"), screen)
