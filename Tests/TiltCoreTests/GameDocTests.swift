@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 @testable import TiltCore
 
-/// docs/game-events.md shows one example line per game event kind and the snapshot; these
+/// docs/game.md shows one example line per game event kind and the snapshot; these
 /// tests check that the examples have exactly the fields, order and types the code produces.
 final class GameDocTests: XCTestCase {
     /// Every event kind, from a short scripted game.
@@ -54,12 +54,12 @@ final class GameDocTests: XCTestCase {
     static func docText() throws -> String {
         var dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         while dir.path != "/" {
-            let doc = dir.appendingPathComponent("docs/game-events.md")
+            let doc = dir.appendingPathComponent("docs/game.md")
             if FileManager.default.fileExists(atPath: doc.path) { return try String(contentsOf: doc, encoding: .utf8) }
             dir.deleteLastPathComponent()
         }
         struct Missing: Error, CustomStringConvertible { var description: String }
-        throw Missing(description: "docs/game-events.md not found above \(#filePath)")
+        throw Missing(description: "docs/game.md not found above \(#filePath)")
     }
 
     /// The JSON objects in the document's ```json blocks, one per line.

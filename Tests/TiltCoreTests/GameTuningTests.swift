@@ -5,7 +5,7 @@ import XCTest
 /// Where the defaults come from: families of gestures from the trace generator, each replayed
 /// alone, scored against what the player meant. The defaults must make no error; each filter,
 /// switched off, must make errors in the family it exists for.
-/// `GAME_TUNING_PRINT=1` prints the table (quoted in docs/game-events.md).
+/// `GAME_TUNING_PRINT=1` prints the table (quoted in docs/game.md).
 final class GameTuningTests: XCTestCase {
     struct Gesture {
         var family: String

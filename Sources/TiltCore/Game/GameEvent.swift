@@ -76,7 +76,7 @@ public struct RoundResult: Sendable, Equatable {
     /// The skipped prompts, in order.
     public var skipped: [PromptResult] { prompts.filter { $0.decision == .skip } }
 
-    /// The round as JSON (see docs/game-events.md, "result").
+    /// The round as JSON (see docs/game.md, "result").
     public var json: JSONObject {
         var o = JSONObject()
         o["round"] = .int(Int64(round))
@@ -158,7 +158,7 @@ public struct GameEvent: Sendable, Equatable {
         self.remaining = remaining; self.score = score; self.prompt = prompt
     }
 
-    /// The event's fields without its time, in the order documented in docs/game-events.md;
+    /// The event's fields without its time, in the order documented in docs/game.md;
     /// `Event.encode` adds `class`, `seq` and `t_ns` in front.
     public var fields: JSONObject {
         var o = JSONObject()

@@ -55,7 +55,7 @@ public enum GameError: Error, Equatable, Sendable, CustomStringConvertible {
 ///
 /// States: `idle` → (start) `waitingForNeutral` → (head held in the neutral zone) `prompt` →
 /// (head held in a decision zone) `correct`/`skip` event → `waitingForNeutral` → next `prompt` …
-/// → (timer or deck runs out, or stop) `idle`. See docs/game-events.md for the rules in full.
+/// → (timer or deck runs out, or stop) `idle`. See docs/game.md for the rules in full.
 public struct TiltGame: Sendable {
     /// Where the game is.
     public enum Phase: String, Sendable, CaseIterable {

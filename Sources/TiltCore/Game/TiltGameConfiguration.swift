@@ -4,7 +4,7 @@ extension TiltGame {
     /// How tilts are measured and judged. All angles in degrees, all times in seconds.
     ///
     /// The defaults follow the classic forehead game and were chosen from the decision-test traces
-    /// (see docs/game-events.md, "Defaults"): they accept every deliberate tilt in the traces and
+    /// (see docs/game.md, "Defaults"): they accept every deliberate tilt in the traces and
     /// reject every jerk, double nod and noisy hover.
     public struct Configuration: Sendable, Equatable {
         /// How the tilt angle is measured.
