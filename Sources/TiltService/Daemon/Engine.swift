@@ -38,7 +38,9 @@ public final class Engine: RequestHandler, @unchecked Sendable {
     public init(hub: Hub, config: Configuration, logger: Logger, store: StoreWorker? = nil) {
         self.hub = hub; self.config = config; self.logger = logger
         self.store = store ?? StoreWorker(path: nil, logger: logger)
-        game = (try? TiltGame(configuration: config.game.rules, seed: config.game.seed ?? 0)) ?? (try! TiltGame())
+        // Unseeded, each run shuffles differently; `[game] seed` makes the order repeatable.
+        let seed = config.game.seed ?? UInt64.random(in: 0...UInt64.max)
+        game = (try? TiltGame(configuration: config.game.rules, seed: seed)) ?? (try! TiltGame(seed: seed))
         course = CourseFilter(onSpeed: config.courseOnSpeed, offSpeed: config.courseOffSpeed)
         snooze = SnoozeGate(distance: config.snoozeDistance)
         monitor = GeofenceMonitor(fences: [])
