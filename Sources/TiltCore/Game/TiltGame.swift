@@ -31,7 +31,7 @@ public enum GameError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A message for people.
     public var message: String {
         switch self {
-        case .roundInProgress: return "a round is in progress; stop or restart it first"
+        case .roundInProgress: return "a round is in progress; stop it first (game.stop)"
         case .notRunning: return "no round is running"
         case .nothingToRestart: return "no round has been started yet"
         case .emptyDeck(let d): return "deck \(d) has no prompts"

@@ -390,7 +390,7 @@ public final class Engine: RequestHandler, @unchecked Sendable {
             }
             let why = lastFix?.hasPosition == true ? "no places within \(Int(config.places.nearby.radius)) m" : "no GPS fix yet"
             let fallback = try fileDeck(config.game.fallbackDeck)
-            return (fallback, "\(why): using the fallback deck \(fallback.deckName)")
+            return (fallback, "\(why): using the fallback deck \"\(fallback.deckName)\"")
         }
         return (try fileDeck(name), nil)
     }

@@ -73,7 +73,7 @@ public final class ClientSession: @unchecked Sendable {
         if let c = w.classes { classes = c }
         if let hz = w.attitudeHz {
             attitudeHz = hz
-            if hz > 0 { classes.insert(.attitude) }
+            if hz > 0 { classes.insert(.attitude) } else { classes.remove(.attitude) }
         }
         if let s = w.samples {
             samples = s
