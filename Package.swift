@@ -70,7 +70,7 @@ let package = Package(
         // Helpers shared by the test targets: socket clients, processes, waiting on conditions.
         .target(name: "TestSupport", dependencies: ["TiltCore"], path: "Tests/TestSupport"),
 
-        .testTarget(name: "TiltCoreTests", dependencies: ["TiltCore"], exclude: ["Fixtures"]),
+        .testTarget(name: "TiltCoreTests", dependencies: ["TiltCore", "TestSupport"], exclude: ["Fixtures"]),
         // Builds fake IIO scenario trees and FIFO writers for tests run under scripts/fakehw-ns.
         .target(name: "FakeHardware", dependencies: ["TiltCore"], path: "Tests/FakeHardware"),
         .testTarget(name: "TiltSensorsTests", dependencies: ["TiltSensors", "TiltCore", "FakeHardware", "TestSupport"]),

@@ -97,7 +97,7 @@ final class CalibrateLiveTests: XCTestCase {
         var q = Quaternion.identity
         for face in ["+Z", "-X", "+Y", "-Z", "+X", "-Y"] {
             // A smooth 0.6 s move to the face, then 3 s still on it.
-            let target = SynthRecording.faceUp(face)
+            let target = SyntheticIMU.faceUp(AccelCalibration.Face(rawValue: face)!)
             var rel = q.conjugate * target
             if rel.w < 0 { rel = Quaternion(w: -rel.w, x: -rel.x, y: -rel.y, z: -rel.z) }
             let angle = 2 * acos(min(1, rel.w))

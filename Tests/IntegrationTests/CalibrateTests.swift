@@ -49,8 +49,8 @@ final class CalibrateTests: XCTestCase {
         try runTiltd(["calibrate"] + args + ["--config", config], timeout: 60)
     }
 
-    func recording(_ name: String, _ build: (inout SynthRecording) -> Void) throws -> String {
-        var r = SynthRecording(seed: UInt64(name.utf8.reduce(7) { $0 &* 31 &+ UInt64($1) }))
+    func recording(_ name: String, _ build: (inout SyntheticIMU) -> Void) throws -> String {
+        var r = SyntheticIMU(seed: UInt64(name.utf8.reduce(7) { $0 &* 31 &+ UInt64($1) }), t0: 5_000_000_000)
         build(&r)
         let path = "\(dir)/\(name).csv"
         try r.write(to: path)
@@ -107,13 +107,13 @@ final class CalibrateTests: XCTestCase {
 
     // MARK: accel
 
-    func sixFaces(_ r: inout SynthRecording, _ faces: [String]) {
+    func sixFaces(_ r: inout SyntheticIMU, _ faces: [String]) {
         var q = Quaternion.identity
         for f in faces {
             q = r.turn(from: q, rate: Vector3(0.9, -0.4, 0.3), seconds: 0.6)
             // A few degrees off flat, as a hand would place it.
             let tilt = Quaternion(axis: Vector3(1, 2, 0), angle: 0.05)
-            let pose = (tilt * SynthRecording.faceUp(f)).normalized
+            let pose = (tilt * SyntheticIMU.faceUp(AccelCalibration.Face(rawValue: f)!)).normalized
             r.still(pose, seconds: 3)
             q = pose
         }

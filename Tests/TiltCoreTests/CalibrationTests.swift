@@ -1,3 +1,4 @@
+import TestSupport
 import Foundation
 import TiltCore
 import XCTest
@@ -9,7 +10,7 @@ final class CalibrationTests: XCTestCase {
     // MARK: stillness
 
     func testStillWindowsFormOneStretchAndMotionBreaksIt() {
-        var imu = SynthIMU(seed: 1)
+        var imu = SyntheticIMU(seed: 1)
         imu.still(.identity, seconds: 2)
         imu.turn(from: .identity, rate: Vector3(0.5, 0, 0), seconds: 1)
         var d = StillnessDetector()
@@ -27,7 +28,7 @@ final class CalibrationTests: XCTestCase {
     func testSlowSmoothTurnIsCaughtByTheTiltCheck() {
         // 0.03 rad/s is below the gyro threshold and steady within each window; only the
         // changing gravity direction gives it away.
-        var imu = SynthIMU(seed: 2)
+        var imu = SyntheticIMU(seed: 2)
         imu.turn(from: .identity, rate: Vector3(0.03, 0, 0), seconds: 4)
         var d = StillnessDetector()
         var motions: [String] = []
@@ -38,7 +39,7 @@ final class CalibrationTests: XCTestCase {
     // MARK: gyro
 
     func testGyroBiasIsRecovered() throws {
-        var imu = SynthIMU(seed: 3)
+        var imu = SyntheticIMU(seed: 3)
         imu.gyroBias = Vector3(0.021, -0.0137, 0.0082)
         imu.gyroNoise = 0.005
         imu.still(Quaternion(roll: 0.2, pitch: -0.1, yaw: 1), seconds: 6)
@@ -57,7 +58,7 @@ final class CalibrationTests: XCTestCase {
     }
 
     func testMotionDuringGyroCalibrationIsRefusedWithTheReason() {
-        var imu = SynthIMU(seed: 4)
+        var imu = SyntheticIMU(seed: 4)
         imu.gyroBias = Vector3(0.01, 0, 0)
         imu.still(.identity, seconds: 3)
         imu.turn(from: .identity, rate: Vector3(0, 0.2, 0.1), seconds: 2)
@@ -70,7 +71,7 @@ final class CalibrationTests: XCTestCase {
     }
 
     func testTooShortStillInputIsRefused() {
-        var imu = SynthIMU(seed: 5)
+        var imu = SyntheticIMU(seed: 5)
         imu.still(.identity, seconds: 2)
         var cal = GyroBiasCalibration(seconds: 5)
         for s in imu.samples { cal.add(s) }
@@ -80,7 +81,7 @@ final class CalibrationTests: XCTestCase {
 
     func testSteadyTurnFasterThanAnyBiasIsRefused() {
         // 0.5 rad/s about the vertical axis: gravity stays put, windows look steady.
-        var imu = SynthIMU(seed: 6)
+        var imu = SyntheticIMU(seed: 6)
         imu.turn(from: .identity, rate: Vector3(0, 0, 0.5), seconds: 3)
         var cal = GyroBiasCalibration(seconds: 2)
         var outcome: GyroBiasCalibration.Progress = .measuring(seconds: 0)
@@ -92,7 +93,7 @@ final class CalibrationTests: XCTestCase {
     // MARK: accel
 
     /// Six faces, each held 3 s with a few degrees of tilt, with moves in between.
-    func sixFaces(_ imu: inout SynthIMU, order: [Face] = Face.allCases, tiltDeg: Double = 4) {
+    func sixFaces(_ imu: inout SyntheticIMU, order: [Face] = Face.allCases, tiltDeg: Double = 4) {
         var q = Quaternion.identity
         for f in order {
             q = imu.turn(from: q, rate: Vector3(0.8, -0.5, 0.3), seconds: 0.6)
@@ -103,7 +104,7 @@ final class CalibrationTests: XCTestCase {
     }
 
     func testSixPositionRecoversOffsetAndScale() throws {
-        var imu = SynthIMU(seed: 7)
+        var imu = SyntheticIMU(seed: 7)
         let gain = Vector3(1.031, 0.968, 1.017)
         imu.accelGain = Matrix3(Vector3(gain.x, 0, 0), Vector3(0, gain.y, 0), Vector3(0, 0, gain.z))
         imu.accelOffset = Vector3(0.25, -0.18, 0.41)
@@ -132,7 +133,7 @@ final class CalibrationTests: XCTestCase {
     }
 
     func testResidualBeforeUsesTheCalibrationInUse() throws {
-        var imu = SynthIMU(seed: 8)
+        var imu = SyntheticIMU(seed: 8)
         imu.accelGain = Matrix3(Vector3(1.05, 0, 0), Vector3(0, 1, 0), Vector3(0, 0, 1))
         sixFaces(&imu)
         var cal = AccelCalibration()
@@ -144,7 +145,7 @@ final class CalibrationTests: XCTestCase {
     }
 
     func testMissingFacesAreNamed() {
-        var imu = SynthIMU(seed: 9)
+        var imu = SyntheticIMU(seed: 9)
         sixFaces(&imu, order: [.plusZ, .minusZ, .plusX, .plusY])
         var cal = AccelCalibration()
         for s in imu.samples { _ = cal.add(s) }
@@ -155,7 +156,7 @@ final class CalibrationTests: XCTestCase {
     }
 
     func testShortHoldsAndTiltedPosesDoNotCountAsFaces() {
-        var imu = SynthIMU(seed: 10)
+        var imu = SyntheticIMU(seed: 10)
         imu.still(imu.faceUp(.plusZ), seconds: 1)                                  // too short
         imu.turn(from: .identity, rate: Vector3(1, 0, 0), seconds: 0.5)
         imu.still(Quaternion(roll: 0.7, pitch: 0.5, yaw: 0), seconds: 3)          // between faces
@@ -169,7 +170,7 @@ final class CalibrationTests: XCTestCase {
     }
 
     func testFullModelIsChosenWhenCrossAxisErrorsAreThere() throws {
-        var imu = SynthIMU(seed: 11)
+        var imu = SyntheticIMU(seed: 11)
         let a = Matrix3(Vector3(1.02, 0.025, -0.015), Vector3(0.025, 0.975, 0.02), Vector3(-0.015, 0.02, 1.01))
         imu.accelGain = a
         imu.accelOffset = Vector3(-0.12, 0.3, 0.05)
@@ -199,7 +200,7 @@ final class CalibrationTests: XCTestCase {
     }
 
     func testPerAxisFitIsKeptWhenTheFullModelGainsNothing() throws {
-        var imu = SynthIMU(seed: 12)
+        var imu = SyntheticIMU(seed: 12)
         imu.accelGain = Matrix3(Vector3(1.02, 0, 0), Vector3(0, 0.99, 0), Vector3(0, 0, 1.01))
         sixFaces(&imu)
         sixFaces(&imu)   // twelve poses, but no cross-axis error to find
@@ -215,7 +216,7 @@ final class CalibrationTests: XCTestCase {
     // MARK: neutral
 
     func testNeutralPoseIsTheMeanAttitudeOfTheFirstLongStillStretch() throws {
-        var imu = SynthIMU(seed: 13)
+        var imu = SyntheticIMU(seed: 13)
         let start = Quaternion(roll: 0.3, pitch: 0, yaw: 0)
         let neutral = Quaternion(roll: 0.1745, pitch: -0.0873, yaw: 0.4)
         imu.still(start, seconds: 2)                                  // the settle time and a short rest
@@ -223,7 +224,7 @@ final class CalibrationTests: XCTestCase {
         imu.still(neutral, seconds: 4)
         var cap = NeutralPoseCapture(seconds: 3, settleSeconds: 1)
         // Attitudes as an estimator would give them: the true pose with a little jitter.
-        var rng = SynthIMU.RNG(state: 99)
+        var rng = SplitMix64(seed: 99)
         var result: NeutralPoseCapture.Result?
         var q = start
         for (i, s) in imu.samples.enumerated() {
@@ -240,7 +241,7 @@ final class CalibrationTests: XCTestCase {
     }
 
     func testNeutralPoseHandlesTheQuaternionSignFlip() throws {
-        var imu = SynthIMU(seed: 14)
+        var imu = SyntheticIMU(seed: 14)
         let neutral = Quaternion(roll: 0.2, pitch: 0.1, yaw: 3.1)
         imu.still(neutral, seconds: 5)
         var cap = NeutralPoseCapture(seconds: 3, settleSeconds: 0)
@@ -255,7 +256,7 @@ final class CalibrationTests: XCTestCase {
     }
 
     func testNeutralPoseRefusedWhenNeverStill() {
-        var imu = SynthIMU(seed: 15)
+        var imu = SyntheticIMU(seed: 15)
         imu.turn(from: .identity, rate: Vector3(0.6, 0.2, 0), seconds: 5)
         var cap = NeutralPoseCapture(seconds: 3)
         for s in imu.samples { cap.add(s, attitude: .identity) }

@@ -1,3 +1,4 @@
+import TestSupport
 import XCTest
 @testable import TiltCore
 
@@ -54,8 +55,8 @@ final class PlacesGeofenceTests: XCTestCase {
         events += m.update(placesFix(centre, 0, eph: 4))
         // 30 minutes of fixes jittering ±8 m around the 30 m edge, eph 4–12 m.
         for k in 1...1800 {
-            let d = 30 + (rng.unit() * 16 - 8)
-            events += m.update(placesFix(at(d, bearing: rng.unit() * 360), Double(k), eph: 4 + rng.unit() * 8))
+            let d = 30 + (rng.uniform() * 16 - 8)
+            events += m.update(placesFix(at(d, bearing: rng.uniform() * 360), Double(k), eph: 4 + rng.uniform() * 8))
         }
         XCTAssertEqual(kinds(events), ["enter home", "dwell home"], "jitter at the edge must not exit")
         // Walking away does exit, once.
@@ -68,7 +69,7 @@ final class PlacesGeofenceTests: XCTestCase {
         var rng = SplitMix64(seed: 9)
         var events: [GeofenceMonitor.Event] = []
         // Standing just outside: fixes 31–40 m from the centre with eph 5 m never enter.
-        for k in 0..<1000 { events += m.update(placesFix(at(31 + rng.unit() * 9, bearing: rng.unit() * 360), Double(k), eph: 5)) }
+        for k in 0..<1000 { events += m.update(placesFix(at(31 + rng.uniform() * 9, bearing: rng.uniform() * 360), Double(k), eph: 5)) }
         XCTAssertTrue(events.isEmpty)
     }
 
@@ -107,7 +108,7 @@ final class PlacesGeofenceTests: XCTestCase {
         var fences: [Fence] = []
         var rng = SplitMix64(seed: 3)
         for k in 0..<20_000 {
-            let p = Geo.destination(from: centre, distance: rng.unit() * 20_000, bearing: rng.unit() * 360)
+            let p = Geo.destination(from: centre, distance: rng.uniform() * 20_000, bearing: rng.uniform() * 360)
             fences.append(fence("f\(k)", at: p, radius: 25))
         }
         let target = fences[12_345]

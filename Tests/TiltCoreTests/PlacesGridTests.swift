@@ -1,3 +1,4 @@
+import TestSupport
 import XCTest
 @testable import TiltCore
 
@@ -61,14 +62,9 @@ final class PlacesGridTests: XCTestCase {
             var visited = Set<GeoGrid.Cell>()
             g.forEachCell(near: centre, radius: 1000) { visited.insert($0) }
             for _ in 0..<2000 {
-                let p = Geo.destination(from: centre, distance: rng.unit() * 1000, bearing: rng.unit() * 360)
+                let p = Geo.destination(from: centre, distance: rng.uniform() * 1000, bearing: rng.uniform() * 360)
                 XCTAssertTrue(visited.contains(g.cell(p)), "missed \(p) near \(centre)")
             }
         }
     }
-}
-
-extension SplitMix64 {
-    /// Uniform in [0, 1), for test data.
-    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }
