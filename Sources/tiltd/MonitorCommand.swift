@@ -170,18 +170,8 @@ final class MonitorLoop {
         let path = state.socketPath
         let s = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard s >= 0 else { state.didDisconnect(reason: "socket: \(String(cString: strerror(errno)))"); return false }
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        let fits = withUnsafeMutableBytes(of: &addr.sun_path) { raw -> Bool in
-            guard bytes.count < raw.count else { return false }
-            raw.copyBytes(from: bytes); raw[bytes.count] = 0
-            return true
-        }
-        guard fits else { close(s); state.didDisconnect(reason: "socket path too long"); return false }
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(s, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        guard let addr = UnixSocketAddress(path: path) else { close(s); state.didDisconnect(reason: "socket path too long"); return false }
+        let rc = addr.connect(s)
         guard rc == 0 else {
             let e = errno
             close(s)

@@ -17,14 +17,7 @@ public final class LineClient: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             let s = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            var addr = sockaddr_un()
-            addr.sun_family = sa_family_t(AF_UNIX)
-            withUnsafeMutableBytes(of: &addr.sun_path) { raw in
-                let b = Array(path.utf8.prefix(raw.count - 1)); raw.copyBytes(from: b); raw[b.count] = 0
-            }
-            let rc = withUnsafePointer(to: &addr) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(s, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-            }
+            let rc = withUnixAddress(path) { connect(s, $0, $1) }
             if rc == 0 { fd = s; return }
             close(s)
             if Date() > deadline { throw Failure(description: "cannot connect to \(path): \(String(cString: strerror(errno)))") }
@@ -108,4 +101,17 @@ public func makeTempDir(_ tag: String = "t") -> String {
     let p = "/tmp/tiltd-\(tag)-\(UUID().uuidString.prefix(8))"
     try? FileManager.default.createDirectory(atPath: p, withIntermediateDirectories: true)
     return p
+}
+
+/// Calls `body` with `path` as a `sockaddr_un` (truncated to fit) and its length: for bind and
+/// connect in tests. (The daemon's own is `UnixSocketAddress` in TiltService.)
+public func withUnixAddress(_ path: String, _ body: (UnsafePointer<sockaddr>, socklen_t) -> Int32) -> Int32 {
+    var addr = sockaddr_un()
+    addr.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+        let b = Array(path.utf8.prefix(raw.count - 1)); raw.copyBytes(from: b); raw[b.count] = 0
+    }
+    return withUnsafePointer(to: &addr) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
 }

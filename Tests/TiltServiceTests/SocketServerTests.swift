@@ -214,8 +214,7 @@ final class SocketServerTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let stalePath = "\(dir)/s.sock"
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var addr = SocketServer.address(stalePath)
-        _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
+        XCTAssertEqual(UnixSocketAddress(path: stalePath)?.bind(fd), 0)
         close(fd)
         XCTAssertTrue(FileManager.default.fileExists(atPath: stalePath))
         let f2 = try ServerFixture()

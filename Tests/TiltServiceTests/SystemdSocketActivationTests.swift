@@ -92,14 +92,7 @@ final class SystemdSocketActivationTests: XCTestCase {
     private func makeUnixSocket(type: __socket_type, path: String, listen shouldListen: Bool) throws -> Int32 {
         let fd = socket(AF_UNIX, Int32(type.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.init(rawValue: errno)!) }
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &addr.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let rc = UnixSocketAddress(path: path)!.bind(fd)
         guard rc == 0 else { throw POSIXError(.init(rawValue: errno)!) }
         if shouldListen { guard listen(fd, 4) == 0 else { throw POSIXError(.init(rawValue: errno)!) } }
         return fd

@@ -76,12 +76,10 @@ public final class SocketServer: Sendable {
 
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw StartError.system("socket()", errno) }
-        var addr = Self.address(path)
+        guard let addr = UnixSocketAddress(path: path) else { close(fd); throw StartError.system("socket path \(path)", ENAMETOOLONG) }
         // Create the file with no access, then set the mode: no window where it is wider than configured.
         let oldMask = umask(0o777)
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let rc = addr.bind(fd)
         let bindErr = errno
         umask(oldMask)
         guard rc == 0 else { close(fd); throw StartError.system("bind \(path)", bindErr) }
@@ -101,23 +99,8 @@ public final class SocketServer: Sendable {
         guard (st.st_mode & S_IFMT) == S_IFSOCK else { throw StartError.notASocket(path) }
         let probe = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         defer { close(probe) }
-        var addr = Self.address(path)
-        let rc = withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(probe, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        if rc == 0 { throw StartError.inUse(path) }
+        if UnixSocketAddress(path: path)?.connect(probe) == 0 { throw StartError.inUse(path) }
         unlink(path)
-    }
-
-    static func address(_ path: String) -> sockaddr_un {
-        var addr = sockaddr_un()
-        addr.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &addr.sun_path) { raw in
-            let bytes = Array(path.utf8.prefix(raw.count - 1))
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        return addr
     }
 }
 
