@@ -21,6 +21,7 @@ let package = Package(
         // C libraries from Debian's -dev packages, seen through pkg-config.
         .systemLibrary(name: "CLibIIO", pkgConfig: "libiio", providers: [.apt(["libiio-dev"])]),
         .systemLibrary(name: "CLibGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
+        .systemLibrary(name: "CLibMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
 
         // Pure logic: no C, no I/O, no clocks. Tested in microseconds.
         .target(name: "TiltCore"),
@@ -49,10 +50,23 @@ let package = Package(
             ]
         ),
 
+        // `tiltd mqtt`: the daemon's socket bridged to an MQTT broker (libmosquitto), shared rounds.
+        .target(
+            name: "TiltBridge",
+            dependencies: [
+                "TiltCore", "TiltService", "CLibMosquitto",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+
         .executableTarget(
             name: "tiltd",
             dependencies: [
-                "TiltCore", "TiltSensors", "TiltService",
+                "TiltCore", "TiltSensors", "TiltService", "TiltBridge",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

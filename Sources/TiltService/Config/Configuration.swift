@@ -110,6 +110,8 @@ public struct Configuration: Sendable {
     public var socket = Socket()
     public var store = Store()
     public var gps = GPS()
+    /// `[mqtt]`: read by `tiltd mqtt` (Config/MQTTSection.swift).
+    public var mqtt = MQTT()
     /// "trace", "debug", "info", "notice", "warning", "error".
     public var logLevel = "info"
     /// The file this was loaded from.
@@ -281,6 +283,8 @@ public struct Configuration: Sendable {
             if c.courseOffSpeed > c.courseOnSpeed { throw t.error("off_speed", "must not exceed on_speed (\(c.courseOnSpeed))") }
             try t.finish()
         }
+
+        if var t = try root.table("mqtt") { c.mqtt = try readMQTT(&t, base: baseDir) }
 
         if var t = try root.table("log") {
             c.logLevel = try t.string("level", default: c.logLevel, allowed: ["trace", "debug", "info", "notice", "warning", "error"])

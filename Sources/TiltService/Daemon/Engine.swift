@@ -453,9 +453,9 @@ extension ProtocolError {
     init(_ code: String, _ message: String) { self.init(Code(rawValue: code), message) }
 }
 
-/// The deck used when none is configured.
-enum BuiltInDeck {
-    static let deck = try! PromptDeck(name: "built-in", prompts: [
+/// The deck used when none is configured (also by `tiltd mqtt` for hosted rounds).
+public enum BuiltInDeck {
+    public static let deck = try! PromptDeck(name: "built-in", prompts: [
         "pizza", "sushi", "croissant", "ramen", "falafel", "pretzel", "dumplings", "tacos", "curry", "bagel",
         "paella", "waffles", "lasagne", "pho", "kebab", "pancakes", "risotto", "burrito", "strudel", "noodles",
     ])
