@@ -136,7 +136,11 @@ public final class Bridge {
             bridgeStatus("streaming", "connected to \(m.host):\(m.port)")
             flush()
         case .disconnected(let code):
-            if brokerUp { logger.warning("lost the broker \(m.host):\(m.port) (\(MQTTError(code: code, operation: "connection").description)); reconnecting with backoff") }
+            if brokerUp {
+                let why = code == 0 ? "closed" : MQTTError(code: code, operation: "connection").description
+                logger.warning("lost the broker \(m.host):\(m.port) (\(why)); reconnecting with backoff")
+                bridgeStatus("retrying", "broker \(m.host):\(m.port): \(why)")
+            }
             brokerUp = false
             queue.setConnected(false)
         case .message(let topic, let payload, _):
@@ -239,6 +243,7 @@ public final class Bridge {
             // Every sample when a room needs the head's answers; else the published rate.
             let hz = room != nil ? 1000 : m.attitudeHz
             link.send(#"{"cmd":"watch","id":"mqtt-watch","classes":["status","game","fix","place","quest","credit"],"attitude_hz":\#(hz)}"#)
+            logger.info("connected to the daemon at \(config.socket.path)")
             bridgeStatus("streaming", "connected to the daemon at \(config.socket.path)")
         case .disconnected(let reason):
             daemonConnecting = false
@@ -261,7 +266,7 @@ public final class Bridge {
 
     private func tick(now: Int64) {
         if !daemonUp, !daemonConnecting, now >= daemonRetryAt { connectDaemon() }
-        room?.tick(now: now)
+        room?.tick(now: now, brokerUp: brokerUp)
         if let f = lastFixAt, now - lastFixAgeAt >= 5_000_000_000 {
             lastFixAgeAt = now
             let age = Double((now - f) / 100_000_000) / 10

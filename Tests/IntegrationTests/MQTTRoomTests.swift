@@ -24,7 +24,7 @@ final class MQTTRoomTests: XCTestCase {
     }
 
     override func tearDown() {
-        let failed = (testRun?.hasSucceeded ?? true) == false
+        let failed = (testRun?.totalFailureCount ?? 0) > 0
         for d in devices {
             d.stop()
             if failed { print(d.logs.suffix(20_000)) }
@@ -142,9 +142,10 @@ final class MQTTRoomTests: XCTestCase {
             XCTAssertTrue(byIndex.keys.allSatisfy { $0 <= n }, "\(id): nothing was sent beyond one late answer")
             XCTAssertEqual(p["score"]?.intValue, Int64((0..<n).filter { byIndex[$0] == "correct" }.count), "\(id)'s score")
         }
-        let sent = decisions.payloads("tiltd/room/party/player/pi-c/decision").compactMap(json).filter { $0["round"]?.intValue == round }
-        XCTAssertGreaterThan(sent.count, Set(sent.compactMap { $0["request_id"]?.stringValue }).count - 1,
-                             "the observer saw every decision message (re-sent ones included)")
+        // The broker restart did not look like the host's loss to anyone.
+        XCTAssertFalse(watch.messages.contains { $0.topic.hasSuffix("/room") && json($0.payload)?["reason"] == "host_lost" },
+                       "no device took the broker restart for the host's loss")
+        print("scoreboard of round \(round): \(ended["players"]?.jsonText ?? "")")
 
         // Every device shows the host's result.
         for d in devices {

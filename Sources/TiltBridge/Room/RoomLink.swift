@@ -27,6 +27,12 @@ final class RoomLink {
     private var lastResend: Int64 = 0
     /// Whether the daemon is streaming to us (else the player is `away`).
     private var daemonUp = false
+    /// When the host's status said `offline`, if it has not said `online` since. The round is
+    /// lost only when that lasts `hostLossGrace` while our own connection stays up: a broker
+    /// restart makes every client look offline for a moment (Mosquitto sends the wills of the
+    /// clients it drops), and the host is back as soon as it reconnects.
+    private var hostOfflineSince: Int64?
+    static let hostLossGrace: Int64 = 3_000_000_000
     /// Called with the member's view after every change (the bridge publishes it and shows it
     /// to the daemon's socket clients).
     var onView: ((JSONObject) -> Void)?
@@ -61,6 +67,7 @@ final class RoomLink {
     /// After a (re)connect: announce ourselves again (the broker may have lost retained
     /// messages in a restart), republish the host's state, re-send undelivered decisions.
     func connected(now: Int64) {
+        hostOfflineSince = nil
         announce()
         host?.publishState(now: now)
         resendPending(now: now)
@@ -92,9 +99,15 @@ final class RoomLink {
         }
         var handled = false
         if topic == watchedHostStatus, let online = Self.availability(payload) {
-            if member.hostStatus(online: online) {
-                if !online { logger.warning("room \(room): the host went offline; the round is over for this device") }
-                changed(now: now)
+            if online {
+                hostOfflineSince = nil
+                if member.hostStatus(online: true) {
+                    logger.info("room \(room): the host is back")
+                    resendPending(now: now)
+                    changed(now: now)
+                }
+            } else if hostOfflineSince == nil && member.hostOnline {
+                hostOfflineSince = now
             }
             handled = true
         }
@@ -125,9 +138,17 @@ final class RoomLink {
         changed(now: now)
     }
 
-    /// Periodic work: the host's timer; decisions the host has not counted after 2 s are sent
+    /// Periodic work: a host that stayed offline is lost; the host's timer; decisions the host has not counted after 2 s are sent
     /// again (they carry the same request id, so the host applies each once).
-    func tick(now: Int64) {
+    func tick(now: Int64, brokerUp: Bool) {
+        if !brokerUp { hostOfflineSince = nil }
+        if let since = hostOfflineSince, now - since >= Self.hostLossGrace {
+            hostOfflineSince = nil
+            if member.hostStatus(online: false) {
+                logger.warning("room \(room): the host has been offline for \(Self.hostLossGrace / 1_000_000_000) s; the round is over for this device")
+                changed(now: now)
+            }
+        }
         host?.tick(now: now)
         if !member.pending.isEmpty, now - lastResend > 2_000_000_000 { resendPending(now: now) }
     }

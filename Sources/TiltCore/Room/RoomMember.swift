@@ -31,11 +31,12 @@ public struct RoomMember: Sendable {
         return true
     }
 
-    /// The host's device status topic said `online` or `offline`. Returns whether that changed.
+    /// The host's device status topic said `online` or `offline` (the caller decides when an
+    /// `offline` is final: see RoomLink). Returns whether that changed. Pending decisions are
+    /// kept: if the same host session comes back, they are sent again and still count.
     public mutating func hostStatus(online: Bool) -> Bool {
         guard online != hostOnline else { return false }
         hostOnline = online
-        if !online { pending = [] }
         return true
     }
 
