@@ -13,6 +13,10 @@ public struct Configuration: Sendable {
         public var mountMatrix: Matrix3?
         /// Samples per kernel buffer; nil picks ~10 ms worth.
         public var bufferSamples: Int?
+        /// "auto", "buffered" or "polled": how the device is read (`IIOReadMode`).
+        public var mode = "auto"
+        /// The values `mode` may take.
+        public static let modes = ["auto", "buffered", "polled"]
         public init() {}
     }
 
@@ -150,6 +154,7 @@ public struct Configuration: Sendable {
                 c.imu.mountMatrix = mm
             }
             if t.has("buffer_samples") { c.imu.bufferSamples = try t.int("buffer_samples", default: 1, in: 1...4096) }
+            c.imu.mode = try t.string("mode", default: c.imu.mode, allowed: IMU.modes)
             try t.finish()
         }
 

@@ -6,7 +6,7 @@ public enum EffectiveConfig {
         func v(_ x: Vector3) -> String { "[\(x.x), \(x.y), \(x.z)]" }
         func q(_ s: String) -> String { JSONValue.string(s).jsonText }
         var out = "# effective configuration" + (c.sourceFile.map { " of \($0)" } ?? "") + "\n"
-        out += "[imu]\ndevice = \(q(c.imu.device))\nrate_hz = \(c.imu.rateHz)\n"
+        out += "[imu]\ndevice = \(q(c.imu.device))\nrate_hz = \(c.imu.rateHz)\nmode = \(q(c.imu.mode))\n"
         if let m = c.imu.mountMatrix { out += "mount_matrix = \(m.rowMajor)\n" }
         if let b = c.imu.bufferSamples { out += "buffer_samples = \(b)\n" }
         out += "\n[calibration]\n"

@@ -16,6 +16,8 @@ public final class Daemon: Service, @unchecked Sendable {
         case device
         /// A recording, at `speed` (nil = as fast as possible).
         case replay(path: String, speed: Double?)
+
+        var isDevice: Bool { if case .device = self { true } else { false } }
     }
 
     let initialConfig: Configuration
@@ -134,7 +136,8 @@ public final class Daemon: Service, @unchecked Sendable {
         var persister: BiasPersister?
         if case .device = input { persister = BiasPersister.make(config: config, logger: logger) }
         let pipeline = SensorPipeline(source: try makeSource(config), engine: engine, calibration: config.calibration,
-                                      persister: persister, logger: logger)
+                                      persister: persister, smoothsClockSteps: input.isDevice,
+                                      logger: logger)
         pipelineBox.withLock { $0 = pipeline }
         pipeline.start(onEnd: onEnd)
     }
@@ -214,7 +217,7 @@ final class FixPipeline: Sendable {
 public enum DeviceSourceFactory {
     public static func make(_ imu: Configuration.IMU, logger: Logger) throws -> any SampleSource {
         IIOSource(configuration: .init(device: imu.device, rateHz: imu.rateHz, mountMatrix: imu.mountMatrix,
-                                       bufferSamples: imu.bufferSamples),
+                                       bufferSamples: imu.bufferSamples, mode: IIOReadMode(rawValue: imu.mode) ?? .auto),
                   logger: logger)
     }
 }

@@ -217,6 +217,7 @@ public final class Engine: RequestHandler, @unchecked Sendable {
         if let d = s.device { o["device"] = .string(d) }
         if let r = s.rateHz { o["rate_hz"] = .number(r) }
         if let r = s.retryIn { o["retry_in_s"] = .number(r) }
+        if let g = s.hasGyroscope { o["gyroscope"] = .bool(g) }
         return o
     }
 
