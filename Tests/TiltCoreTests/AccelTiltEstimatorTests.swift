@@ -47,9 +47,9 @@ final class AccelTiltEstimatorTests: XCTestCase {
         var worstGated = 0.0, worstPlain = 0.0
         for i in 0..<240 {
             let t = Int64(i) * 16_666_667
-            // Level, with a 100 ms sideways jolt of 1.5 g at 2 s.
+            // Level, with a 100 ms sideways jolt of 3 g at 2 s.
             var a = Vector3(0, 0, g)
-            if i >= 120 && i < 126 { a = a + Vector3(1.5 * g, 0, 0) }
+            if i >= 120 && i < 126 { a = a + Vector3(3 * g, 0, 0) }
             worstGated = max(worstGated, abs(gated.update(t: t, accel: a).pitch / deg))
             worstPlain = max(worstPlain, abs(plain.update(t: t, accel: a).pitch / deg))
         }

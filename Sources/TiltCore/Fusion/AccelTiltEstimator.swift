@@ -4,9 +4,10 @@ import Foundation
 /// accel-only HID sensor). Yaw is unobservable without a gyroscope (or magnetometer): attitudes
 /// carry yaw 0 and `hasYaw == false`.
 ///
-/// Method: the accelerometer is low-passed with a second-order filter (Butterworth by default)
-/// whose cutoff is tuned for a head: a deliberate tilt (a quarter of a second to a second) passes
-/// with about 0.1 s of lag, while footsteps, taps and vibration (above ~2 Hz) are averaged out.
+/// Method: the accelerometer is low-passed by two first-order stages (critically damped, exact
+/// exponential steps, so any rate and any dt are stable) whose corner is tuned for a head: a
+/// deliberate tilt (a quarter of a second to a second) passes with about 0.2 s of lag, while
+/// footsteps, taps and vibration are averaged out.
 /// Samples whose magnitude is far from g (a jolt, a swing) pull the filter less: their weight is
 /// 1 / (1 + (‖a‖ − g)² / (gate·g)²). The low-passed vector is the gravity direction; roll and
 /// pitch follow from it (aerospace Z-Y-X, heading 0). The cost against the 6-axis estimator on
@@ -14,12 +15,10 @@ import Foundation
 public struct AccelTiltEstimator: Sendable {
     /// Tunables.
     public struct Parameters: Sendable, Equatable {
-        /// Cutoff of the low-pass, Hz.
+        /// Corner frequency of each of the two low-pass stages, Hz (τ = 1 / 2πf each).
         public var cutoffHz: Double = 1.5
-        /// Damping ratio of the low-pass (0.7071: Butterworth).
-        public var damping: Double = 0.7071
         /// Linear acceleration, as a fraction of g, at which a sample's weight halves.
-        public var gate: Double = 0.2
+        public var gate: Double = 1.0
         /// At rest: the accelerometer stays within this of its low-pass, m/s² …
         public var restAccel: Double = 0.5
         /// … for this long, s.
@@ -36,8 +35,8 @@ public struct AccelTiltEstimator: Sendable {
     /// True while the accelerometer has been steady for `restSeconds`.
     public private(set) var atRest = false
 
+    private var stage = Vector3.zero
     private var low = Vector3.zero
-    private var lowRate = Vector3.zero
     private var deviation = 0.0
     private var stillSeconds = 0.0
     private var lastT: Nanoseconds?
@@ -59,7 +58,7 @@ public struct AccelTiltEstimator: Sendable {
         let p = parameters
         guard let last = lastT, case let dt = Double(t &- last) * 1e-9, dt <= p.maxGap else {
             lastT = t
-            low = a; lowRate = .zero; deviation = 0; stillSeconds = 0; atRest = false
+            low = a; stage = a; deviation = 0; stillSeconds = 0; atRest = false
             return attitude(t)
         }
         guard dt > 0 else { return attitude(t) }
@@ -67,11 +66,13 @@ public struct AccelTiltEstimator: Sendable {
         let g = AttitudeEstimator.gravity
         let excess = (a.norm - g) / (p.gate * g)
         let weight = 1 / (1 + excess * excess)
-        // Semi-implicit second-order low-pass; the weight scales the pull of this sample.
-        let w = 2 * Double.pi * p.cutoffHz
-        let pull = (a - low) * (w * w * weight)
-        lowRate += (pull - lowRate * (2 * p.damping * w)) * dt
-        low += lowRate * dt
+        // Two first-order stages with exact exponential steps: stable at any rate and dt,
+        // critically damped (no overshoot after a nod). The weight slows the first stage for
+        // samples far from 1 g.
+        let tau = 1 / (2 * Double.pi * p.cutoffHz)
+        let k = 1 - exp(-dt / tau)
+        stage += (a - stage) * (k * weight)
+        low += (stage - low) * k
 
         let off = (a - low).norm + abs(a.norm - g)
         deviation += (off - deviation) * min(1, dt / p.restFilterTau)
