@@ -49,7 +49,7 @@ public final class SensorPipeline: Sendable {
                     switch output {
                     case .sample(var raw):
                         if state.timeline != nil {
-                            let placed = state.timeline!.place(raw.t, arrival: Int64(StopSignal.monotonicNanoseconds()))
+                            let placed = state.timeline!.place(raw.t, arrival: Int64(MonotonicClock.nanoseconds()))
                             raw.t = placed.t
                             if let jump = placed.jump { Self.report(jump, logger: logger, engine: engine) }
                         }
@@ -89,8 +89,8 @@ public final class SensorPipeline: Sendable {
         let message = "IMU timestamps jumped \(jump.summary) (the device's clock stepped); "
             + "time re-anchored: attitude and rounds continue"
         logger.warning("\(message)", metadata: ["from_ns": "\(jump.from)", "to_ns": "\(jump.to)"])
-        let fields: JSONObject = ["source": "imu", "state": "clock_step", "message": .string(message),
-                                  "step_ns": .int(jump.step)]
+        var fields = Event.statusFields(source: "imu", state: "clock_step", message: message)
+        fields["step_ns"] = .int(jump.step)
         engine.hub.loop.execute { engine.hub.publish(Event(.status, t: nil, fields: fields)) }
     }
 
