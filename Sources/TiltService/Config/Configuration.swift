@@ -114,6 +114,8 @@ public struct Configuration: Sendable {
     public var logLevel = "info"
     /// The file this was loaded from.
     public var sourceFile: String?
+    /// The parsed file, for the line of a key in later errors (`error(_:_:)`).
+    public var document: TOMLDocument?
 
     public init() {}
 
@@ -138,6 +140,7 @@ public struct Configuration: Sendable {
         let doc = try TOMLDocument(text: text, file: file)
         var root = TableReader(doc: doc, path: "", table: doc.root)
         var c = Configuration()
+        c.document = doc
         let baseDir = (file as NSString).deletingLastPathComponent
 
         if var t = try root.table("imu") {
@@ -344,5 +347,12 @@ public struct Configuration: Sendable {
         let host = String(s[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
         guard !host.isEmpty, let port = UInt16(s[s.index(after: colon)...]), port > 0 else { return nil }
         return (host, port)
+    }
+}
+
+extension Configuration {
+    /// An error about `key` of this configuration, located at the line that set it.
+    public func error(_ key: String, _ message: String) -> ConfigError {
+        ConfigError(file: sourceFile ?? document?.file ?? "-", line: document?.line(of: key), key: key, message: message)
     }
 }
