@@ -89,3 +89,40 @@ struct RateMeter {
         return span > 0 ? Double(n - 1) / span : nil
     }
 }
+
+// MARK: [imu]
+
+extension Configuration {
+    /// `[imu]`: which IIO device(s) and how fast.
+    public struct IMU: Sendable, Equatable {
+        /// "auto", an IIO device name, or "accel_name+gyro_name" for split devices.
+        public var device = "auto"
+        /// Samples per second asked of the device, Hz.
+        public var rateHz: Double = 60
+        /// Overrides the mount matrix the driver reports.
+        public var mountMatrix: Matrix3?
+        /// Samples per kernel buffer; nil picks ~10 ms worth.
+        public var bufferSamples: Int?
+        /// The defaults.
+        public init() {}
+    }
+
+    mutating func readIMU(_ t: inout TableReader) throws(ConfigError) {
+        imu.device = try t.string("device", default: imu.device)
+        if imu.device.isEmpty { throw t.error("device", "must not be empty (use \"auto\")") }
+        imu.rateHz = try t.double("rate_hz", default: imu.rateHz, in: 10...1000)
+        if let m = try t.doubles("mount_matrix", count: 9, in: -1...1) {
+            let mm = Matrix3(rowMajor: m)!
+            if abs(abs(mm.determinant) - 1) > 0.05 { throw t.error("mount_matrix", "must be a rotation (|det| = 1), det is \(mm.determinant)") }
+            imu.mountMatrix = mm
+        }
+        if t.has("buffer_samples") { imu.bufferSamples = try t.int("buffer_samples", default: 1, in: 1...4096) }
+    }
+
+    var imuTOML: String {
+        var out = "[imu]\ndevice = \(TOMLText.quote(imu.device))\nrate_hz = \(imu.rateHz)\n"
+        if let m = imu.mountMatrix { out += "mount_matrix = \(m.rowMajor)\n" }
+        if let b = imu.bufferSamples { out += "buffer_samples = \(b)\n" }
+        return out
+    }
+}

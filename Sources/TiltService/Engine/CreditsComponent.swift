@@ -68,3 +68,13 @@ final class CreditsComponent: Component {
         }
     }
 }
+
+// MARK: [credits]
+
+extension Configuration {
+    mutating func readCredits(_ t: inout TableReader) throws(ConfigError) {
+        redeemAmount = try t.int("redeem_amount", default: redeemAmount, in: 1...1_000_000)
+    }
+
+    var creditsTOML: String { "[credits]\nredeem_amount = \(redeemAmount)\n" }
+}

@@ -244,3 +244,56 @@ enum BuiltInDeck {
         "paella", "waffles", "lasagne", "pho", "kebab", "pancakes", "risotto", "burrito", "strudel", "noodles",
     ])
 }
+
+// MARK: [game]
+
+extension Configuration {
+    /// `[game]`: the tilt game's rules and its deck.
+    public struct Game: Sendable, Equatable {
+        /// Thresholds, hysteresis, holds, round length, mode (validated by `TiltGame`).
+        public var rules = TiltGame.Configuration()
+        /// A deck file (one prompt per line, or a JSON array), or "nearby" for places near the fix.
+        public var deck: String?
+        /// The deck used when "nearby" has no fix or no places (a file; nil = a built-in list).
+        public var fallbackDeck: String?
+        /// Seeds the prompt shuffle; nil = a different order every run.
+        public var seed: UInt64?
+        /// The defaults.
+        public init() {}
+    }
+
+    mutating func readGame(_ t: inout TableReader, base: String) throws(ConfigError) {
+        var g = game.rules
+        g.mode = try t.string("mode", default: g.mode.rawValue, allowed: ["absolute", "relative"]) == "relative" ? .relative : .absolute
+        g.lowThresholdDeg = try t.double("low_threshold_deg", default: g.lowThresholdDeg, in: 0...180)
+        g.highThresholdDeg = try t.double("high_threshold_deg", default: g.highThresholdDeg, in: 0...180)
+        g.swapSides = try t.bool("swap_sides", default: g.swapSides)
+        g.hysteresisDeg = try t.double("hysteresis_deg", default: g.hysteresisDeg, in: 0...90)
+        g.holdSeconds = try t.double("hold_s", default: g.holdSeconds, in: 0...10)
+        g.neutralHoldSeconds = try t.double("neutral_hold_s", default: g.neutralHoldSeconds, in: 0...10)
+        g.debounceSeconds = try t.double("debounce_s", default: g.debounceSeconds, in: 0...10)
+        g.roundSeconds = try t.double("round_s", default: g.roundSeconds, in: 5...3600)
+        if let v = try t.vector("back_axis", in: -1...1) { g.backAxis = v }
+        g.captureNeutralAtRoundStart = try t.bool("capture_neutral_at_round_start", default: g.captureNeutralAtRoundStart)
+        do { try g.validate() } catch {
+            if case .invalidConfiguration(let field, let reason) = error { throw t.error(field, reason) }
+            throw t.error("", error.message)
+        }
+        game.rules = g
+        if let d = try t.optionalString("deck") { game.deck = d == "nearby" ? d : Self.resolve(d, base: base) }
+        if let d = try t.optionalString("fallback_deck") { game.fallbackDeck = Self.resolve(d, base: base) }
+        if t.has("seed") { game.seed = UInt64(try t.int("seed", default: 0, in: 0...Int.max)) }
+    }
+
+    var gameTOML: String {
+        let g = game.rules
+        var out = "[game]\nmode = \(TOMLText.quote(g.mode.rawValue))\nlow_threshold_deg = \(g.lowThresholdDeg)\nhigh_threshold_deg = \(g.highThresholdDeg)\n"
+        out += "swap_sides = \(g.swapSides)\nhysteresis_deg = \(g.hysteresisDeg)\nhold_s = \(g.holdSeconds)\n"
+        out += "neutral_hold_s = \(g.neutralHoldSeconds)\ndebounce_s = \(g.debounceSeconds)\nround_s = \(g.roundSeconds)\n"
+        out += "back_axis = \(TOMLText.vector(g.backAxis))\ncapture_neutral_at_round_start = \(g.captureNeutralAtRoundStart)\n"
+        if let d = game.deck { out += "deck = \(TOMLText.quote(d))\n" }
+        if let d = game.fallbackDeck { out += "fallback_deck = \(TOMLText.quote(d))\n" }
+        if let s = game.seed { out += "seed = \(s)\n" }
+        return out
+    }
+}
