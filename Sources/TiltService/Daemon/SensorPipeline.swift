@@ -6,12 +6,12 @@ import TiltSensors
 
 /// Runs a sample source on its own thread: the time line (timestamp jumps smoothed, see
 /// `SampleTimeline`), calibration and fusion happen there, then each result hops once to the
-/// hub's loop. The source blocks in libiio (or sleeps for a replay), so it must not run on the
+/// engine's loop. The source blocks in libiio (or sleeps for a replay), so it must not run on the
 /// event loop. Samples without a gyro (an accelerometer-only IMU) go through
 /// `AccelTiltEstimator` instead of the 6-axis `AttitudeEstimator`.
 public final class SensorPipeline: Sendable {
     let source: any SampleSource
-    let engine: Engine
+    let engine: EngineHandle
     let calibration: IMUCalibration
     let fusion: AttitudeEstimator.Parameters
     let logger: Logger
@@ -28,7 +28,7 @@ public final class SensorPipeline: Sendable {
 
     /// - Parameter smoothsClockSteps: re-anchor timestamp jumps (a live device's clock can step);
     ///   false keeps a recording's times exactly.
-    public init(source: any SampleSource, engine: Engine, calibration: IMUCalibration,
+    public init(source: any SampleSource, engine: EngineHandle, calibration: IMUCalibration,
                 fusion: AttitudeEstimator.Parameters = .init(), persister: BiasPersister? = nil,
                 smoothsClockSteps: Bool = false, logger: Logger) {
         self.source = source; self.engine = engine; self.calibration = calibration
@@ -41,7 +41,6 @@ public final class SensorPipeline: Sendable {
         let state = FusionState(calibrator: Calibrator(calibration), estimator: AttitudeEstimator(parameters: fusion),
                                 timeline: smoothsClockSteps ? SampleTimeline(parameters: .init(rateHz: 60)) : nil)
         let (source, engine, persister, inFlight, logger) = (self.source, self.engine, self.persister, self.inFlight, self.logger)
-        let loop = engine.hub.loop
         let skipped = SkipCounter()
         thread.start({ stop in
             do {
@@ -62,7 +61,7 @@ public final class SensorPipeline: Sendable {
                         }
                         inFlight.value.add(1, ordering: .relaxed)
                         let n = skipped.take()
-                        loop.execute {
+                        engine.execute { engine in
                             inFlight.value.subtract(1, ordering: .relaxed)
                             if n > 0 { engine.ingest(skipped: n) }
                             engine.ingest(sample: s, attitude: a)
@@ -74,24 +73,25 @@ public final class SensorPipeline: Sendable {
                         }
                         if st.state != .noData { state.timeline?.resume() }
                         if let r = st.rateHz, st.state == .streaming { state.timeline?.parameters = .init(rateHz: r) }
-                        loop.execute { engine.ingest(status: st) }
+                        engine.execute { $0.ingest(status: st) }
                     }
                 }
             } catch {
                 let st = SourceStatus(source: "imu", state: .finished, message: "\(error)")
-                loop.execute { engine.ingest(status: st) }
+                engine.execute { $0.ingest(status: st) }
             }
         }, onEnd: onEnd)
     }
 
     /// A timestamp jump: logged and sent to clients once, as a `status` line.
-    static func report(_ jump: SampleTimeline.Jump, logger: Logger, engine: Engine) {
+    static func report(_ jump: SampleTimeline.Jump, logger: Logger, engine: EngineHandle) {
         let message = "IMU timestamps jumped \(jump.summary) (the device's clock stepped); "
             + "time re-anchored: attitude and rounds continue"
         logger.warning("\(message)", metadata: ["from_ns": "\(jump.from)", "to_ns": "\(jump.to)"])
         var fields = Event.statusFields(source: "imu", state: "clock_step", message: message)
         fields["step_ns"] = .int(jump.step)
-        engine.hub.loop.execute { engine.hub.publish(Event(.status, t: nil, fields: fields)) }
+        let event = Event(.status, t: nil, fields: fields)
+        engine.execute { $0.context.hub.publish(event) }
     }
 
     /// True once the source has returned (a recording ended, or after `shutdown`).
