@@ -65,3 +65,18 @@ final class AccelTiltEstimatorTests: XCTestCase {
         XCTAssertFalse(a.atRest)
     }
 }
+
+/// Recordings of an accelerometer alone keep "no gyro" through `tiltd record` and a replay.
+final class AccelOnlyRecordingTests: XCTestCase {
+    func testEmptyGyroFieldsRoundTrip() throws {
+        let s = IMUSample(t: 1_000_000_000, accelOnly: Vector3(0.0123, 9.8061, 0.041))
+        let line = RecordingFormat.format(s)
+        XCTAssertEqual(line, "1000000000,0.0123,9.8061,0.041,,,")
+        let back = try XCTUnwrap(try RecordingFormat.parse(line: Substring(line)))
+        XCTAssertFalse(back.hasGyro)
+        XCTAssertEqual(back.accel, s.accel)
+        let full = try XCTUnwrap(try RecordingFormat.parse(line: "5,1,2,3,0.1,0.2,0.3"))
+        XCTAssertTrue(full.hasGyro)
+        XCTAssertThrowsError(try RecordingFormat.parse(line: "5,1,2,3,0.1,,0.3"), "half a gyro is an error")
+    }
+}
