@@ -312,6 +312,9 @@ public final class Bridge {
                 send(OutgoingMessage(topic: isGame ? topics.gameDecisionEvent : topics.placeEvent, payload: payload, qos: qos(cls), retain: false))
             }
         case "reply":
+            if o["id"] == "mqtt-room", o["ok"] != .bool(true) {
+                logger.warning("the daemon refused room.show: \(o["error"]?["message"]?.stringValue ?? "?") (is this bridge's user in [socket] trusted_uids/trusted_gids?)")
+            }
             guard let rid = o["id"]?.stringValue, let id = forwarded.removeValue(forKey: rid) else { return }
             var r = o
             r["id"] = id
@@ -322,11 +325,22 @@ public final class Bridge {
         }
     }
 
-    /// The shared round as this device sees it: retained on `<prefix>/room`.
+    /// The latest view of the shared round, shown again to a restarted daemon.
+    private var roomView: JSONObject?
+
+    /// The shared round as this device sees it: retained on `<prefix>/room`, and shown to the
+    /// daemon's socket clients (`room.show`, a `game` line of kind `shared`).
     private func showRoom(_ view: JSONObject) {
+        roomView = view
         var o: JSONObject = ["class": "game"]
         for (k, v) in view.entries { o[k] = v }
         send(OutgoingMessage(topic: topics.roomView, payload: bytes(o), qos: qos("room"), retain: true))
+        showRoomToDaemon()
+    }
+
+    private func showRoomToDaemon() {
+        guard daemonUp, let v = roomView else { return }
+        link.send(JSONValue.object(["cmd": "room.show", "id": "mqtt-room", "view": .object(v)]).jsonText)
     }
 
     // MARK: shutdown

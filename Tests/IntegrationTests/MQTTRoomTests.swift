@@ -85,6 +85,10 @@ final class MQTTRoomTests: XCTestCase {
             let s = state()
             return ["pi-a", "pi-b", "pi-c"].allSatisfy { player(s, $0)?["presence"] == "here" }
         }
+        // A socket client on pi-b's daemon: it sees the shared round as game lines.
+        let screen = try LineClient(path: devices[1].socket, timeout: 15)
+        _ = try screen.next("hello")
+        _ = try screen.request(#"{"cmd":"watch","id":1,"classes":["game"],"attitude_hz":0}"#, id: 1)
         try b.publish("tiltd/pi-a/cmd", #"{"cmd":"room.start","id":1}"#, user: admin)
         let started = try XCTUnwrap(json(try watch.wait("tiltd/pi-a/reply") { json($0)?["id"] == 1 }))
         XCTAssertEqual(started["ok"], .bool(true), "\(started)")
@@ -154,6 +158,14 @@ final class MQTTRoomTests: XCTestCase {
             XCTAssertEqual(view["kind"], "shared")
             XCTAssertEqual(view["players"]?.arrayValue?.count, 3)
         }
+
+        // pi-b's socket clients saw the same result as a game line of kind shared.
+        let shared = try screen.next("game", timeout: 10) {
+            $0["kind"] == "shared" && $0["state"] == "ended" && $0["round"]?.intValue == round
+        }
+        XCTAssertEqual(shared["player"], "pi-b")
+        XCTAssertEqual(shared["players"]?.arrayValue?.count, 3)
+        XCTAssertEqual(shared["score"], player(ended, "pi-b")?["score"])
 
         // Host loss: a new round starts, the host's bridge dies; every player's round ends.
         try b.publish("tiltd/pi-a/cmd", #"{"cmd":"room.start","id":2}"#, user: admin)

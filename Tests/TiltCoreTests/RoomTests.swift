@@ -90,6 +90,12 @@ final class RoomTests: XCTestCase {
         XCTAssertEqual(h.state.player("pi-b")?.presence, .here)
         XCTAssertEqual(h.state.player("pi-b")?.score, 1)
         XCTAssertEqual(h.decision(decision("pi-b", 1), topicPlayer: "pi-b", at: 4 * s), .changed)
+        // Its daemon goes (the bridge says away) while its device stays online, in either order.
+        _ = h.presence(RoomPresence(room: "party", player: "pi-b", presence: .away, statusTopic: nil), topicPlayer: "pi-b", at: 4 * s)
+        XCTAssertEqual(h.deviceStatus(topic: "tiltd/pi-b/status", online: true, at: 4 * s), .unchanged)
+        XCTAssertEqual(h.state.player("pi-b")?.presence, .away, "an online device whose daemon is gone is away")
+        _ = h.presence(RoomPresence(room: "party", player: "pi-b", presence: .here, statusTopic: nil), topicPlayer: "pi-b", at: 4 * s)
+        XCTAssertEqual(h.state.player("pi-b")?.presence, .here)
         // A player who left is dropped at the next start; the others start from zero.
         _ = h.presence(RoomPresence(room: "party", player: "pi-c", presence: .left, statusTopic: nil), topicPlayer: "pi-c", at: 5 * s)
         _ = h.stop(at: 6 * s)

@@ -25,6 +25,11 @@ public struct RoomHost: Sendable {
     private var endsAt: Int64 = 0
     /// Request ids applied in the running round, per player.
     private var applied: [String: Set<String>] = [:]
+    /// What each player last said of itself (presence messages) and whose device status topic
+    /// last said `offline`. A player is `here` only when both agree: its device may be online
+    /// while its daemon is gone (it says `away`), or offline while its last word was `here`.
+    private var declared: [String: RoomState.Player.Presence] = [:]
+    private var offline = Set<String>()
 
     /// A host for `room`, itself player `host` (with its device status topic); `session` must
     /// differ from any earlier run's (the bridge uses its start time).
@@ -46,6 +51,7 @@ public struct RoomHost: Sendable {
         guard roundMs >= 5_000, roundMs <= 3_600_000 else {
             return .refused(RoomRefusal("invalid_round_length", "round length must be 5–3600 s"))
         }
+        for p in state.players where p.presence == .left { declared[p.id] = nil; offline.remove(p.id) }
         state.players.removeAll { $0.presence == .left }
         for i in state.players.indices { state.players[i].index = 0; state.players[i].score = 0 }
         applied = [:]
@@ -88,21 +94,19 @@ public struct RoomHost: Sendable {
     /// payload must match.
     public mutating func presence(_ p: RoomPresence, topicPlayer: String, at t: Int64) -> Outcome {
         if let r = checkSender(room: p.room, player: p.player, topicPlayer: topicPlayer) { return .refused(r) }
+        if p.player == state.host { return .unchanged }
         if let i = state.players.firstIndex(where: { $0.id == p.player }) {
-            var pl = state.players[i]
-            if p.player == state.host && p.presence != .here { return .unchanged }
-            pl.presence = p.presence
-            if let s = p.statusTopic { pl.statusTopic = s }
-            if pl == state.players[i] { return .unchanged }
-            state.players[i] = pl
-            return bump()
+            declared[p.player] = p.presence
+            if let s = p.statusTopic { state.players[i].statusTopic = s }
+            return update(i)
         }
         if p.presence != .here { return .unchanged }
         guard state.players.count < RoomState.maxPlayers else {
             return .refused(RoomRefusal("room_full", "the room has \(RoomState.maxPlayers) players"))
         }
+        declared[p.player] = .here
         state.players.append(RoomState.Player(id: p.player, statusTopic: p.statusTopic))
-        return bump()
+        return update(state.players.count - 1, force: true)
     }
 
     /// The device status topic `topic` said `online` or `offline`: a player whose device went
@@ -110,13 +114,20 @@ public struct RoomHost: Sendable {
     public mutating func deviceStatus(topic: String, online: Bool, at t: Int64) -> Outcome {
         var changed = false
         for i in state.players.indices where state.players[i].statusTopic == topic && state.players[i].id != state.host {
-            let want: RoomState.Player.Presence = online ? .here : .away
-            if state.players[i].presence != .left, state.players[i].presence != want {
-                state.players[i].presence = want
-                changed = true
-            }
+            if online { offline.remove(state.players[i].id) } else { offline.insert(state.players[i].id) }
+            if update(i) == .changed { changed = true }
         }
-        return changed ? bump() : .unchanged
+        return changed ? .changed : .unchanged
+    }
+
+    /// Recomputes player `i`'s presence from what it said and its device's status.
+    private mutating func update(_ i: Int, force: Bool = false) -> Outcome {
+        let id = state.players[i].id
+        let d = declared[id] ?? .here
+        let p: RoomState.Player.Presence = d == .left ? .left : (offline.contains(id) ? .away : d)
+        guard force || p != state.players[i].presence else { return .unchanged }
+        state.players[i].presence = p
+        return bump()
     }
 
     // MARK: decisions
@@ -142,7 +153,6 @@ public struct RoomHost: Sendable {
         applied[d.player, default: []].insert(d.requestID)
         state.players[i].index += 1
         if d.decision == .correct { state.players[i].score += 1 }
-        if p.presence != .here { state.players[i].presence = .here }
         // Everyone still in the game has run through the deck: nothing more can happen.
         let active = state.players.filter { $0.presence == .here }
         if !active.isEmpty, active.allSatisfy({ $0.index >= state.prompts.count }) { end(at: t, .deckEmpty) }

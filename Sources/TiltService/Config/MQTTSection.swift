@@ -1,5 +1,6 @@
 import Foundation
 import TiltCore
+import TiltSensors
 
 extension Configuration {
     /// `[mqtt]`: the `tiltd mqtt` bridge (docs/mqtt.md). The daemon only validates it.
@@ -78,8 +79,14 @@ extension Configuration {
         m.name = try t.string("name", default: m.name)
         if !RoomState.isValidID(m.name) { throw t.error("name", "must be 1–64 letters, digits, '-', '_' or '.', got \"\(m.name)\"") }
         let broker = try t.string("broker", default: "\(m.host):\(m.port)")
-        guard let (h, p) = splitHostPort(broker) else { throw t.error("broker", "expected HOST:PORT, got \"\(broker)\"") }
-        m.host = h; m.port = p
+        // The one HOST[:PORT] / [IPv6]:PORT parser (gpsd's client's); MQTT's port is 1883.
+        do {
+            let g = try GPSDConfig(server: broker)
+            m.host = g.host
+            m.port = broker.trimmingCharacters(in: .whitespaces).hasSuffix(":\(g.port)") ? UInt16(g.port) : 1883
+        } catch {
+            throw t.error("broker", "expected HOST[:PORT] or [IPv6]:PORT, got \"\(broker)\"")
+        }
         m.clientID = try t.optionalString("client_id")
         if let c = m.clientID, c.isEmpty || c.utf8.count > 23 * 4 { throw t.error("client_id", "must be 1–92 bytes") }
         m.username = try t.optionalString("username")
@@ -107,8 +114,10 @@ extension Configuration {
         m.attitudeHz = try t.double("attitude_hz", default: m.attitudeHz, in: 0...50)
         m.bufferMessages = try t.int("buffer_messages", default: m.bufferMessages, in: 10...1_000_000)
         m.allowedCommands = try t.strings("allowed_commands") ?? []
-        for c in m.allowedCommands where !(Command.names + MQTT.bridgeCommands).contains(c) {
-            throw t.error("allowed_commands", "unknown command \"\(c)\"; known: \((Command.names + MQTT.bridgeCommands).joined(separator: ", "))")
+        // room.show is the bridge's own channel to its daemon, never a remote's.
+        let known = Command.names.filter { $0 != "room.show" } + MQTT.bridgeCommands
+        for c in m.allowedCommands where !known.contains(c) {
+            throw t.error("allowed_commands", "unknown command \"\(c)\"; known: \(known.joined(separator: ", "))")
         }
         m.maxPayloadBytes = try t.int("max_payload_bytes", default: m.maxPayloadBytes, in: 256...1_048_576)
         m.discovery = try t.bool("discovery", default: m.discovery)
@@ -125,5 +134,30 @@ extension Configuration {
         if t.has("room_seed") { m.roomSeed = UInt64(try t.int("room_seed", default: 0, in: 0...Int.max)) }
         try t.finish()
         return m
+    }
+
+    /// `[mqtt]` as `tiltd check-config` prints it (nothing when the table is absent).
+    var mqttTOML: String {
+        let m = mqtt
+        guard m.enabled || m != MQTT() else { return "" }
+        func q(_ s: String) -> String { TOMLText.quote(s) }
+        let host = m.host.contains(":") ? "[\(m.host)]" : m.host
+        var o = "[mqtt]\nenabled = \(m.enabled)\nname = \(q(m.name))\nbroker = \(q("\(host):\(m.port)"))\n"
+        o += "client_id = \(q(m.effectiveClientID))\ntopic_prefix = \(q(m.prefix))\n"
+        if let u = m.username { o += "username = \(q(u))\n" }
+        if let f = m.passwordFile { o += "password_file = \(q(f))\n" }
+        for (k, v) in [("tls_ca_file", m.tlsCAFile), ("tls_cert_file", m.tlsCertFile), ("tls_key_file", m.tlsKeyFile)] {
+            if let v { o += "\(k) = \(q(v))\n" }
+        }
+        o += "keepalive_s = \(m.keepaliveSeconds)\nattitude_hz = \(m.attitudeHz)\nbuffer_messages = \(m.bufferMessages)\n"
+        o += "allowed_commands = [\(m.allowedCommands.map(q).joined(separator: ", "))]\nmax_payload_bytes = \(m.maxPayloadBytes)\n"
+        o += "discovery = \(m.discovery)\ndiscovery_prefix = \(q(m.discoveryPrefix))\n"
+        if let r = m.room {
+            o += "room = \(q(r))\nroom_host = \(m.roomHost)\nroom_topic = \(q(m.roomTopic))\nroom_round_s = \(m.roomRoundSeconds)\n"
+            if let d = m.roomDeck { o += "room_deck = \(q(d))\n" }
+            if let s = m.roomSeed { o += "room_seed = \(s)\n" }
+        }
+        o += "[mqtt.qos]\n" + (MQTT.classes + ["room"]).map { "\($0) = \(m.qos[$0] ?? 1)\n" }.joined()
+        return o
     }
 }
