@@ -82,6 +82,8 @@ let package = Package(
         // The real daemon under the fake-hardware harness fanning attitude out to 100–1000 clients.
         .executableTarget(name: "FanoutBench", dependencies: ["TiltCore", "FakeHardware", "CEpoll"], path: "bench/fanout", exclude: ["run", "CEpoll"]),
         .systemLibrary(name: "CEpoll", path: "bench/fanout/CEpoll"),
+        // A shared round's decision → scoreboard latency through a real Mosquitto (bench/mqtt/run).
+        .executableTarget(name: "MQTTBench", dependencies: ["TiltCore", "TiltBridge"], path: "bench/mqtt", exclude: ["run"]),
 
         // Helpers shared by the test targets: socket clients, processes, waiting on conditions.
         .target(name: "TestSupport", dependencies: ["TiltCore"], path: "Tests/TestSupport"),
