@@ -148,4 +148,53 @@ final class MQTTBridgeTests: XCTestCase {
         let onMQTT = try sub.wait("tiltd/den/game") { json($0)?["kind"] == "round_started" }
         XCTAssertEqual(json(onMQTT)?["round"], started["round"])
     }
+
+    /// The broker goes away while fixes stream (QoS 1 here): the bridge keeps the newest
+    /// `buffer_messages`, drops and counts the rest, and delivers the kept ones after the
+    /// reconnect — the fixes that never reach a subscriber are exactly the dropped ones.
+    func testBrokerAwayBoundedBufferLosesOnlyWhatItReports() throws {
+        let b = try XCTUnwrap(broker)
+        let obs = try b.subscribe(["tiltd/walker/fix", "tiltd/walker/status/mqtt"], clientID: "fix-observer")
+        let d = try device("walker", mqtt: "buffer_messages = 10\nattitude_hz = 0\n[mqtt.qos]\nfix = 1", speed: 1)
+        let daemon = try DaemonProcess(["run", "--config", d.config, "--replay", d.recording, "--gpx", "\(repositoryRoot)/config/demo/walk.gpx", "--gpx-speed", "20"],
+                                       logPath: "\(d.dir)/daemon-gpx.log")
+        defer { daemon.stop() }
+        let client = try LineClient(path: d.socket, timeout: 15)
+        _ = try client.next("hello")
+        _ = try client.request(#"{"cmd":"watch","id":1,"classes":["fix"],"attitude_hz":0}"#, id: 1)
+        try d.startBridge()
+        try obs.wait("tiltd/walker/fix", timeout: 15)
+        b.stop()
+        try waitUntil("the bridge to drop fixes", timeout: 20) { d.logs.contains("messages dropped so far") }
+        try b.start()
+        let status = try XCTUnwrap(json(try obs.wait("tiltd/walker/status/mqtt", timeout: 20) {
+            json($0)?["state"] == "streaming" && (json($0)?["dropped"]?.intValue ?? 0) > 0 && json($0)?["message"]?.stringValue?.hasPrefix("connected to 127") == true
+        }))
+        // Let a few live fixes through after the buffered ones, then compare.
+        let seen0 = obs.payloads("tiltd/walker/fix").count
+        try waitUntil("live fixes again", timeout: 10) { obs.payloads("tiltd/walker/fix").count >= seen0 + 15 }
+        let observed = Set(obs.payloads("tiltd/walker/fix").compactMap { json($0)?["seq"]?.intValue })
+        let last = try XCTUnwrap(observed.max())
+        var sent: [Int64] = []
+        while sent.last.map({ $0 < last }) ?? true {
+            let v = try client.next("fix", timeout: 10)
+            if let s = v["seq"]?.intValue { sent.append(s) }
+        }
+        let window = sent.filter { $0 >= observed.min()! && $0 <= last }
+        let missing = window.filter { !observed.contains($0) }
+        let dropped = try XCTUnwrap(status["dropped"]?.intValue)
+        XCTAssertEqual(Int64(missing.count), dropped, "exactly the dropped fixes are missing (missing: \(missing.count), reported: \(dropped))")
+        XCTAssertGreaterThan(window.count - missing.count, 10, "the buffered fixes arrived after the reconnect")
+        obs.stop()
+    }
+
+    /// A password file others can read is refused before anything connects, naming the setting.
+    func testGroupReadablePasswordFileIsRefused() throws {
+        let d = try device("locked", mqtt: "username = \"locked\"\npassword_file = \"pw\"")
+        try "secret\n".write(toFile: "\(d.dir)/pw", atomically: true, encoding: .utf8)
+        chmod("\(d.dir)/pw", 0o640)
+        let (status, out) = try runTiltd(["mqtt", "--config", d.config])
+        XCTAssertEqual(status, 1, out)
+        XCTAssertTrue(out.contains("\(d.config):9: mqtt.password_file: \(d.dir)/pw is readable by group or others (mode 640)"), out)
+    }
 }

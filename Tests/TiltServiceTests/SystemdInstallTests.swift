@@ -62,6 +62,7 @@ final class SystemdInstallTests: XCTestCase {
             "/etc/tiltd/tiltd.toml",
             "/etc/udev/rules.d/61-tiltd.rules",
             "/usr/local/bin/tiltd",
+            "/usr/local/lib/systemd/system/tiltd-mqtt.service",
             "/usr/local/lib/systemd/system/tiltd.service",
             "/usr/local/lib/systemd/system/tiltd.socket",
             "/usr/local/lib/tiltd/tiltd-udev-setup",
@@ -82,6 +83,7 @@ final class SystemdInstallTests: XCTestCase {
         XCTAssertEqual(installedFiles(), [
             "/etc/tiltd/tiltd.toml",
             "/usr/bin/tiltd",
+            "/usr/lib/systemd/system/tiltd-mqtt.service",
             "/usr/lib/systemd/system/tiltd.service",
             "/usr/lib/systemd/system/tiltd.socket",
             "/usr/lib/tiltd/tiltd-udev-setup",
@@ -90,6 +92,9 @@ final class SystemdInstallTests: XCTestCase {
         let service = try contents("/usr/lib/systemd/system/tiltd.service")
         XCTAssertTrue(service.contains("\nExecStart=/usr/bin/tiltd run --config /etc/tiltd/tiltd.toml\n"))
         XCTAssertEqual(Self.settingsMentioning("/usr/local", in: service), [])
+        let bridge = try contents("/usr/lib/systemd/system/tiltd-mqtt.service")
+        XCTAssertTrue(bridge.contains("\nExecStart=/usr/bin/tiltd mqtt --config /etc/tiltd/tiltd.toml\n"))
+        XCTAssertEqual(Self.settingsMentioning("/usr/local", in: bridge), [])
         let rules = try contents("/usr/lib/udev/rules.d/61-tiltd.rules")
         XCTAssertTrue(rules.contains(#"RUN+="/usr/lib/tiltd/tiltd-udev-setup add %k %S%p""#))
         XCTAssertEqual(Self.settingsMentioning("/usr/local", in: rules), [])
@@ -158,7 +163,7 @@ final class SystemdInstallTests: XCTestCase {
             return line.split(separator: " ").last.map { String($0.dropFirst()) }
         }.sorted()
         XCTAssertEqual(files, [
-            "/etc/tiltd/tiltd.toml", "/usr/bin/tiltd", "/usr/lib/systemd/system/tiltd.service",
+            "/etc/tiltd/tiltd.toml", "/usr/bin/tiltd", "/usr/lib/systemd/system/tiltd-mqtt.service", "/usr/lib/systemd/system/tiltd.service",
             "/usr/lib/systemd/system/tiltd.socket", "/usr/lib/tiltd/tiltd-udev-setup",
             "/usr/lib/udev/rules.d/61-tiltd.rules",
         ])
