@@ -43,7 +43,11 @@ public final class Bridge {
     private var lastAttitudeAt: Int64 = -(1 << 62)  // long ago, without overflowing a subtraction
     private var lastFixAt: Int64?
     private var lastFixAgeAt: Int64 = -(1 << 62)
-    private var reportedOverflow = 0
+    /// Drops counted at the last log line and at the last status line; that line's state.
+    private var loggedOverflow = 0
+    private var statusOverflow = 0
+    private var lastBridgeStatus = ("starting", "")
+    private var lastStatusAt: Int64 = -(1 << 62)
     /// Commands forwarded to the daemon: the bridge's request id → the MQTT sender's id.
     private var forwarded: [String: JSONValue] = [:]
     private var nextRequest = 1
@@ -127,11 +131,13 @@ public final class Bridge {
             logger.info("connected to broker \(m.host):\(m.port)")
             subscribe(topics.command)
             for s in room?.subscriptions ?? [] { subscribe(s) }
-            send(OutgoingMessage(topic: topics.availability, payload: Array("online".utf8), qos: 1, retain: true), remember: false)
-            for d in Discovery.messages(m, topics: topics, version: version, qos: 1) { send(d, remember: false) }
+            // Announcements straight to libmosquitto, not through the bounded buffer: they are
+            // few (one per retained topic) and must not push out what waited for the broker.
+            publishNow(OutgoingMessage(topic: topics.availability, payload: Array("online".utf8), qos: 1, retain: true), counted: false)
+            for d in Discovery.messages(m, topics: topics, version: version, qos: 1) { publishNow(d, counted: false) }
             // Retained topics a broker restarted without persistence has forgotten. The room
             // republishes its own (presence, state) in `connected`.
-            for (_, msg) in retained.sorted(by: { $0.key < $1.key }) { send(msg, remember: false) }
+            for (_, msg) in retained.sorted(by: { $0.key < $1.key }) { publishNow(msg, counted: false) }
             room?.connected(now: now)
             bridgeStatus("streaming", "connected to \(m.host):\(m.port)")
             flush()
@@ -159,10 +165,12 @@ public final class Bridge {
         publishNow(msg)
     }
 
-    private func publishNow(_ msg: OutgoingMessage) {
+    /// Hands `msg` to libmosquitto. `counted`: whether it takes a place in the bounded buffer's
+    /// in-flight window (announcements do not: they are few, and must not crowd out data).
+    private func publishNow(_ msg: OutgoingMessage, counted: Bool = true) {
         do {
             let mid = try client.publish(msg.topic, msg.payload, qos: msg.qos, retain: msg.retain)
-            if msg.qos > 0 { queue.handedOver(mid: mid) }
+            if msg.qos > 0 && counted { queue.handedOver(mid: mid) }
         } catch {
             logger.warning("\(error)")
         }
@@ -176,26 +184,34 @@ public final class Bridge {
         do { try client.subscribe(pattern, qos: 1) } catch { logger.warning("\(error)") }
     }
 
-    /// The buffer dropped messages: say so once per burst, as a `status` line and in the log.
+    /// The buffer dropped messages: log the first drop and every 100 more; the count goes out
+    /// on `<prefix>/status/mqtt` (now if the broker is up, else after the reconnect, then at
+    /// most once a second while it changes: see `tick`).
     private func reportOverflow() {
-        guard queue.overflowed > reportedOverflow else { return }
-        let first = reportedOverflow == 0 || queue.overflowed - reportedOverflow >= 100
-        reportedOverflow = queue.overflowed
-        if first {
+        guard queue.overflowed > loggedOverflow else { return }
+        if loggedOverflow == 0 || queue.overflowed - loggedOverflow >= 100 {
+            loggedOverflow = queue.overflowed
             logger.warning("the broker is away and the buffer ([mqtt] buffer_messages = \(m.bufferMessages)) is full: \(queue.overflowed) messages dropped so far")
-            bridgeStatus("retrying", "buffer full while the broker is away", ["dropped": .int(Int64(queue.overflowed))])
+            bridgeStatus("retrying", "buffer full while the broker is away")
         }
     }
 
-    /// A `status` line for source `mqtt` (the bridge itself), retained on `<prefix>/status/mqtt`.
+    /// A `status` line for source `mqtt` (the bridge itself) with the drop count, retained on
+    /// `<prefix>/status/mqtt`.
     private func bridgeStatus(_ state: String, _ message: String, _ extra: JSONObject = [:]) {
         var o: JSONObject = ["class": "status", "source": "mqtt", "state": .string(state), "message": .string(message)]
         o["dropped"] = .int(Int64(queue.overflowed))
+        if queue.overflowed > 0 {
+            o["dropped_by_topic"] = .object(JSONObject(queue.overflowedPerTopic.sorted { $0.key < $1.key }.map { ($0.key, .int(Int64($0.value))) }))
+        }
         for (k, v) in extra.entries { o[k] = v }
+        lastBridgeStatus = (state, message)
+        statusOverflow = queue.overflowed
         let msg = OutgoingMessage(topic: topics.status(source: "mqtt"), payload: bytes(o), qos: 1, retain: true)
-        // Never counted as an overflow itself: replace any older bridge status still waiting.
+        // Straight to libmosquitto (never through the buffer it reports on); kept for the
+        // reconnect when the broker is away.
         retained[msg.topic] = msg
-        if brokerUp { send(msg) }
+        if brokerUp { publishNow(msg, counted: false) }
     }
 
     // MARK: commands
@@ -266,11 +282,16 @@ public final class Bridge {
 
     private func tick(now: Int64) {
         if !daemonUp, !daemonConnecting, now >= daemonRetryAt { connectDaemon() }
+        if brokerUp, queue.overflowed != statusOverflow, now - lastStatusAt >= 1_000_000_000 {
+            lastStatusAt = now
+            bridgeStatus(lastBridgeStatus.0, lastBridgeStatus.1)
+        }
         room?.tick(now: now, brokerUp: brokerUp)
         if let f = lastFixAt, now - lastFixAgeAt >= 5_000_000_000 {
             lastFixAgeAt = now
             let age = Double((now - f) / 100_000_000) / 10
-            send(OutgoingMessage(topic: topics.fixAge, payload: Array(#"{"age_s":\#(age)}"#.utf8), qos: qos("fix"), retain: true))
+            // QoS 0: a periodic value, the next one replaces a lost one (and it never fills the buffer).
+            send(OutgoingMessage(topic: topics.fixAge, payload: Array(#"{"age_s":\#(age)}"#.utf8), qos: 0, retain: true))
         }
     }
 

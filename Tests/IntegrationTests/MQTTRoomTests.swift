@@ -12,7 +12,7 @@ final class MQTTRoomTests: XCTestCase {
     var dir = ""
     var broker: MosquittoRig?
     var devices: [MQTTDevice] = []
-    let users = ["pi-a": "pw-a", "pi-b": "pw-b", "pi-c": "pw-c", "admin": "pw-admin"]
+    let users = ["pi-a": "pw-a", "pi-b": "pw-b", "pi-c": "pw-c", "pi-d": "pw-d", "admin": "pw-admin"]
 
     override func setUpWithError() throws {
         try requireMosquitto()
@@ -60,7 +60,7 @@ final class MQTTRoomTests: XCTestCase {
         // A persistent observer of every decision, kept across the broker restart.
         let decisions = try b.subscribe(["tiltd/room/party/player/+/decision"], user: admin, clientID: "observer")
         let watch = try b.subscribe(["tiltd/room/party/state", "tiltd/pi-a/reply", "tiltd/+/room"], user: admin)
-        for name in ["pi-a", "pi-b", "pi-c"] {
+        for name in ["pi-a", "pi-b", "pi-c", "pi-d"] {
             let host = name == "pi-a"
             let d = try MQTTDevice(name: name, base: dir, brokerPort: b.port, recording: rec, speed: 3, mqtt: """
                 username = "\(name)"
@@ -75,6 +75,7 @@ final class MQTTRoomTests: XCTestCase {
             chmod("\(d.dir)/password", 0o600)
             devices.append(d)
         }
+        let late = devices.removeLast()  // joins during the second round
         for d in devices { try d.startDaemon(); try d.startBridge() }
         let (a, _, c) = (devices[0], devices[1], devices[2])
 
@@ -170,9 +171,16 @@ final class MQTTRoomTests: XCTestCase {
         // Host loss: a new round starts, the host's bridge dies; every player's round ends.
         try b.publish("tiltd/pi-a/cmd", #"{"cmd":"room.start","id":2}"#, user: admin)
         try watch.wait("tiltd/pi-b/room") { json($0)?["state"] == "playing" && json($0)?["round"]?.intValue == round + 1 }
+        // A late joiner gets the whole state from the broker (retained) and is in the room.
+        devices.append(late)
+        try late.startBridge()
+        let lateView = try XCTUnwrap(json(try watch.wait("tiltd/pi-d/room") { json($0)?["round"]?.intValue == round + 1 }))
+        XCTAssertEqual(lateView["state"], "playing")
+        XCTAssertEqual(lateView["deck_size"], started["deck_size"])
+        try waitUntil("the host to list pi-d", timeout: 15) { player(state(), "pi-d") != nil }
         a.killBridge()
         for d in devices.dropFirst() {
-            try watch.wait("tiltd/\(d.name)/room", timeout: 20) { json($0)?["reason"] == "host_lost" && json($0)?["state"] == "ended" }
+            try watch.wait("tiltd/\(d.name)/room", timeout: 20) { json($0)?["reason"] == "host_lost" && json($0)?["state"] == "ended" && json($0)?["round"]?.intValue == round + 1 }
         }
         decisions.stop()
         watch.stop()

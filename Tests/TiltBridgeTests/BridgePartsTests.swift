@@ -21,8 +21,10 @@ final class BridgePartsTests: XCTestCase {
         for (i, _) in first.enumerated() { q.handedOver(mid: Int32(i + 1)) }
         XCTAssertEqual(q.drain(), [])
         XCTAssertEqual(q.offer(msg(8)), .held, "behind the waiting ones: order is kept")
+        XCTAssertEqual(q.overflowed, 4, "two in flight and three waiting: full, so t/5 made room for t/8")
         q.acknowledged(mid: 1)
-        XCTAssertEqual(q.drain().map(\.topic), ["t/5"])
+        XCTAssertEqual(q.drain().map(\.topic), ["t/6"])
+        XCTAssertEqual(q.waiting.map(\.topic), ["t/7", "t/8"])
         XCTAssertEqual(q.offer(msg(100, qos: 0)), .send, "QoS 0 goes out at once when connected")
     }
 

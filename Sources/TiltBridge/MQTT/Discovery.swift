@@ -8,8 +8,11 @@ import TiltService
 public enum Discovery {
     /// One entity: its component (`sensor`, `binary_sensor`, `event`), id and config fields.
     public struct Entity: Sendable {
+        /// The Home Assistant component: sensor, binary_sensor or event.
         public var component: String
+        /// The entity's object id (last topic level before /config).
         public var objectID: String
+        /// The discovery config payload.
         public var config: JSONObject
     }
 

@@ -2,10 +2,15 @@ import DequeModule
 
 /// One message to publish.
 public struct OutgoingMessage: Sendable, Equatable {
+    /// The topic.
     public var topic: String
+    /// The payload bytes.
     public var payload: [UInt8]
+    /// 0 or 1.
     public var qos: Int32
+    /// Whether the broker keeps it for later subscribers.
     public var retain: Bool
+    /// A message.
     public init(topic: String, payload: [UInt8], qos: Int32, retain: Bool) {
         self.topic = topic; self.payload = payload; self.qos = qos; self.retain = retain
     }
@@ -33,6 +38,8 @@ public struct PublishQueue: Sendable {
     public private(set) var inflight = Set<Int32>()
     /// QoS 1 messages dropped because the buffer was full, since start.
     public private(set) var overflowed = 0
+    /// The same, per topic.
+    public private(set) var overflowedPerTopic: [String: Int] = [:]
 
     /// A queue for at most `capacity` QoS 1 messages.
     public init(capacity: Int, inflightLimit: Int = 20) {
@@ -54,9 +61,10 @@ public struct PublishQueue: Sendable {
         if m.qos == 0 { return connected ? .send : .held }
         if connected && waiting.isEmpty && inflight.count < inflightLimit { return .send }
         if waiting.count + inflight.count >= capacity {
-            if waiting.isEmpty { overflowed += 1; return .held }
-            waiting.removeFirst()
+            let dropped = waiting.isEmpty ? m : waiting.removeFirst()
             overflowed += 1
+            overflowedPerTopic[dropped.topic, default: 0] += 1
+            if waiting.isEmpty && dropped == m { return .held }
         }
         waiting.append(m)
         return .held

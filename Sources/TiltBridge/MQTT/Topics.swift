@@ -7,6 +7,7 @@ public struct Topics: Sendable {
     /// `<room_topic>/<room>` when in a room.
     public let roomRoot: String?
 
+    /// The topics of the bridge configured by `m`.
     public init(_ m: Configuration.MQTT) {
         prefix = m.prefix
         roomRoot = m.room.map { "\(m.roomTopic)/\($0)" }
@@ -20,11 +21,13 @@ public struct Topics: Sendable {
     public func events(_ cls: String) -> String { "\(prefix)/\(cls)" }
     /// Commands in, replies out.
     public var command: String { "\(prefix)/cmd" }
+    /// Where replies to commands (and the host's refusals) go.
     public var reply: String { "\(prefix)/reply" }
     /// `{"age_s":…}`: seconds since the bridge last received a fix (retained).
     public var fixAge: String { "\(prefix)/fix_age" }
     /// Home Assistant event entities' payloads (`event_type` added).
     public var gameDecisionEvent: String { "\(prefix)/event/game" }
+    /// Home Assistant's place event entity's topic.
     public var placeEvent: String { "\(prefix)/event/place" }
     /// This device's view of the shared round (retained): what its socket clients see.
     public var roomView: String { "\(prefix)/room" }
@@ -33,9 +36,11 @@ public struct Topics: Sendable {
     public var roomState: String? { roomRoot.map { "\($0)/state" } }
     /// A player's presence (retained) and decisions (QoS 1).
     public func presence(_ player: String) -> String? { roomRoot.map { "\($0)/player/\(player)/presence" } }
+    /// Player `player`'s decisions (QoS 1, not retained).
     public func decision(_ player: String) -> String? { roomRoot.map { "\($0)/player/\(player)/decision" } }
     /// Subscriptions the host makes for every player's presence and decisions.
     public var allPresence: String? { roomRoot.map { "\($0)/player/+/presence" } }
+    /// The host's subscription to every player's decisions.
     public var allDecisions: String? { roomRoot.map { "\($0)/player/+/decision" } }
 
     /// The player named by a room player topic (`…/player/<id>/<kind>`), and the kind.

@@ -3,8 +3,11 @@ public struct RoomRefusal: Error, Sendable, Equatable, CustomStringConvertible {
     /// `invalid_json`, `bad_argument`, `payload_too_large`, `wrong_room`, `forged`,
     /// `unknown_player`, `not_running`, `wrong_round`, `out_of_order`, `stale`, `room_full`.
     public var code: String
+    /// What was wrong, for people and logs.
     public var message: String
+    /// A refusal with `code` and `message`.
     public init(_ code: String, _ message: String) { self.code = code; self.message = message }
+    /// `code: message`.
     public var description: String { "\(code): \(message)" }
 }
 

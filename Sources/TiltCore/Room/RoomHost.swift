@@ -100,11 +100,13 @@ public struct RoomHost: Sendable {
             if let s = p.statusTopic { state.players[i].statusTopic = s }
             return update(i)
         }
-        if p.presence != .here { return .unchanged }
+        // A newcomer joins here or away (its device is up, its daemon not yet); leaving before
+        // joining is nothing.
+        if p.presence == .left { return .unchanged }
         guard state.players.count < RoomState.maxPlayers else {
             return .refused(RoomRefusal("room_full", "the room has \(RoomState.maxPlayers) players"))
         }
-        declared[p.player] = .here
+        declared[p.player] = p.presence
         state.players.append(RoomState.Player(id: p.player, statusTopic: p.statusTopic))
         return update(state.players.count - 1, force: true)
     }

@@ -5,6 +5,7 @@
 public struct RoomMember: Sendable {
     /// The room and this player's id.
     public let room: String
+    /// This device's player id.
     public let player: String
     /// The newest host state seen.
     public private(set) var state: RoomState?

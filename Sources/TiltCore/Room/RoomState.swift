@@ -27,6 +27,7 @@ public struct RoomState: Sendable, Equatable {
         }
         /// The player's id: the device's name, the last level of its room topics.
         public var id: String
+        /// Here, away or left.
         public var presence: Presence
         /// Prompts answered in this round (the next prompt to show is `prompts[index]`).
         public var index: Int = 0
@@ -66,6 +67,7 @@ public struct RoomState: Sendable, Equatable {
     public var session: String = ""
     /// Grows by one with every change within a session; players ignore an older state.
     public var rev: Int = 0
+    /// Idle, playing or ended.
     public var phase: Phase = .idle
     /// The round number (0 before the first).
     public var round: Int = 0
@@ -91,6 +93,7 @@ public struct RoomState: Sendable, Equatable {
     /// Most prompts a round may have, and most players a room takes: the state stays a few
     /// tens of kilobytes, well under a broker's usual message limits.
     public static let maxPrompts = 500
+    /// Most players a room takes.
     public static let maxPlayers = 64
     /// Longest room, player or request id, in bytes (topic levels and ids stay short).
     public static let maxIDBytes = 64
@@ -108,12 +111,17 @@ public struct RoomState: Sendable, Equatable {
 /// A player's answer to one prompt, sent to the host. `requestID` is `"<round>-<index>"`, so a
 /// redelivered or re-sent decision carries the same id and is applied once.
 public struct RoomDecision: Sendable, Equatable {
+    /// The room it is for.
     public var room: String
+    /// The player answering (must be the player of the topic it comes on).
     public var player: String
+    /// The round it answers in.
     public var round: Int
     /// Which prompt (position in `RoomState.prompts`) this answers.
     public var index: Int
+    /// Correct or skip.
     public var decision: Decision
+    /// Names this answer: the same on every re-send, so the host applies it once.
     public var requestID: String
 
     /// A decision with the canonical request id.
@@ -125,12 +133,16 @@ public struct RoomDecision: Sendable, Equatable {
 
 /// A player announcing itself (or that it is away or leaving), retained on its presence topic.
 public struct RoomPresence: Sendable, Equatable {
+    /// The room.
     public var room: String
+    /// The player announcing itself.
     public var player: String
+    /// Here, away or left.
     public var presence: RoomState.Player.Presence
     /// The player's device status topic (`<prefix>/status`).
     public var statusTopic: String?
 
+    /// An announcement.
     public init(room: String, player: String, presence: RoomState.Player.Presence, statusTopic: String?) {
         self.room = room; self.player = player; self.presence = presence; self.statusTopic = statusTopic
     }

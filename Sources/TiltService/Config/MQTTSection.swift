@@ -15,20 +15,27 @@ extension Configuration {
         /// This device's name: the player id in a room, Home Assistant's node id, part of the
         /// default prefix and client id. Default: the host name.
         public var name = MQTT.defaultName
+        /// The broker's host name or address.
         public var host = "127.0.0.1"
+        /// The broker's TCP port.
         public var port: UInt16 = 1883
         /// Default `tiltd-<name>`.
         public var clientID: String?
+        /// Broker user name, if the broker wants one.
         public var username: String?
         /// A file holding the password (first line); must not be group- or world-readable.
         public var passwordFile: String?
         /// Where `password_file` is set, to name it in errors found when the bridge reads it.
         public var passwordFileLocation: ConfigError?
+        /// TLS: the CA file that verifies the broker (TLS is on when set).
         public var tlsCAFile: String?
+        /// TLS client certificate.
         public var tlsCertFile: String?
+        /// TLS client key.
         public var tlsKeyFile: String?
         /// Default `tiltd/<name>`.
         public var topicPrefix: String?
+        /// MQTT keepalive, seconds.
         public var keepaliveSeconds = 30
         /// QoS per class (`status`, `attitude`, … and `room`).
         public var qos: [String: Int] = ["status": 1, "attitude": 0, "game": 1, "fix": 0, "place": 1, "quest": 1, "credit": 1, "room": 1]
@@ -42,6 +49,7 @@ extension Configuration {
         public var maxPayloadBytes = 4096
         /// Home Assistant discovery on or off (off removes what an earlier run published).
         public var discovery = true
+        /// Home Assistant's discovery prefix.
         public var discoveryPrefix = "homeassistant"
         /// The shared room to join, if any.
         public var room: String?
@@ -56,10 +64,12 @@ extension Configuration {
         /// Shuffles the hosted rounds' prompts; nil = different each round.
         public var roomSeed: UInt64?
 
+        /// The defaults (as if the table were empty).
         public init() {}
 
         /// The effective prefix and client id.
         public var prefix: String { topicPrefix ?? "tiltd/\(name)" }
+        /// `client_id`, or `tiltd-<name>`.
         public var effectiveClientID: String { clientID ?? "tiltd-\(name)" }
 
         /// The host name as a valid device name (letters, digits, `-`, `_`, `.`).
