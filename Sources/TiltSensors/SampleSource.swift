@@ -53,7 +53,7 @@ public final class StopSignal: Sendable {
     public init() {}
 
     public var isStopped: Bool {
-        beat.store(Self.monotonicNanoseconds(), ordering: .relaxed)
+        beat.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
         return stopped.withLock { $0 }
     }
 
@@ -61,14 +61,7 @@ public final class StopSignal: Sendable {
     public var lastHeartbeat: UInt64 { beat.load(ordering: .relaxed) }
 
     /// Records a heartbeat without checking (for sources that wait elsewhere).
-    public func heartbeat() { beat.store(Self.monotonicNanoseconds(), ordering: .relaxed) }
-
-    /// CLOCK_MONOTONIC now, nanoseconds.
-    public static func monotonicNanoseconds() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
+    public func heartbeat() { beat.store(MonotonicClock.nanoseconds(), ordering: .relaxed) }
 
     public func stop() {
         stopped.withLock { $0 = true }

@@ -106,7 +106,12 @@ struct CalibrationSession {
     }
 }
 
-/// Drives a blocking source with a per-sample handler; touched only by the source's thread.
+/// Drives a blocking source with a per-sample handler.
+///
+/// `@unchecked`: no lock, and none needed — `stream` runs the source inline, so every callback
+/// comes on the calling thread; the callback type is `@Sendable` only because the daemon's
+/// sources call from threads of their own. The handlers are closures over the calibration's
+/// mutable state, which a lock could not hand back to the caller afterwards.
 final class SampleLoop: @unchecked Sendable {
     let stop = StopSignal()
     let handle: (IMUSample) -> Bool

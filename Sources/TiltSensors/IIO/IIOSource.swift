@@ -156,7 +156,7 @@ final class IIOSession {
         var pairer = IMUPairer(rateHz: rateHz)
         var fds = buffered.map { pollfd(fd: $0.pollFD, events: Int16(POLLIN), revents: 0) }
         fds.append(pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0))
-        var lastData = IIOClock.monotonicNanoseconds()
+        var lastData = Nanoseconds(MonotonicClock.nanoseconds())
         var lastCheck = lastData
         var silenceReported = false
         while !stop.isStopped {
@@ -182,7 +182,7 @@ final class IIOSession {
                     }
                 }
             }
-            let now = IIOClock.monotonicNanoseconds()
+            let now = Nanoseconds(MonotonicClock.nanoseconds())
             if got > 0 { lastData = now; silenceReported = false }
             // Data flowing proves the node is alive; when silent, check often that it still exists
             // (a FIFO or a removed device never reports EOF: libiio holds it open read-write).
@@ -206,10 +206,10 @@ final class IIOSession {
 
     private func streamPolled(stop: StopSignal, wake: IIOWakeup, emit: @Sendable (SourceOutput) -> Void) throws {
         let period = Int64(1e9 / max(rateHz, 0.1))
-        var next = IIOClock.monotonicNanoseconds()
+        var next = Nanoseconds(MonotonicClock.nanoseconds())
         var lastCheck = next
         while !stop.isStopped {
-            let t = IIOClock.monotonicNanoseconds()
+            let t = Nanoseconds(MonotonicClock.nanoseconds())
             var accel: Vector3?, gyro: Vector3?
             for reader in polled {
                 let r = try reader.read(at: t)
@@ -227,7 +227,7 @@ final class IIOSession {
                 }
             }
             next += period
-            let now = IIOClock.monotonicNanoseconds()
+            let now = Nanoseconds(MonotonicClock.nanoseconds())
             if next <= now { next = now + period }  // overran (slow sysfs): skip, never burst
             wake.wait(nanoseconds: next - now)
         }
@@ -265,9 +265,9 @@ final class IIOWakeup: Sendable {
         var left = nanoseconds
         if left > 2_000_000 {
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let start = IIOClock.monotonicNanoseconds()
+            let start = Nanoseconds(MonotonicClock.nanoseconds())
             if poll(&p, 1, Int32((left - 1_000_000) / 1_000_000)) > 0 { return }
-            left -= IIOClock.monotonicNanoseconds() - start
+            left -= Nanoseconds(MonotonicClock.nanoseconds()) - start
         }
         guard left > 0 else { return }
         var ts = timespec(tv_sec: Int(left / 1_000_000_000), tv_nsec: Int(left % 1_000_000_000))

@@ -30,30 +30,31 @@ public final class SensorPipeline: Sendable {
 
     /// Starts the sampling thread. `onEnd` runs when a finite source (a recording) is done.
     public func start(onEnd: @escaping @Sendable () -> Void = {}) {
-        let state = FusionState(calibrator: Calibrator(calibration), estimator: AttitudeEstimator(parameters: fusion))
+        let state = FusionBox(FusionState(calibrator: Calibrator(calibration), estimator: AttitudeEstimator(parameters: fusion)))
         let (source, engine, persister, inFlight) = (self.source, self.engine, self.persister, self.inFlight)
-        let skipped = SkipCounter()
         thread.start({ stop in
             do {
                 try source.run(stop: stop) { output in
                     switch output {
                     case .sample(let raw):
-                        let s = state.calibrator.apply(raw)
-                        let a = state.estimator.update(s)
+                        let (s, a) = state.fusion.withLock { st in
+                            let s = st.calibrator.apply(raw)
+                            return (s, st.estimator.update(s))
+                        }
                         persister?.feed(t: a.t, atRest: a.atRest, bias: a.gyroBias)
                         if inFlight.value.load(ordering: .relaxed) >= Self.maxInFlight {
-                            skipped.count += 1
+                            state.skipped.add(1, ordering: .relaxed)
                             return
                         }
                         inFlight.value.add(1, ordering: .relaxed)
-                        let n = skipped.take()
+                        let n = state.skipped.exchange(0, ordering: .relaxed)
                         engine.execute { engine in
                             inFlight.value.subtract(1, ordering: .relaxed)
                             if n > 0 { engine.ingest(skipped: n) }
                             engine.ingest(sample: s, attitude: a)
                         }
                     case .status(let st):
-                        if st.state == .retrying || st.state == .starting { state.estimator.reset() }
+                        if st.state == .retrying || st.state == .starting { state.fusion.withLock { $0.estimator.reset() } }
                         engine.execute { $0.ingest(status: st) }
                     }
                 }
@@ -82,17 +83,18 @@ final class InFlight: Sendable {
     let value = Atomic<Int>(0)
 }
 
-/// Samples skipped since the last report; touched only by the sampler thread.
-final class SkipCounter: @unchecked Sendable {
-    var count = 0
-    func take() -> Int { defer { count = 0 }; return count }
-}
-
-/// Mutable fusion state, touched only by the sampler thread.
-final class FusionState: @unchecked Sendable {
+/// Mutable fusion state of one pipeline. Kept in a `Mutex` that only the sampler thread takes
+/// (never contended): the compiler then checks it is not shared.
+struct FusionState {
     var calibrator: Calibrator
     var estimator: AttitudeEstimator
-    init(calibrator: Calibrator, estimator: AttitudeEstimator) {
-        self.calibrator = calibrator; self.estimator = estimator
-    }
+}
+
+/// The sampler thread's state, shared with nothing: the lock is never contended and the atomic
+/// never raced; they let the compiler check that.
+final class FusionBox: Sendable {
+    let fusion: Mutex<FusionState>
+    /// Samples skipped since the last hop to the loop.
+    let skipped = Atomic<Int>(0)
+    init(_ state: FusionState) { fusion = Mutex(state) }
 }

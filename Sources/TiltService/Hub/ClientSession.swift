@@ -9,6 +9,9 @@ import TiltCore
 /// them. Past that the oldest are dropped and counted, and the client gets a `gap` event with the
 /// count before its next line, so a stalled reader never holds more than a fixed amount of memory
 /// and never slows the sampler or other clients.
+///
+/// `@unchecked`: no lock guards the state; like the `Hub` that owns it, a session is confined to
+/// the hub's loop (its channel's), and only its `id` and credentials are read elsewhere.
 public final class ClientSession: @unchecked Sendable {
     /// Peer credentials from SO_PEERCRED.
     public struct Credentials: Sendable, Equatable {
@@ -172,6 +175,6 @@ public final class ClientSession: @unchecked Sendable {
         flush()  // the replies just written must go out before the half-close
         let ctx = context
         ctx.close(mode: .output, promise: nil)
-        ctx.eventLoop.scheduleTask(in: .seconds(seconds)) { ctx.close(promise: nil) }
+        ctx.eventLoop.assumeIsolated().scheduleTask(in: .seconds(seconds)) { ctx.close(promise: nil) }
     }
 }

@@ -15,6 +15,11 @@ public protocol RequestHandler: AnyObject {
 /// Every event is encoded once and the same bytes are queued on each client that watches its
 /// class; per-client queues are bounded (`ClientSession`), so a slow reader costs only its own
 /// lines. All state is confined to `loop`: publish from elsewhere with `publishSoon`.
+///
+/// `@unchecked`: no lock guards the state; it is confined to `loop` (checked at run time by
+/// `preconditionInEventLoop`). Other threads touch only `loop` and `publishSoon`. Making the
+/// compiler check it (a `NIOLoopBound` hub) changes the socket server's and the fan-out's
+/// wiring, which issue 15 owns.
 public final class Hub: @unchecked Sendable {
     public let loop: any EventLoop
     public weak var handler: (any RequestHandler)?

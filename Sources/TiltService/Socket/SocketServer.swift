@@ -105,7 +105,9 @@ public final class SocketServer: Sendable {
 }
 
 /// Reads command lines from one client and hands them to the hub.
-final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
+/// Lives in its channel's pipeline, on the loop: not `Sendable`, and the credentials callback
+/// stays on the loop through `assumeIsolated()`.
+final class ClientHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
@@ -125,9 +127,7 @@ final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
 
     func channelActive(context: ChannelHandlerContext) {
         // On the loop the option future is already complete, so the session exists before any read.
-        let context = NIOLoopBound(context, eventLoop: context.eventLoop)
-        Self.peerCredentials(context.value.channel).whenComplete { result in
-            let context = context.value
+        Self.peerCredentials(context.channel).assumeIsolated().whenComplete { result in
             let creds = try? result.get()
             let trusted = creds.map { self.isTrusted($0) } ?? false
             let s = ClientSession(id: self.id, context: context, hub: self.hub, credentials: creds, trusted: trusted,
@@ -136,7 +136,7 @@ final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
             self.hub.add(s)
             s.reply(self.hub.hello(for: s))
         }
-        context.value.fireChannelActive()
+        context.fireChannelActive()
     }
 
     /// root, the daemon's own user, and the configured uids/gids may change state.
