@@ -18,6 +18,7 @@ public final class Store: Sendable {
         /// A request id already used for a different kind of operation.
         case requestIdReused(String)
         case invalidAmount(Int)
+        /// What went wrong, for the log and `status`.
         public var description: String {
             switch self {
             case .requestIdReused(let id): "request id \"\(id)\" was already used for another operation"
@@ -131,10 +132,13 @@ public final class Store: Sendable {
 
     /// One prompt of a finished round.
     public struct PromptRecord: Sendable, Equatable {
+        /// The prompt shown.
         public var text: String
         /// "correct", "skip" or "none" (shown but undecided when the round ended).
         public var decision: String
+        /// When it was answered (sample time), nil if unanswered.
         public var decidedAt: Nanoseconds?
+        /// One prompt's outcome.
         public init(text: String, decision: String, decidedAt: Nanoseconds?) {
             self.text = text; self.decision = decision; self.decidedAt = decidedAt
         }
@@ -144,15 +148,21 @@ public final class Store: Sendable {
     public struct RoundRecord: Sendable, Equatable {
         /// Assigned by the store.
         public var id: Int64?
+        /// When the round started (sample time, ns).
         public var startedAt: Nanoseconds
+        /// When it ended (sample time, ns).
         public var endedAt: Nanoseconds
+        /// Correct answers.
         public var score: Int
+        /// The deck's name.
         public var deck: String?
+        /// Every prompt shown, in order.
         public var prompts: [PromptRecord]
         /// The game's round id.
         public var gameRound: Int?
         /// The game's `result` object as JSON text.
         public var resultJSON: String?
+        /// A round to save (`id` nil) or one read back.
         public init(id: Int64? = nil, startedAt: Nanoseconds, endedAt: Nanoseconds, score: Int, deck: String?,
                     prompts: [PromptRecord], gameRound: Int? = nil, resultJSON: String? = nil) {
             self.id = id; self.startedAt = startedAt; self.endedAt = endedAt; self.score = score
@@ -201,10 +211,15 @@ public final class Store: Sendable {
 
     /// One visit to a fence.
     public struct VisitRecord: Sendable, Equatable {
+        /// The fence's key ("place:…" or "geofence:…").
         public var fenceKey: String
+        /// The fence's name.
         public var name: String
+        /// When the wearer entered (fix time, ns).
         public var enteredAt: Nanoseconds
+        /// When the dwell time was reached, if it was.
         public var dwelledAt: Nanoseconds?
+        /// When the wearer left, if they did.
         public var exitedAt: Nanoseconds?
     }
 

@@ -20,12 +20,17 @@ public final class StoreWorker: Sendable {
 
     /// What the engine starts from.
     public struct Seeds: Sendable {
+        /// The highest round number stored (round ids go on from it).
         public var lastRound: Int?
+        /// The last credit time per fence key (cooldowns survive a restart).
         public var lastCredits: [String: Nanoseconds] = [:]
+        /// Every quest cell's completions and cooldown, for the configured cell size.
         public var questCells: [Int64: QuestGrid.CellState] = [:]
     }
 
+    /// The store cannot be used (none configured).
     public struct Unavailable: Error, CustomStringConvertible {
+        /// Why.
         public var description: String
     }
 
