@@ -31,6 +31,7 @@ public final class IIOSource: SampleSource {
         /// Buffered, polled, or buffered with a fall-back to polling (`[imu] mode`).
         public var mode: IIOReadMode
 
+        /// Settings; the defaults find the IMU and read it at 60 Hz.
         public init(device: String = "auto", rateHz: Double = 60, mountMatrix: Matrix3? = nil,
                     bufferSamples: Int? = nil, mode: IIOReadMode = .auto) {
             self.device = device; self.rateHz = rateHz
@@ -44,6 +45,7 @@ public final class IIOSource: SampleSource {
         }
     }
 
+    /// The device, rate and read mode asked for.
     public let configuration: Configuration
     private let logger: Logger?
 
@@ -55,10 +57,12 @@ public final class IIOSource: SampleSource {
         self.logger = logger
     }
 
+    /// "iio DEVICE at RATE Hz", for status lines.
     public var summary: String {
         "iio \(configuration.device) at \(IIOText.rateText(configuration.rateHz)) Hz"
     }
 
+    /// Finds, configures and streams the device until `stop`, reporting trouble as `retrying` statuses and retrying with backoff.
     public func run(stop: StopSignal, emit: @escaping @Sendable (SourceOutput) -> Void) throws {
         let wake = try IIOWakeup()
         stop.onStop { wake.signal() }

@@ -17,8 +17,11 @@ import TiltCore
 public enum GPX {
     /// Why a GPX file could not be read, with the 1-based line.
     public struct Error: Swift.Error, Equatable, CustomStringConvertible {
+        /// What is wrong.
         public var message: String
+        /// The 1-based line.
         public var line: Int
+        /// "GPX line N: message".
         public var description: String { "GPX line \(line): \(message)" }
     }
 
