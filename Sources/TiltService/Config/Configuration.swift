@@ -25,7 +25,7 @@ public struct Configuration: Sendable {
         public var group: String?
         /// Peers (by SO_PEERCRED uid) allowed to send mutating commands. root is always allowed.
         public var trustedUIDs: [UInt32] = []
-        /// Peers whose primary gid is listed are trusted too.
+        /// Peers in a listed group (primary or supplementary) are trusted too.
         public var trustedGIDs: [UInt32] = []
         /// Attitude rate of the default stream, Hz (0 = off).
         public var attitudeHz: Double = 10
@@ -175,8 +175,9 @@ public struct Configuration: Sendable {
         }
 
         if var t = try root.table("socket") {
-            c.socket.path = try t.string("path", default: c.socket.path)
-            if c.socket.path.isEmpty { throw t.error("path", "must not be empty") }
+            let socketPath = try t.string("path", default: c.socket.path)
+            if socketPath.isEmpty { throw t.error("path", "must not be empty") }
+            c.socket.path = resolve(socketPath, base: baseDir)
             if c.socket.path.utf8.count > 107 { throw t.error("path", "longer than a Unix socket path may be (107 bytes)") }
             let mode = try t.string("mode", default: "0660")
             guard let m = UInt32(mode, radix: 8), m <= 0o777 else { throw t.error("mode", "expected an octal file mode like \"0660\", got \"\(mode)\"") }

@@ -30,6 +30,8 @@ public final class Daemon: Service, @unchecked Sendable {
 
     private let pipelineBox = Mutex<SensorPipeline?>(nil)
     private let reloadQueue = DispatchQueue(label: "tiltd.reload")
+    /// The last STATUS= sent; the status tick sends only changes.
+    private let statusSent = Mutex("")
 
     /// - Parameters:
     ///   - inheritedFD: a listening socket from systemd (socket activation), used instead of `[socket] path`.
@@ -57,6 +59,12 @@ public final class Daemon: Service, @unchecked Sendable {
         let engine = Engine(hub: hub, config: initialConfig, logger: logger, store: store)
         try engine.prepare()
         let fixSource = try makeFixSource()
+        // Under socket activation the client that started us is already queued on the socket and
+        // is accepted at once: its hello must already list the sources, not "sources":[].
+        try await loop.submit { [self] in
+            engine.ingest(status: SourceStatus(source: "imu", state: .starting, message: "opening \(inputSummary)"))
+            if let fixSource { engine.ingest(status: SourceStatus(source: "gps", state: .starting, message: "starting \(fixSource.summary)")) }
+        }.get()
         let server = SocketServer(config: initialConfig.socket, hub: hub, logger: logger)
         try server.start(inheritedFD: inheritedFD)
         let gps = fixSource.map { FixPipeline(source: $0, engine: engine) }
@@ -65,16 +73,16 @@ public final class Daemon: Service, @unchecked Sendable {
         let (ended, endedCont) = AsyncStream<Void>.makeStream()
         try startPipeline(initialConfig, engine: engine) { endedCont.yield() }
         let firstStatus = (try? await loop.submit { engine.statusLine() }.get()) ?? "starting"
+        statusSent.withLock { $0 = firstStatus }
         try? notifier.ready(status: firstStatus)
 
         // The status tick: STATUS= for systemctl, and the watchdog, fed only while the sampler beats.
         let watchdog = SystemdWatchdog.interval()
         let tickPeriod: TimeAmount = watchdog.map { .nanoseconds(max(100_000_000, Int64($0.components.seconds) * 250_000_000)) } ?? .seconds(1)
         let aliveWindow = UInt64(watchdog.map { Double($0.components.seconds) * 0.5e9 } ?? 5e9)
-        var lastStatus = ""
         let tick = loop.scheduleRepeatedTask(initialDelay: tickPeriod, delay: tickPeriod) { [self] _ in
             let line = engine.statusLine()
-            if line != lastStatus { lastStatus = line; try? notifier.status(line) }
+            if statusSent.withLock({ let changed = $0 != line; $0 = line; return changed }) { try? notifier.status(line) }
             if watchdog != nil, pipelineBox.withLock({ $0?.isAlive(within: aliveWindow) ?? false }) {
                 try? notifier.watchdog()
             }
@@ -113,6 +121,14 @@ public final class Daemon: Service, @unchecked Sendable {
         try await group.shutdownGracefully()
     }
 
+    /// What the IMU source is, for the first status: "mpu6050", "replay head.csv".
+    var inputSummary: String {
+        switch input {
+        case .replay(let path, _): "replay \((path as NSString).lastPathComponent)"
+        case .device: initialConfig.imu.device == "auto" ? "the IIO device" : "IIO device \(initialConfig.imu.device)"
+        }
+    }
+
     func makeFixSource() throws -> (any FixSource)? {
         if let gpx {
             guard let data = FileManager.default.contents(atPath: gpx.path) else {
@@ -147,7 +163,13 @@ public final class Daemon: Service, @unchecked Sendable {
             return
         }
         try? notifier.reloading()
-        defer { try? notifier.ready(status: "reloaded") }
+        // READY=1 ends the reload; STATUS= goes back to the running summary (the status tick only
+        // sends changes, so a one-off "reloaded" here would stay on `systemctl status` for good).
+        defer {
+            let line = (try? engine.hub.loop.submit { engine.statusLine() }.wait()) ?? "running"
+            statusSent.withLock { $0 = line }
+            try? notifier.ready(status: line)
+        }
         let new: Configuration
         do {
             new = try Configuration.load(path: path)

@@ -233,6 +233,7 @@ public final class Engine: RequestHandler, @unchecked Sendable {
         if let v = f.track { o["track_deg"] = r(v, 10) }
         if let v = f.eph { o["eph_m"] = r(v, 100) }
         if let v = f.epv { o["epv_m"] = r(v, 100) }
+        if let v = f.clockOffset { o["clock_offset_s"] = .number(v.rounded()) }
         return o
     }
 
@@ -332,8 +333,9 @@ public final class Engine: RequestHandler, @unchecked Sendable {
             let amount = amount ?? config.redeemAmount
             // Without a client request id, the reply's id stands in (unique per connection at best).
             let rid = requestID ?? "redeem:\(client.id):\(UUID().uuidString)"
-            let t = now
-            store.write({ try $0.redeem(requestId: rid, amount: amount, t: t) }, then: { [self] result in
+            // Credit lines carry GPS time (the latest fix's), like the credits earned; 0 = none known.
+            let t = lastFix?.time
+            store.write({ try $0.redeem(requestId: rid, amount: amount, t: t ?? 0) }, then: { [self] result in
                 switch result {
                 case .success(.redeemed(let balance)):
                     storeSucceeded()

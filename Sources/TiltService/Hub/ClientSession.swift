@@ -10,11 +10,13 @@ import TiltCore
 /// count before its next line, so a stalled reader never holds more than a fixed amount of memory
 /// and never slows the sampler or other clients.
 public final class ClientSession: @unchecked Sendable {
-    /// Peer credentials from SO_PEERCRED.
+    /// Peer credentials from SO_PEERCRED, and its supplementary groups from SO_PEERGROUPS.
     public struct Credentials: Sendable, Equatable {
         public var pid: Int32
         public var uid: UInt32
         public var gid: UInt32
+        /// Supplementary groups at connect time (empty when the kernel could not say).
+        public var groups: [UInt32] = []
     }
 
     public let id: Int

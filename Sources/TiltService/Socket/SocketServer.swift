@@ -139,9 +139,11 @@ final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
         context.value.fireChannelActive()
     }
 
-    /// root, the daemon's own user, and the configured uids/gids may change state.
+    /// root, the daemon's own user, and the configured uids/gids may change state. A gid counts
+    /// whether it is the peer's primary group or one of its supplementary groups (`usermod -aG`).
     func isTrusted(_ c: ClientSession.Credentials) -> Bool {
-        c.uid == 0 || c.uid == getuid() || config.trustedUIDs.contains(c.uid) || config.trustedGIDs.contains(c.gid)
+        c.uid == 0 || c.uid == getuid() || config.trustedUIDs.contains(c.uid)
+            || config.trustedGIDs.contains(c.gid) || c.groups.contains { config.trustedGIDs.contains($0) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -224,22 +226,6 @@ final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         context.close(promise: nil)
     }
-
-    static func peerCredentials(_ channel: any Channel) -> EventLoopFuture<ClientSession.Credentials> {
-        guard let provider = channel as? any SocketOptionProvider else {
-            return channel.eventLoop.makeFailedFuture(ChannelError.operationUnsupported)
-        }
-        let f: EventLoopFuture<PeerCred> = provider.unsafeGetSocketOption(
-            level: NIOBSDSocket.OptionLevel(rawValue: SOL_SOCKET), name: NIOBSDSocket.Option(rawValue: SO_PEERCRED))
-        return f.map { ClientSession.Credentials(pid: $0.pid, uid: $0.uid, gid: $0.gid) }
-    }
-}
-
-/// `struct ucred` from <sys/socket.h> (hidden behind _GNU_SOURCE in Swift's Glibc module).
-struct PeerCred: Sendable {
-    var pid: Int32 = 0
-    var uid: UInt32 = 0
-    var gid: UInt32 = 0
 }
 
 /// Numbers connections.
