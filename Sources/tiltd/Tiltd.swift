@@ -13,7 +13,7 @@ struct Tiltd: AsyncParsableCommand {
         abstract: "IMU attitude, tilt game and places daemon for Linux.",
         discussion: Tiltd.discussion,
         version: TiltdVersion.string,
-        subcommands: [Run.self, Record.self, CheckConfig.self, Calibrate.self, Estimate.self, Monitor.self]
+        subcommands: [Run.self, Reload.self, Record.self, CheckConfig.self, Calibrate.self, Estimate.self, Monitor.self]
     )
 }
 

@@ -81,13 +81,13 @@ public struct QuestGrid: Sendable {
         case notInCell(requested: GeoGrid.Cell, current: GeoGrid.Cell)
         case coolingDown(until: Nanoseconds)
 
-        /// Short code for the error reply.
-        public var code: String {
+        /// The error reply's code (declared with the others in `ProtocolError.Code`).
+        public var code: ProtocolError.Code {
             switch self {
-            case .noFix: "no_fix"
-            case .uncertain: "uncertain"
-            case .notInCell: "not_in_cell"
-            case .coolingDown: "cooling_down"
+            case .noFix: .noFix
+            case .uncertain: .uncertain
+            case .notInCell: .notInCell
+            case .coolingDown: .coolingDown
             }
         }
 

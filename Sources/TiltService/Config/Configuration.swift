@@ -64,7 +64,7 @@ public struct Configuration: Sendable {
     }
 
     /// `[game]`: the tilt game's rules and its deck.
-    public struct Game: Sendable {
+    public struct Game: Sendable, Equatable {
         public var rules = TiltGame.Configuration()
         /// A deck file (one prompt per line, or a JSON array), or "nearby" for places near the fix.
         public var deck: String?

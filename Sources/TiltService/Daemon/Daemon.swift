@@ -89,11 +89,19 @@ public final class Daemon: Service, @unchecked Sendable {
             logOutput?.flushRepeats()
         }
 
-        // SIGHUP: reload the config; a bad one is refused and the old one kept.
+        // SIGHUP and the `reload` command: reload the config; a bad one is refused and the old one kept.
         signal(SIGHUP, SIG_IGN)
         let hup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: reloadQueue)
-        hup.setEventHandler { [self] in reload(engine: engine, endedCont: endedCont) }
+        hup.setEventHandler { [self] in _ = reload(engine: engine, endedCont: endedCont) }
         hup.resume()
+        try await loop.submit {
+            engine.onReload = { [self] done in
+                reloadQueue.async {
+                    let result = self.reload(engine: engine, endedCont: endedCont)
+                    loop.execute { done(result) }
+                }
+            }
+        }.get()
 
         await withTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try? await gracefulShutdown() }
@@ -156,11 +164,12 @@ public final class Daemon: Service, @unchecked Sendable {
     }
 
     /// Reloads the config file (on `reloadQueue`). Clients stay connected; the sampler restarts
-    /// only when its settings ([imu], [calibration]) changed.
-    func reload(engine: Engine, endedCont: AsyncStream<Void>.Continuation) {
+    /// only when its settings ([imu], [calibration]) changed. Returns the `reload` reply's
+    /// fields, or why the new file was refused (the running config is kept).
+    func reload(engine: Engine, endedCont: AsyncStream<Void>.Continuation) -> Result<JSONObject, ConfigError> {
         guard let path = initialConfig.sourceFile else {
-            logger.warning("SIGHUP: no config file to reload")
-            return
+            logger.warning("reload: no config file to reload")
+            return .failure(ConfigError(file: "-", line: nil, key: "", message: "the daemon was started without a config file"))
         }
         try? notifier.reloading()
         // READY=1 ends the reload; STATUS= goes back to the running summary (the status tick only
@@ -175,13 +184,17 @@ public final class Daemon: Service, @unchecked Sendable {
             new = try Configuration.load(path: path)
         } catch {
             logger.error("reload refused, keeping the running config: \(error)")
-            engine.hub.publishSoon(Event(.status, t: nil, fields: [
-                "source": "config", "state": "error", "message": .string("reload refused: \(error.description)"),
-            ]))
-            return
+            let message = "reload refused: \(error.description)"
+            engine.hub.loop.execute {
+                engine.stats.countReload(applied: false, message: message)
+                engine.hub.publish(.status(source: "config", state: "error", message: message))
+            }
+            return .failure(error)
         }
         let old = engine.hub.loop.submit { engine.config }
-        guard let current = try? old.wait() else { return }
+        guard let current = try? old.wait() else {
+            return .failure(ConfigError(file: path, line: nil, key: "", message: "the daemon is stopping"))
+        }
         var notes: [String] = []
         if new.socket.path != current.socket.path { notes.append("[socket] path changes need a restart") }
         if new.imu != current.imu || new.calibration != current.calibration {
@@ -193,10 +206,35 @@ public final class Daemon: Service, @unchecked Sendable {
                 logger.error("reload: cannot restart the sampler: \(error)")
             }
         }
-        engine.hub.loop.execute { engine.apply(new) }
+        let changed = Self.changedSections(current, new)
         let message = "reloaded \(path)" + (notes.isEmpty ? "" : " (\(notes.joined(separator: "; ")))")
         logger.notice("\(message)")
-        engine.hub.publishSoon(Event(.status, t: nil, fields: ["source": "config", "state": "loaded", "message": .string(message)]))
+        engine.hub.loop.execute {
+            engine.apply(new)
+            engine.stats.countReload(applied: true, message: message)
+            engine.hub.publish(.status(source: "config", state: "loaded", message: message))
+        }
+        return .success(["file": .string(path), "changed": .array(changed.map { .string($0) }),
+                         "notes": .array(notes.map { .string($0) })])
+    }
+
+    /// The config sections that differ between `a` and `b`, by table name.
+    static func changedSections(_ a: Configuration, _ b: Configuration) -> [String] {
+        var out: [String] = []
+        if a.imu != b.imu { out.append("imu") }
+        if a.calibration != b.calibration || a.biasPersistence != b.biasPersistence { out.append("calibration") }
+        if a.socket != b.socket { out.append("socket") }
+        if a.store != b.store { out.append("store") }
+        if a.gps != b.gps { out.append("gps") }
+        if a.game != b.game { out.append("game") }
+        if a.places != b.places { out.append("places") }
+        if a.geofences != b.geofences { out.append("geofence") }
+        if a.quests != b.quests { out.append("quests") }
+        if a.redeemAmount != b.redeemAmount { out.append("credits") }
+        if a.snoozeDistance != b.snoozeDistance { out.append("snooze") }
+        if a.courseOnSpeed != b.courseOnSpeed || a.courseOffSpeed != b.courseOffSpeed { out.append("course") }
+        if a.logLevel != b.logLevel { out.append("log") }
+        return out
     }
 }
 

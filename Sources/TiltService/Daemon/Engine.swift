@@ -16,7 +16,12 @@ public final class Engine: RequestHandler, @unchecked Sendable {
     /// Latest status per source ("imu", "gps", "store").
     private(set) var statuses: [String: SourceStatus] = [:]
     private(set) var samplesSeen = 0
-    private var rateMeter = RateMeter()
+    var rateMeter = RateMeter()
+    /// Counters for `stats`.
+    var stats = DaemonStats()
+    /// Asks the daemon to reload its config file; the callback runs on the loop with the
+    /// `reload` reply's fields or the reason it was refused. Nil when there is no file.
+    public var onReload: (@Sendable (@escaping @Sendable (Result<JSONObject, ConfigError>) -> Void) -> Void)?
     public private(set) var lastAttitude: Attitude?
     /// Samples the sampler skipped because the loop was too far behind (see `SensorPipeline`).
     private(set) var samplesSkipped = 0
@@ -107,7 +112,7 @@ public final class Engine: RequestHandler, @unchecked Sendable {
         hub.publish(Event(.sample, t: sample.t, .sample(sample)))
         hub.publish(Event(.attitude, t: attitude.t, .attitude(attitude)))
         let events = game.update(attitude)
-        if !events.isEmpty { publish(events) }
+        if !events.isEmpty { emit(events) }
         onSample?()
     }
 
@@ -127,19 +132,20 @@ public final class Engine: RequestHandler, @unchecked Sendable {
             default: logger.info("\(status.source): \(status.message)")
             }
         }
-        hub.publish(Event(.status, t: nil, fields: Self.json(status)))
+        hub.publish(status.event)
     }
 
     /// A GPS fix: course filter → snooze gate → fix event → geofences, credits, quests, nearby.
     public func ingest(fix raw: Fix) {
         let fix = course.filter(raw)
         lastFix = fix
+        stats.lastFixAt = MonotonicClock.nanoseconds()
         switch snooze.check(fix) {
         case .suppress: return
         case .woke(let w): hub.publish(w.event)
         case .pass: break
         }
-        hub.publish(Event(.fix, t: fix.time, fields: Self.json(fix)))
+        hub.publish(.fix(fix))
         guard fix.hasPosition else { return }
         nearby.update(fix)
         for e in monitor.update(fix) {
@@ -162,6 +168,12 @@ public final class Engine: RequestHandler, @unchecked Sendable {
     /// Game events waiting for a round to be committed (see `publish(_:)`).
     private var heldGameEvents: [GameEvent] = []
     private var roundsInFlight = 0
+
+    /// Counts new game events for `stats` and publishes them.
+    func emit(_ events: [GameEvent]) {
+        stats.count(events)
+        publish(events)
+    }
 
     /// Publishes game events. A finished round's `round_ended`/`stopped` event is sent only
     /// once the round is committed to the store — so a round a client saw end is never lost,
@@ -209,41 +221,13 @@ public final class Engine: RequestHandler, @unchecked Sendable {
         ingest(status: SourceStatus(source: "store", state: .streaming, message: "writes succeed again"))
     }
 
-    static func json(_ s: SourceStatus) -> JSONObject {
-        var o = JSONObject()
-        o["source"] = .string(s.source)
-        o["state"] = .string(s.state.rawValue)
-        o["message"] = .string(s.message)
-        if let d = s.device { o["device"] = .string(d) }
-        if let r = s.rateHz { o["rate_hz"] = .number(r) }
-        if let r = s.retryIn { o["retry_in_s"] = .number(r) }
-        return o
-    }
-
-    /// A `fix` event's fields: only what gpsd knew.
-    static func json(_ f: Fix) -> JSONObject {
-        // Rounded to what a GPS resolves (~1 cm, 1 cm/s, 0.1°): short lines, no float noise.
-        func r(_ v: Double, _ digits: Double) -> JSONValue { .number((v * digits).rounded() / digits) }
-        var o: JSONObject = ["mode": .int(Int64(f.mode))]
-        if let v = f.time { o["time_ns"] = .int(v) }
-        if let v = f.lat { o["lat"] = r(v, 1e7) }
-        if let v = f.lon { o["lon"] = r(v, 1e7) }
-        if let v = f.alt { o["alt_m"] = r(v, 100) }
-        if let v = f.speed { o["speed_mps"] = r(v, 100) }
-        if let v = f.track { o["track_deg"] = r(v, 10) }
-        if let v = f.eph { o["eph_m"] = r(v, 100) }
-        if let v = f.epv { o["epv_m"] = r(v, 100) }
-        if let v = f.clockOffset { o["clock_offset_s"] = .number(v.rounded()) }
-        return o
-    }
-
     // MARK: requests
 
     public func helloFields(for client: ClientSession) -> JSONObject {
         var o = JSONObject()
-        o["sources"] = .array(statuses.keys.sorted().map { .object(Self.json(statuses[$0]!)) })
+        o["sources"] = .array(statuses.keys.sorted().map { .object(statuses[$0]!.fields) })
         o["game"] = .object(game.snapshot)
-        if let f = lastFix { o["fix"] = .object(Self.json(f)) }
+        if let f = lastFix { o["fix"] = .object(Event.fixFields(f)) }
         o["watch"] = .object(client.watchState)
         return o
     }
@@ -257,15 +241,34 @@ public final class Engine: RequestHandler, @unchecked Sendable {
         @Sendable func fail(_ code: ProtocolError.Code, _ message: String) {
             client.reply(.reply(id: request.id, cmd: cmd.name, error: ProtocolError(code, message)))
         }
-        switch cmd {
-        case .watch(let w):
-            client.apply(w)
+        switch cmd.name {
+        case "watch":
+            client.apply(Command.Watch(cmd))
             ok(["watch": .object(client.watchState)])
-        case .ping:
+        case "ping":
             ok(["pong": true])
-        case .status:
+        case "help":
+            if let name = cmd.string("command") {
+                guard let spec = CommandCatalogue.spec(name) else {
+                    return fail(.badArgument, "no command \"\(name.prefix(64))\"; known: \(CommandCatalogue.names.joined(separator: ", "))")
+                }
+                ok(["commands": [.object(spec.json)]])
+            } else {
+                ok(["commands": .array(CommandCatalogue.commands.map { .object($0.json) })])
+            }
+        case "status":
             ok(statusFields())
-        case .gameStart(let seconds, let deckName):
+        case "stats":
+            ok(statsFields())
+        case "reload":
+            guard let onReload else { return fail(.unavailable, "this daemon has no config file to reload") }
+            onReload { result in
+                switch result {
+                case .success(let fields): ok(fields)
+                case .failure(let e): fail(.reloadRefused, e.description)
+                }
+            }
+        case "game.start":
             // The round's clock is sample time: without samples flowing it would start at a
             // stale time and the next sample would end it at once.
             guard lastAttitude != nil, statuses["imu"]?.state == .streaming else {
@@ -273,38 +276,39 @@ public final class Engine: RequestHandler, @unchecked Sendable {
                 return fail(.unavailable, "cannot start a round: \(why)")
             }
             do {
-                let (deck, note) = try resolveDeck(deckName)
-                let events = try game.start(at: now, roundSeconds: seconds, deck: deck)
+                let (deck, note) = try resolveDeck(cmd.string("deck"))
+                let events = try game.start(at: now, roundSeconds: cmd.number("round_s"), deck: deck)
                 var result: JSONObject = ["round": .int(Int64(game.roundID ?? 0)), "deck": .string(deck.deckName)]
                 if let note {
                     result["deck_note"] = .string(note)
-                    hub.publish(Event(.status, t: nil, fields: ["source": "game", "state": "fallback", "message": .string(note)]))
+                    hub.publish(.status(source: "game", state: "fallback", message: note))
                 }
                 ok(result)
-                publish(events)
+                emit(events)
             } catch let e as GameError {
-                fail(ProtocolError.Code(rawValue: e.code), e.message)
+                fail(e.code, e.message)
             } catch let e as ProtocolError {
                 fail(e.code, e.message)
             } catch {
                 fail(.internalError, "\(error)")
             }
-        case .gameStop:
+        case "game.stop":
             do {
                 let events = try game.stop(at: now)
                 ok(["round": events.first?.round.map { .int(Int64($0)) } ?? .null])
-                publish(events)
-            } catch { fail(ProtocolError.Code(rawValue: error.code), error.message) }
-        case .gameReset:
+                emit(events)
+            } catch { fail(error.code, error.message) }
+        case "game.reset":
             let events = game.reset(at: now)
             ok()
-            publish(events)
-        case .gameNeutral:
+            emit(events)
+        case "game.neutral":
             guard let a = lastAttitude else { return fail(.unavailable, "no attitude yet: the IMU has not delivered a sample") }
             let events = game.captureNeutral(a)
             ok(["captured": .bool(events.first?.kind == .neutralCaptured)])
-            publish(events)
-        case .history(let limit):
+            emit(events)
+        case "history":
+            let limit = cmd.int("n") ?? 10
             store.read({ try $0.recentRounds(limit: limit) }, then: { result in
                 switch result {
                 case .success(let rounds):
@@ -315,12 +319,13 @@ public final class Engine: RequestHandler, @unchecked Sendable {
                 case .failure(let e): fail(.unavailable, "history: \(e)")
                 }
             }, on: hub.loop)
-        case .snooze(let distance):
+        case "snooze":
+            let distance = cmd.number("distance_m")
             if let distance { snooze = SnoozeGate(distance: distance) }
             let event = snooze.snooze(at: lastFix?.hasPosition == true ? lastFix : nil)
             ok(["until_moved_m": .number(distance ?? snooze.distance)])
             hub.publish(event)
-        case .credits:
+        case "credits":
             store.read({ s in (try s.creditBalance(), try s.creditsByPlace()) }, then: { result in
                 switch result {
                 case .success(let (balance, places)):
@@ -329,10 +334,10 @@ public final class Engine: RequestHandler, @unchecked Sendable {
                 case .failure(let e): fail(.unavailable, "credits: \(e)")
                 }
             }, on: hub.loop)
-        case .creditsRedeem(let amount, let requestID):
-            let amount = amount ?? config.redeemAmount
+        case "credits.redeem":
+            let amount = cmd.int("amount") ?? config.redeemAmount
             // Without a client request id, the reply's id stands in (unique per connection at best).
-            let rid = requestID ?? "redeem:\(client.id):\(UUID().uuidString)"
+            let rid = cmd.string("request_id") ?? "redeem:\(client.id):\(UUID().uuidString)"
             // Credit lines carry GPS time (the latest fix's), like the credits earned; 0 = none known.
             let t = lastFix?.time
             store.write({ try $0.redeem(requestId: rid, amount: amount, t: t ?? 0) }, then: { [self] result in
@@ -340,22 +345,21 @@ public final class Engine: RequestHandler, @unchecked Sendable {
                 case .success(.redeemed(let balance)):
                     storeSucceeded()
                     ok(["redeemed": .int(Int64(amount)), "balance": .int(Int64(balance)), "request_id": .string(rid)])
-                    hub.publish(Event(.credit, t: t, fields: ["event": "redeemed", "amount": .int(Int64(amount)),
-                                                             "balance": .int(Int64(balance)), "request_id": .string(rid)]))
+                    hub.publish(.creditRedeemed(amount: amount, balance: balance, requestID: rid, t: t))
                 case .success(.alreadyApplied(let balance)):
                     ok(["redeemed": 0, "balance": .int(Int64(balance)), "request_id": .string(rid), "already_applied": true])
                 case .success(.insufficient(let balance, let needed)):
-                    fail("insufficient_credits", "balance \(balance) is below \(needed)")
+                    fail(.insufficientCredits, "balance \(balance) is below \(needed)")
                 case .failure(let e):
                     fail(.unavailable, "redeem: \(e)")
                     // A ledger write that fails (disk full) is the store's health, not only this client's.
                     storeFailed("redeeming \(amount) credits", e)
                 }
             }, on: hub.loop)
-        case .questComplete(let cellName):
+        case "quest.complete":
             guard config.quests.enabled else { return fail(.unavailable, "quests are disabled ([quests] enabled = false)") }
             var requested: GeoGrid.Cell?
-            if let cellName {
+            if let cellName = cmd.string("cell") {
                 guard let c = Self.parseCell(cellName) else {
                     return fail(.badArgument, "cell must be a cell id or a name like \"r79237c65431\" (from quest.available)")
                 }
@@ -363,7 +367,7 @@ public final class Engine: RequestHandler, @unchecked Sendable {
             }
             switch quests.complete(cell: requested) {
             case .failure(let refusal):
-                fail(ProtocolError.Code(rawValue: refusal.code), refusal.description)
+                fail(refusal.code, refusal.description)
             case .success(let completion):
                 ok(["cell": .int(completion.cell.id), "xp": .int(Int64(completion.xp)), "visits": .int(Int64(completion.visits))])
                 hub.publish(completion.event)
@@ -371,6 +375,8 @@ public final class Engine: RequestHandler, @unchecked Sendable {
                     if case .failure(let e) = result { storeFailed("recording a quest", e) } else { storeSucceeded() }
                 }, on: hub.loop)
             }
+        default:
+            fail(.internalError, "\(cmd.name) is in the catalogue but has no handler")
         }
     }
 
@@ -408,12 +414,12 @@ public final class Engine: RequestHandler, @unchecked Sendable {
             path = (dir as NSString).appendingPathComponent(path)
         }
         guard let data = FileManager.default.contents(atPath: path), data.count <= 1_000_000 else {
-            throw ProtocolError("deck_unavailable", "cannot read deck \(path)")
+            throw ProtocolError(.deckUnavailable, "cannot read deck \(path)")
         }
         do {
             return try PromptDeck(name: (path as NSString).lastPathComponent, text: String(decoding: data, as: UTF8.self))
         } catch {
-            throw ProtocolError("deck_unavailable", "\((path as NSString).lastPathComponent): \(error)")
+            throw ProtocolError(.deckUnavailable, "\((path as NSString).lastPathComponent): \(error)")
         }
     }
 
@@ -421,14 +427,14 @@ public final class Engine: RequestHandler, @unchecked Sendable {
     public func statusFields() -> JSONObject {
         var o = JSONObject()
         o["version"] = .string(TiltdVersion.string)
-        o["sources"] = .array(statuses.keys.sorted().map { .object(Self.json(statuses[$0]!)) })
+        o["sources"] = .array(statuses.keys.sorted().map { .object(statuses[$0]!.fields) })
         o["samples"] = .int(Int64(samplesSeen))
         if let r = rateMeter.rateHz { o["sample_rate_hz"] = .number((r * 10).rounded() / 10) }
         o["clients"] = .int(Int64(hub.clientCount))
         o["dropped_lines"] = .int(Int64(hub.sessions.reduce(0) { $0 + $1.droppedTotal }))
         o["samples_skipped"] = .int(Int64(samplesSkipped))
         o["game"] = .object(game.snapshot)
-        if let f = lastFix { o["fix"] = .object(Self.json(f)) }
+        if let f = lastFix { o["fix"] = .object(Event.fixFields(f)) }
         o["places"] = .int(Int64(placesCount))
         o["inside"] = .array(monitor.insideKeys.map { .string($0) })
         o["snoozing"] = .bool(snooze.snoozing)
@@ -449,10 +455,6 @@ public final class Engine: RequestHandler, @unchecked Sendable {
         if let gps = statuses["gps"] { parts.append("gpsd \(gps.state == .streaming ? "ok" : gps.state.rawValue)") }
         return parts.joined(separator: ", ")
     }
-}
-
-extension ProtocolError {
-    init(_ code: String, _ message: String) { self.init(Code(rawValue: code), message) }
 }
 
 /// The deck used when none is configured.

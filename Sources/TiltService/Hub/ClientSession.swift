@@ -113,7 +113,7 @@ public final class ClientSession: @unchecked Sendable {
             return
         }
         if queue.count >= queueLimit {
-            queue.removeFirst()
+            hub.countDropped(queue.removeFirst())
             dropped += 1
             droppedTotal += 1
         }
@@ -124,10 +124,9 @@ public final class ClientSession: @unchecked Sendable {
     func drain() {
         guard context.channel.isActive else { return }
         if dropped > 0, context.channel.isWritable {
-            var o = JSONObject()
-            o["dropped"] = .int(Int64(dropped))
+            let n = dropped
             dropped = 0
-            write(hub.encode(Event(.gap, t: nil, fields: o)))
+            write(hub.encode(.gap(dropped: n)))
         }
         while context.channel.isWritable, let line = queue.popFirst() {
             write(line)
