@@ -31,9 +31,12 @@ final class ManPageTests: XCTestCase {
         // Every subcommand the binary has, as its --help lists them.
         let help = try SystemdTestSupport.runProcess(
             ProcessInfo.processInfo.environment["TILTD_BIN"] ?? root.appendingPathComponent(".build/debug/tiltd").path, ["--help"])
-        let subcommands = help.stdout.components(separatedBy: "SUBCOMMANDS:").last?
-            .split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) }
-            .filter { !$0.isEmpty && $0 != "See" } ?? []
+        // Each is listed as "  name   abstract"; wrapped abstracts continue further indented.
+        let subcommands = (help.stdout.components(separatedBy: "SUBCOMMANDS:").last ?? "")
+            .split(separator: "\n").compactMap { line -> String? in
+                guard line.hasPrefix("  "), !line.hasPrefix("   "), let name = line.split(separator: " ").first else { return nil }
+                return String(name)
+            }
         XCTAssertGreaterThanOrEqual(subcommands.count, 5, help.stdout)
         // generate-manual lists each subcommand as an item: its name first on a line.
         let items = Set(text.split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) })
