@@ -25,8 +25,7 @@ extension Tiltd {
         on a Unix socket (/run/tiltd/tiltd.sock) to any number of clients, of which trusted ones \
         may send commands. Under systemd it runs as tiltd.service, socket-activated by \
         tiltd.socket, with Type=notify readiness, STATUS= and the watchdog; SIGHUP (systemctl \
-        reload) re-reads the configuration, keeping the running one if the new one is invalid.
-
+        reload) re-reads the configuration, keeping the running one if the new one is invalid. \
         Files: /etc/tiltd/tiltd.toml (configuration, tiltd.toml(5)), /etc/tiltd/calibration.toml \
         (written by tiltd calibrate), /var/lib/tiltd/tiltd.sqlite (rounds, visits, credits, \
         quests). The socket protocol is in tiltd-protocol(7).
@@ -101,11 +100,11 @@ struct Run: AsyncParsableCommand {
         let gpxInput = gpx.map { (path: $0, speed: fast ? nil : (gpxSpeed ?? speed)) }
         let daemon = Daemon(config: config, input: input, gpx: gpxInput, exitWhenDone: exitWhenDone, logger: logger,
                             inheritedFD: fd, logOutput: logOutput)
-        let group = ServiceGroup(configuration: .init(
-            services: [.init(service: daemon, successTerminationBehavior: .gracefullyShutdownGroup)],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger))
         do {
+            let group = ServiceGroup(configuration: .init(
+                services: try await daemon.services(),
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
             try await group.run()
         } catch let e as SocketServer.StartError {
             throw ValidationFailure(message: "tiltd: \(e)")

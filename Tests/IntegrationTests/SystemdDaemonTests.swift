@@ -131,16 +131,22 @@ final class SystemdDaemonTests: XCTestCase {
         try waitUntil("a status with the rate", timeout: 10) {
             notify.next(timeout: 0.5)?.contains { $0.hasPrefix("STATUS=") && $0.contains("Hz from") } ?? false
         }
+        // A changed [calibration] restarts the sampler: at READY=1 the summary says "imu starting",
+        // and STATUS= must move on to the rate again once the replay streams.
+        let path = "\(dir)/tiltd.toml"
+        let edited = try String(contentsOfFile: path, encoding: .utf8) + "[calibration]\ngyro_bias = [0.001, 0, 0]\n"
+        try edited.write(toFile: path, atomically: true, encoding: .utf8)
         kill(d.pid, SIGHUP)
         var afterReload: [String] = []
         try waitUntil("READY=1 after the reload", timeout: 10) {
             if let m = notify.next(timeout: 0.5) { afterReload += m }
             return afterReload.contains("READY=1")
         }
-        afterReload += notify.collect(for: 2).flatMap { $0 }
         XCTAssertTrue(afterReload.contains { $0.hasPrefix("RELOADING=1") }, "\(afterReload)")
-        let last = afterReload.last { $0.hasPrefix("STATUS=") }
-        XCTAssertTrue(last?.contains("Hz from replay head.csv") ?? false, "STATUS= back to the running summary: \(afterReload)")
+        try waitUntil("STATUS= back to the running summary", timeout: 10) {
+            if let m = notify.next(timeout: 0.5) { afterReload += m }
+            return afterReload.last { $0.hasPrefix("STATUS=") }?.contains("Hz from replay head.csv") ?? false
+        }
     }
 
     func testSighupReloadKeepsClientsAndRefusesBadConfig() throws {

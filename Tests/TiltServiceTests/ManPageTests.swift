@@ -34,7 +34,8 @@ final class ManPageTests: XCTestCase {
         // Each is listed as "  name   abstract"; wrapped abstracts continue further indented.
         let subcommands = (help.stdout.components(separatedBy: "SUBCOMMANDS:").last ?? "")
             .split(separator: "\n").compactMap { line -> String? in
-                guard line.hasPrefix("  "), !line.hasPrefix("   "), let name = line.split(separator: " ").first else { return nil }
+                guard line.hasPrefix("  "), !line.hasPrefix("   "), let name = line.split(separator: " ").first,
+                      name.allSatisfy({ $0.isLowercase || $0 == "-" }) else { return nil }
                 return String(name)
             }
         XCTAssertGreaterThanOrEqual(subcommands.count, 5, help.stdout)

@@ -110,6 +110,9 @@ public struct QuestGrid: Sendable {
     private var lastFix: Fix?
 
     /// - Parameter cells: saved state per cell id (from the store) for this cell size.
+    /// Every cell's state (completions, cooldowns), to carry into a grid with new options.
+    public var cellStates: [Int64: CellState] { cells }
+
     public init(options: Options = Options(), cells: [Int64: CellState] = [:]) {
         self.options = options
         grid = GeoGrid(cellSize: options.cellSize)

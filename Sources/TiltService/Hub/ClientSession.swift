@@ -21,8 +21,8 @@ public final class ClientSession: @unchecked Sendable {
 
     public let id: Int
     public let credentials: Credentials?
-    /// Whether this peer may send mutating commands.
-    public let trusted: Bool
+    /// Whether this peer may send mutating commands (re-judged when a reload changes trust).
+    public internal(set) var trusted: Bool
 
     // What the client watches.
     public private(set) var classes: Set<EventClass>

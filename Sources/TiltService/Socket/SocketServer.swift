@@ -139,12 +139,8 @@ final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
         context.value.fireChannelActive()
     }
 
-    /// root, the daemon's own user, and the configured uids/gids may change state. A gid counts
-    /// whether it is the peer's primary group or one of its supplementary groups (`usermod -aG`).
-    func isTrusted(_ c: ClientSession.Credentials) -> Bool {
-        c.uid == 0 || c.uid == getuid() || config.trustedUIDs.contains(c.uid)
-            || config.trustedGIDs.contains(c.gid) || c.groups.contains { config.trustedGIDs.contains($0) }
-    }
+    /// root, the daemon's own user, and the configured uids/gids may change state.
+    func isTrusted(_ c: ClientSession.Credentials) -> Bool { SocketTrust.isTrusted(c, config) }
 
     func channelInactive(context: ChannelHandlerContext) {
         if let s = session { hub.remove(s) }

@@ -38,11 +38,12 @@ extension Engine {
     /// The body of a `stats` reply.
     public func statsFields() -> JSONObject {
         let now = MonotonicClock.nanoseconds()
+        let stats = context.stats
         var o = JSONObject()
         o["uptime_s"] = .number((Double(now - stats.startedAt) / 1e8).rounded() / 10)
-        if let r = rateMeter.rateHz { o["sample_rate_hz"] = .number((r * 10).rounded() / 10) }
-        o["samples"] = .int(Int64(samplesSeen))
-        o["samples_dropped"] = .int(Int64(samplesSkipped))
+        if let r = attitude.rateHz { o["sample_rate_hz"] = .number((r * 10).rounded() / 10) }
+        o["samples"] = .int(Int64(attitude.samplesSeen))
+        o["samples_dropped"] = .int(Int64(attitude.samplesSkipped))
         o["clients"] = .int(Int64(hub.clientCount))
         var dropped = JSONObject()
         for c in EventClass.allCases { dropped[c.rawValue] = .int(Int64(hub.droppedLines[c] ?? 0)) }
