@@ -100,9 +100,10 @@ struct Run: AsyncParsableCommand {
         let gpxInput = gpx.map { (path: $0, speed: fast ? nil : (gpxSpeed ?? speed)) }
         let daemon = Daemon(config: config, input: input, gpx: gpxInput, exitWhenDone: exitWhenDone, logger: logger,
                             inheritedFD: fd, logOutput: logOutput)
+        StartupSignals.install()
         do {
             let group = ServiceGroup(configuration: .init(
-                services: try await daemon.services(),
+                services: try await daemon.services() + [StartupSignals.service(logger: logger)],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
             try await group.run()

@@ -125,7 +125,7 @@ public struct GPSDSource: FixSource {
     private func session(_ data: UnsafeMutablePointer<gps_data_t>, stop: StopSignal,
                          emit: @Sendable (FixOutput) -> Void, backoff: inout Backoff) -> SessionEnd {
         memset(data, 0, MemoryLayout<gps_data_t>.size)
-        if let unreachable = TCPReachability.check(host: config.host, port: config.port, timeout: config.connectTimeout) {
+        if let unreachable = TCPReachability.timedOut(host: config.host, port: config.port, timeout: config.connectTimeout) {
             return .failed("cannot connect to gpsd at \(endpoint): \(unreachable)")
         }
         let opened = gps_open(config.host, String(config.port), data)

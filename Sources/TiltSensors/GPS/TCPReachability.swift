@@ -8,6 +8,14 @@ import Foundation
 /// non-blocking connect bounds that wait; libgps then connects to a host that has just answered.
 /// (Only a host that vanishes between the two connects can still stall libgps.)
 enum TCPReachability {
+    /// A message when no address of `host:port` answered within `timeout` seconds; nil when one
+    /// accepted, and also when the attempt failed fast (unknown host, refused): libgps then fails
+    /// the same way at once and says why in its own words.
+    static func timedOut(host: String, port: Int, timeout: Double) -> String? {
+        guard let reason = check(host: host, port: port, timeout: timeout), reason.hasPrefix("connect timed out") else { return nil }
+        return reason
+    }
+
     /// nil when `host:port` accepted a connection within `timeout` seconds, else why not.
     static func check(host: String, port: Int, timeout: Double) -> String? {
         var hints = addrinfo()
