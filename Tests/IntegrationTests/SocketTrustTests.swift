@@ -47,8 +47,9 @@ final class SocketTrustTests: XCTestCase {
         [store]
         path = "\(dir)/tiltd.sqlite"
         """.write(toFile: config, atomically: true, encoding: .utf8)
-        let d = try DaemonProcess(["run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv"],
-                                  logPath: "\(dir)/log")
+        let d = try DaemonProcess(
+            ["run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv"],
+            logPath: "\(dir)/log")
         addTeardownBlock { _ = d.stop() }
         try waitUntil("the socket") { FileManager.default.fileExists(atPath: sock) }
         // game.start needs streaming samples: wait for the first attitude.
@@ -59,17 +60,19 @@ final class SocketTrustTests: XCTestCase {
     /// Sends one command as another user (util-linux `setpriv`) and returns its reply.
     func command(_ cmd: String, socket: String, asUID uid: Int, gid: Int, groups: [Int]) throws -> JSONValue {
         let client = """
-        import json, socket, sys
-        s = socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect(sys.argv[1])
-        f = s.makefile("rwb")
-        f.write(json.dumps({"cmd": sys.argv[2], "id": 1}).encode() + b"\\n"); f.flush()
-        for line in f:
-            if json.loads(line).get("class") == "reply": print(line.decode().strip()); break
-        """
+            import json, socket, sys
+            s = socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect(sys.argv[1])
+            f = s.makefile("rwb")
+            f.write(json.dumps({"cmd": sys.argv[2], "id": 1}).encode() + b"\\n"); f.flush()
+            for line in f:
+                if json.loads(line).get("class") == "reply": print(line.decode().strip()); break
+            """
         let groupArg = groups.isEmpty ? "--clear-groups" : "--groups=\(groups.map(String.init).joined(separator: ","))"
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        p.arguments = ["--reuid=\(uid)", "--regid=\(gid)", groupArg, "--", "/usr/bin/python3", "-c", client, socket, cmd]
+        p.arguments = [
+            "--reuid=\(uid)", "--regid=\(gid)", groupArg, "--", "/usr/bin/python3", "-c", client, socket, cmd,
+        ]
         let out = Pipe()
         p.standardOutput = out
         try p.run()

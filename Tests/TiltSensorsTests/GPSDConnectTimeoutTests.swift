@@ -1,8 +1,9 @@
 import Foundation
 import TestSupport
 import TiltCore
-@testable import TiltSensors
 import XCTest
+
+@testable import TiltSensors
 
 /// A gpsd host that does not answer (down, or a firewall dropping packets) must not hold the
 /// source for the kernel's SYN retry time: the attempt fails after `connectTimeout`.
@@ -17,10 +18,15 @@ final class GPSDConnectTimeoutTests: XCTestCase {
         addr.sin_family = sa_family_t(AF_INET)
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         let len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        XCTAssertEqual(withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, len) } }, 0)
+        XCTAssertEqual(
+            withUnsafePointer(to: &addr) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, len) }
+            }, 0)
         XCTAssertEqual(listen(listener, 0), 0)
         var bound = sockaddr_in(), boundLen = len
-        _ = withUnsafeMutablePointer(to: &bound) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &boundLen) } }
+        _ = withUnsafeMutablePointer(to: &bound) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &boundLen) }
+        }
         let port = Int(UInt16(bigEndian: bound.sin_port))
         var fillers: [Int32] = []
         defer { fillers.forEach { close($0) } }
@@ -30,7 +36,9 @@ final class GPSDConnectTimeoutTests: XCTestCase {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
             _ = withUnsafePointer(to: &addr) { p -> Int32 in
                 var a = p.pointee; a.sin_port = bound.sin_port
-                return withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, len) } }
+                return withUnsafePointer(to: &a) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, len) }
+                }
             }
             fillers.append(fd)
             usleep(20_000)
@@ -38,8 +46,10 @@ final class GPSDConnectTimeoutTests: XCTestCase {
         XCTAssertNotNil(TCPReachability.check(host: "127.0.0.1", port: port, timeout: 0.3), "the queue never filled")
 
         let started = ContinuousClock.now
-        let collector = FixCollector(running: GPSDSource(config: GPSDConfig(
-            host: "127.0.0.1", port: port, backoff: Backoff(initial: 5, maximum: 5), connectTimeout: 1)))
+        let collector = FixCollector(
+            running: GPSDSource(
+                config: GPSDConfig(
+                    host: "127.0.0.1", port: port, backoff: Backoff(initial: 5, maximum: 5), connectTimeout: 1)))
         defer { XCTAssertTrue(collector.stopAndWait(), "run did not return after stop") }
         XCTAssertTrue(waitFor(6) { collector.statuses.contains { $0.state == .retrying } }, "\(collector.all)")
         let elapsed = started.duration(to: .now)

@@ -7,19 +7,24 @@ final class ManPageTests: XCTestCase {
     let root = SystemdTestSupport.repositoryRoot()
 
     var pages: URL {
-        if let dir = ProcessInfo.processInfo.environment["TILTD_MAN_DIR"], !dir.isEmpty { return URL(fileURLWithPath: dir) }
+        if let dir = ProcessInfo.processInfo.environment["TILTD_MAN_DIR"], !dir.isEmpty {
+            return URL(fileURLWithPath: dir)
+        }
         return root.appendingPathComponent(".build/man")
     }
 
     /// What each page renders to, with every warning groff and man have.
     func render(_ page: String) throws -> (text: String, warnings: String) {
-        try SystemdTestSupport.requireTool(FileManager.default.isExecutableFile(atPath: "/usr/bin/man"),
-                                           "needs man (apt: man-db, groff-base)")
+        try SystemdTestSupport.requireTool(
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/man"),
+            "needs man (apt: man-db, groff-base)")
         let file = pages.appendingPathComponent(page)
-        try SystemdTestSupport.requireTool(FileManager.default.fileExists(atPath: file.path),
-                                           "\(file.path) missing: scripts/test makes it with scripts/make-man")
-        let r = try SystemdTestSupport.runProcess("/usr/bin/man", ["--warnings=all", "-l", file.path],
-                                                  environment: ["LC_ALL": "C.UTF-8", "MANWIDTH": "80", "MANPAGER": "cat", "PAGER": "cat"])
+        try SystemdTestSupport.requireTool(
+            FileManager.default.fileExists(atPath: file.path),
+            "\(file.path) missing: scripts/test makes it with scripts/make-man")
+        let r = try SystemdTestSupport.runProcess(
+            "/usr/bin/man", ["--warnings=all", "-l", file.path],
+            environment: ["LC_ALL": "C.UTF-8", "MANWIDTH": "80", "MANPAGER": "cat", "PAGER": "cat"])
         XCTAssertEqual(r.status, 0, r.stderr)
         return (r.stdout, r.stderr)
     }
@@ -30,12 +35,14 @@ final class ManPageTests: XCTestCase {
         XCTAssertTrue(text.hasPrefix("TILTD(8)"), String(text.prefix(200)))
         // Every subcommand the binary has, as its --help lists them.
         let help = try SystemdTestSupport.runProcess(
-            ProcessInfo.processInfo.environment["TILTD_BIN"] ?? root.appendingPathComponent(".build/debug/tiltd").path, ["--help"])
+            ProcessInfo.processInfo.environment["TILTD_BIN"] ?? root.appendingPathComponent(".build/debug/tiltd").path,
+            ["--help"])
         // Each is listed as "  name   abstract"; wrapped abstracts continue further indented.
         let subcommands = (help.stdout.components(separatedBy: "SUBCOMMANDS:").last ?? "")
             .split(separator: "\n").compactMap { line -> String? in
                 guard line.hasPrefix("  "), !line.hasPrefix("   "), let name = line.split(separator: " ").first,
-                      name.allSatisfy({ $0.isLowercase || $0 == "-" }) else { return nil }
+                    name.allSatisfy({ $0.isLowercase || $0 == "-" })
+                else { return nil }
                 return String(name)
             }
         XCTAssertGreaterThanOrEqual(subcommands.count, 5, help.stdout)

@@ -7,7 +7,9 @@
 /// judged instead. That estimate only decides "moving": it is never written into the fix, which
 /// reports what the source said and nothing it did not (no invented `speed_mps` or `track_deg`).
 public struct CourseFilter: Sendable {
+    /// Course is shown above this speed, m/s.
     public var onSpeed: Double
+    /// Course is hidden again below this speed, m/s.
     public var offSpeed: Double
     /// Whether the wearer is judged to be moving now.
     public private(set) var moving = false

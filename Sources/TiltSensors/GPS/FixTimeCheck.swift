@@ -28,9 +28,11 @@ public enum FixTimeCheck {
         let periods = (abs(offset) / rolloverPeriod).rounded()
         if offset < 0, periods >= 1, abs(abs(offset) - periods * rolloverPeriod) <= tolerance {
             let weeks = Int(periods) * 1024
-            return "fix time is \(weeks) weeks behind the system clock: the receiver's GPS week number rolled over (its firmware needs an update)"
+            return
+                "fix time is \(weeks) weeks behind the system clock: the receiver's GPS week number rolled over (its firmware needs an update)"
         }
-        return "fix time is \(String(format: "%.1f", days)) days \(direction) the system clock (check the receiver and the host's clock)"
+        return
+            "fix time is \(String(format: "%.1f", days)) days \(direction) the system clock (check the receiver and the host's clock)"
     }
 
     /// The system clock (CLOCK_REALTIME) now, ns since the Unix epoch.

@@ -12,7 +12,9 @@ enum TCPReachability {
     /// accepted, and also when the attempt failed fast (unknown host, refused): libgps then fails
     /// the same way at once and says why in its own words.
     static func timedOut(host: String, port: Int, timeout: Double) -> String? {
-        guard let reason = check(host: host, port: port, timeout: timeout), reason.hasPrefix("connect timed out") else { return nil }
+        guard let reason = check(host: host, port: port, timeout: timeout), reason.hasPrefix("connect timed out") else {
+            return nil
+        }
         return reason
     }
 
@@ -42,13 +44,15 @@ enum TCPReachability {
 
     /// One address: nil on success, else the reason.
     private static func attempt(_ ai: addrinfo, within remaining: Duration) -> String? {
-        let fd = socket(ai.ai_family, ai.ai_socktype | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), ai.ai_protocol)
+        let fd = socket(
+            ai.ai_family, ai.ai_socktype | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), ai.ai_protocol)
         guard fd >= 0 else { return String(cString: strerror(errno)) }
         defer { close(fd) }
         if connect(fd, ai.ai_addr, ai.ai_addrlen) == 0 { return nil }
         guard errno == EINPROGRESS else { return String(cString: strerror(errno)) }
         var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-        let ms = Int32(clamping: remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000)
+        let ms = Int32(
+            clamping: remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000)
         let n = poll(&p, 1, max(1, ms))
         if n == 0 {
             let s = Double(ms) / 1000

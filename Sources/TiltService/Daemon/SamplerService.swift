@@ -34,6 +34,7 @@ public final class SamplerService: Service, SamplerControl {
         (ended, endedContinuation) = AsyncStream.makeStream()
     }
 
+    /// Builds, without starting, the sampler for `config` (a replay, or the device `[imu]` names).
     public func prepare(_ config: Configuration) throws(ConfigError) -> SensorPipeline {
         let source: any SampleSource
         var persister: BiasPersister?
@@ -47,10 +48,15 @@ public final class SamplerService: Service, SamplerControl {
             // Only a live device teaches a bias worth keeping; a replay's belongs to another sensor.
             persister = BiasPersister.make(config: config, logger: logger)
         }
+        // A live device's clock can step (docs/protocol.md, "Which clock t_ns is on"); a
+        // recording's times are kept exactly.
+        var isDevice = false
+        if case .device = input { isDevice = true }
         return SensorPipeline(source: source, engine: engine, calibration: config.calibration,
-                              persister: persister, logger: logger)
+                              persister: persister, smoothsClockSteps: isDevice, logger: logger)
     }
 
+    /// Stops the running sampler and starts `pipeline`, on the service's own queue.
     public func replace(with pipeline: SensorPipeline) {
         control.async { [self] in
             let old = current.withLock { c -> SensorPipeline? in defer { c = pipeline }; return c }
@@ -99,6 +105,7 @@ public final class SamplerService: Service, SamplerControl {
     /// Set before the group runs: the pipeline `run()` starts.
     let firstPipeline = Mutex<SensorPipeline?>(nil)
 
+    /// Runs the first pipeline until graceful shutdown (or the recording's end with `exitWhenDone`).
     public func run() async throws {
         guard let first = firstPipeline.withLock({ $0 }) else { return try await gracefulShutdown() }
         try await run(first: first)
@@ -111,7 +118,7 @@ public enum DeviceSourceFactory {
     /// The IIO source for `imu` (it finds the device itself, and retries while it is missing).
     public static func make(_ imu: Configuration.IMU, logger: Logger) throws -> any SampleSource {
         IIOSource(configuration: .init(device: imu.device, rateHz: imu.rateHz, mountMatrix: imu.mountMatrix,
-                                       bufferSamples: imu.bufferSamples),
+                                       bufferSamples: imu.bufferSamples, mode: IIOReadMode(rawValue: imu.mode) ?? .auto),
                   logger: logger)
     }
 }
