@@ -103,6 +103,20 @@ final class IIODriverHarnessTests: XCTestCase {
         XCTAssertTrue(streaming.message.contains("no current_timestamp_clock"), streaming.message)
     }
 
+    func testUnwritableTimestampClockIsSaidInStatus() throws {
+        try requireFakeHardware()
+        let d = FakeIIODevice.mpu6050()
+        let s = try FakeScenario([d])
+        scenario = s
+        try s.makeReadOnly(d, "current_timestamp_clock")
+        let r = SourceRun(IIOSource(configuration: .init(device: "auto", rateHz: 50)))
+        run = r
+        let streaming = try XCTUnwrap(r.waitForStatus(.streaming), "\(r.statuses)")
+        XCTAssertTrue(streaming.message.contains("timestamps CLOCK_REALTIME: cannot set current_timestamp_clock"), streaming.message)
+        XCTAssertTrue(streaming.message.contains("steps are smoothed"), streaming.message)
+        XCTAssertEqual(s.timestampClock(d), "realtime")
+    }
+
     func testADXL345IsPolledAccelOnly() throws {
         let d = FakeIIODevice.adxl345()
         let (s, r) = try start([d], .init(device: "auto", rateHz: 50))
