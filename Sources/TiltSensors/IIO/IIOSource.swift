@@ -17,8 +17,8 @@ import TiltCore
 /// Device trouble never ends `run`: it is reported as a `retrying` status and retried with
 /// backoff on a fresh libiio context, and streaming resumes when the device is back.
 public final class IIOSource: SampleSource {
-    /// What to open and how.
-    public struct Configuration: Sendable, Equatable {
+    /// What to open and how (from `[imu]`).
+    public struct Settings: Sendable, Equatable {
         /// "auto", an IIO device name ("mpu6050") or id ("iio:device0"), or "accelName+gyroName"
         /// for split devices.
         public var device: String
@@ -31,6 +31,7 @@ public final class IIOSource: SampleSource {
         /// Buffered, polled, or buffered with a fall-back to polling (`[imu] mode`).
         public var mode: IIOReadMode
 
+        /// Settings; the defaults find the IMU and read it at 60 Hz.
         public init(device: String = "auto", rateHz: Double = 60, mountMatrix: Matrix3? = nil,
                     bufferSamples: Int? = nil, mode: IIOReadMode = .auto) {
             self.device = device; self.rateHz = rateHz
@@ -44,27 +45,29 @@ public final class IIOSource: SampleSource {
         }
     }
 
-    public let configuration: Configuration
+    /// The device, rate and read mode asked for.
+    public let configuration: Settings
     private let logger: Logger?
 
     /// - Parameters:
     ///   - configuration: device, rate, mount override, buffer size.
     ///   - logger: where device trouble is logged (rate-limited); nil for silence.
-    public init(configuration: Configuration, logger: Logger? = nil) {
+    public init(configuration: Settings, logger: Logger? = nil) {
         self.configuration = configuration
         self.logger = logger
     }
 
+    /// "iio DEVICE at RATE Hz", for status lines.
     public var summary: String {
         "iio \(configuration.device) at \(IIOText.rateText(configuration.rateHz)) Hz"
     }
 
+    /// Finds, configures and streams the device until `stop`, reporting trouble as `retrying` statuses and retrying with backoff.
     public func run(stop: StopSignal, emit: @escaping @Sendable (SourceOutput) -> Void) throws {
         let wake = try IIOWakeup()
         stop.onStop { wake.signal() }
         defer { wake.close() }
         var backoff = Backoff()
-        var throttle = LogThrottle(interval: 30)
         emit(.status(SourceStatus(source: "imu", state: .starting,
                                   message: "looking for IIO device \"\(configuration.device)\"",
                                   rateHz: configuration.rateHz)))
@@ -85,11 +88,9 @@ public final class IIOSource: SampleSource {
                 session = nil
                 let delay = backoff.next()
                 let message = "\(error)"
-                if throttle.shouldLog(message) {
-                    logger?.warning("IMU unavailable, retrying", metadata: [
-                        "error": "\(message)", "retry_in_s": "\(delay)",
-                        "suppressed": "\(throttle.suppressed(message))"])
-                }
+                // Repeats are limited by the daemon's one log rate-limiter (`RepeatLimiter`, per
+                // call site, with a summary line); the backoff already spaces the attempts.
+                logger?.warning("IMU unavailable, retrying", metadata: ["error": "\(message)", "retry_in_s": "\(delay)"])
                 emit(.status(SourceStatus(source: "imu", state: .retrying, message: message,
                                           rateHz: configuration.rateHz, retryIn: delay)))
                 stop.sleep(seconds: delay)
@@ -129,9 +130,9 @@ final class IIOWakeup: Sendable {
         var left = nanoseconds
         if left > 2_000_000 {
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let start = IIOClock.monotonicNanoseconds()
+            let start = Nanoseconds(MonotonicClock.nanoseconds())
             if poll(&p, 1, Int32((left - 1_000_000) / 1_000_000)) > 0 { return }
-            left -= IIOClock.monotonicNanoseconds() - start
+            left -= Nanoseconds(MonotonicClock.nanoseconds()) - start
         }
         guard left > 0 else { return }
         var ts = timespec(tv_sec: Int(left / 1_000_000_000), tv_nsec: Int(left % 1_000_000_000))
@@ -146,28 +147,4 @@ final class IIOWakeup: Sendable {
             Glibc.close(writeFD)
         }
     }
-}
-
-/// Lets the same log message through at most once per interval, counting what it held back.
-struct LogThrottle {
-    let interval: Double
-    private var last: [String: (at: ContinuousClock.Instant, held: Int)] = [:]
-
-    init(interval: Double) { self.interval = interval }
-
-    mutating func shouldLog(_ message: String) -> Bool {
-        let now = ContinuousClock.now
-        if let entry = last[message], entry.at.duration(to: now) < .seconds(interval) {
-            last[message] = (entry.at, entry.held + 1)
-            return false
-        }
-        let held = last[message]?.held ?? 0
-        last[message] = (now, 0)
-        heldBack = held
-        return true
-    }
-
-    /// How many copies of the message were held back before the one just let through.
-    func suppressed(_ message: String) -> Int { heldBack }
-    private var heldBack = 0
 }

@@ -27,13 +27,18 @@ public final class SamplerService: Service, SamplerControl {
     private let control = DispatchQueue(label: "tiltd.sampler")
     private let ended: AsyncStream<Void>
     private let endedContinuation: AsyncStream<Void>.Continuation
+    /// Finishes once the first pipeline's thread is running (READY=1 waits for it).
+    public let started: AsyncStream<Void>
+    private let startedContinuation: AsyncStream<Void>.Continuation
 
     /// A sampler delivering to `engine`; `first` is the pipeline to start with (see `prepare`).
     public init(input: Input, engine: EngineHandle, exitWhenDone: Bool, logger: Logger) {
         self.input = input; self.engine = engine; self.exitWhenDone = exitWhenDone; self.logger = logger
         (ended, endedContinuation) = AsyncStream.makeStream()
+        (started, startedContinuation) = AsyncStream.makeStream()
     }
 
+    /// Builds, without starting, the sampler for `config` (a replay, or the device `[imu]` names).
     public func prepare(_ config: Configuration) throws(ConfigError) -> SensorPipeline {
         let source: any SampleSource
         var persister: BiasPersister?
@@ -55,6 +60,7 @@ public final class SamplerService: Service, SamplerControl {
                               persister: persister, smoothsClockSteps: isDevice, logger: logger)
     }
 
+    /// Stops the running sampler and starts `pipeline`, on the service's own queue.
     public func replace(with pipeline: SensorPipeline) {
         control.async { [self] in
             let old = current.withLock { c -> SensorPipeline? in defer { c = pipeline }; return c }
@@ -80,6 +86,7 @@ public final class SamplerService: Service, SamplerControl {
             current.withLock { $0 = first }
             start(first)
         }
+        startedContinuation.finish()
         if exitWhenDone {
             await withTaskGroup(of: Void.self) { tasks in
                 tasks.addTask { [ended] in for await _ in ended { break } }
@@ -103,8 +110,12 @@ public final class SamplerService: Service, SamplerControl {
     /// Set before the group runs: the pipeline `run()` starts.
     let firstPipeline = Mutex<SensorPipeline?>(nil)
 
+    /// Runs the first pipeline until graceful shutdown (or the recording's end with `exitWhenDone`).
     public func run() async throws {
-        guard let first = firstPipeline.withLock({ $0 }) else { return try await gracefulShutdown() }
+        guard let first = firstPipeline.withLock({ $0 }) else {
+            startedContinuation.finish()
+            return try await gracefulShutdown()
+        }
         try await run(first: first)
     }
 }

@@ -8,7 +8,7 @@ import TiltSensors
 /// owns it (`Component`) and every change is published to all clients (host-authoritative).
 ///
 /// Confined to `hub.loop`: not `Sendable`. Other threads reach it through a
-/// `NIOLoopBound<Engine>` (see `Daemon`), so the compiler checks the confinement.
+/// `NIOLoopBound<Engine>` inside `EngineHandle`, so the compiler checks the confinement.
 public final class Engine: RequestHandler {
     let context: EngineContext
     let services: EngineServices
@@ -108,6 +108,7 @@ public final class Engine: RequestHandler {
 
     // MARK: requests (on the loop)
 
+    /// Routes a request to the component that owns its command (`status`, `stats` and `reload` are the engine's own). On the loop.
     public func handle(_ request: Request, from client: ClientSession) {
         let reply = Reply(client: client, id: request.id, cmd: request.command.name)
         switch request.command.name {
@@ -129,6 +130,7 @@ public final class Engine: RequestHandler {
         }
     }
 
+    /// The `hello` line's state: sources, game, latest fix, the client's watch. On the loop.
     public func helloFields(for client: ClientSession) -> JSONObject {
         var o = JSONObject()
         o["sources"] = context.sourcesJSON
