@@ -11,7 +11,8 @@ final class GameDocTests: XCTestCase {
         // Absolute mode: start, prompts, correct, skip, stop, reset, a timed-out round, a deck-empty round.
         var m = HeadMotion()
         m.hold(1); m.answer(45); m.hold(1); m.answer(-45); m.hold(1)
-        let attitudes = HeadTrace(rateHz: 100).attitudes(m)
+        let traced = HeadTrace(rateHz: 100).samples(m)
+        let attitudes = traced.map(\.attitude)
         let deck = try PromptDeck(name: "animals.txt", prompts: ["giraffe", "zebra", "okapi", "sea lion"])
         var game = try TiltGame(seed: 1)
         game.nextRoundID = 41
@@ -41,7 +42,8 @@ final class GameDocTests: XCTestCase {
     static func exampleSnapshots() throws -> [JSONValue] {
         var m = HeadMotion()
         m.hold(1); m.answer(45); m.hold(1); m.answer(-45); m.hold(1)
-        let attitudes = HeadTrace(rateHz: 100).attitudes(m)
+        let traced = HeadTrace(rateHz: 100).samples(m)
+        let attitudes = traced.map(\.attitude)
         var game = try TiltGame(seed: 1)
         let idle = game.snapshot
         _ = try game.start(at: attitudes[0].t, deck: try PromptDeck(name: "animals.txt", prompts: ["giraffe", "zebra", "okapi", "sea lion"]))

@@ -33,15 +33,16 @@ final class GameRelativeTests: XCTestCase {
         for rate in [60.0, 400] {
             var trace = HeadTrace(rateHz: rate, noiseDeg: 1, noiseSeed: 5, jitter: 0.2, mount: mount)
             trace.yawDriftDegPerS = 15
-            let attitudes = trace.attitudes(motion)
-            let (game, events) = try GamePlay.run(attitudes, config: Self.relative(backAxis: trace.backAxisInSensor))
+            let traced = trace.samples(motion)
+            let attitudes = traced.map(\.attitude)
+            let (game, events) = try GamePlay.run(traced, config: Self.relative(backAxis: trace.backAxisInSensor))
             XCTAssertEqual(GamePlay.kinds(events).filter { $0 != "neutral_captured" }, GameDecisionTests.mixedKinds, "\(rate) Hz")
             // Captured from the first sample of the round, before anything else happens.
             XCTAssertEqual(GamePlay.kinds(events).prefix(2), ["round_started", "neutral_captured"])
             XCTAssertEqual(events[1].t, attitudes[0].t)
             XCTAssertEqual(game.neutral?.t, attitudes[0].t)
 
-            let (_, absolute) = try GamePlay.run(attitudes)
+            let (_, absolute) = try GamePlay.run(traced)
             XCTAssertNotEqual(GamePlay.kinds(absolute), GameDecisionTests.mixedKinds, "absolute mode cannot read this mount")
         }
     }
@@ -53,7 +54,7 @@ final class GameRelativeTests: XCTestCase {
         let trace = HeadTrace(rateHz: 100, noiseDeg: 1, mount: mount)
         XCTAssertEqual(trace.backAxisInSensor.x, -1, accuracy: 0.1)
         let (motion, _) = GameDecisionTests.mixedSession()
-        let (_, events) = try GamePlay.run(trace.attitudes(motion), config: Self.relative(backAxis: Vector3(-1, 0, 0)))
+        let (_, events) = try GamePlay.run(trace.samples(motion), config: Self.relative(backAxis: Vector3(-1, 0, 0)))
         XCTAssertEqual(GamePlay.kinds(events).filter { $0 != "neutral_captured" }, GameDecisionTests.mixedKinds)
     }
 
@@ -65,7 +66,7 @@ final class GameRelativeTests: XCTestCase {
         m.answer(-40)
         m.hold(1)
         let trace = HeadTrace(rateHz: 100, noiseDeg: 0.5, mount: Quaternion(axis: Vector3(1, 0, 1), angle: 2.0))
-        let (_, events) = try GamePlay.run(trace.attitudes(m), config: Self.relative(backAxis: trace.backAxisInSensor))
+        let (_, events) = try GamePlay.run(trace.samples(m), config: Self.relative(backAxis: trace.backAxisInSensor))
         XCTAssertEqual(GamePlay.decisions(events), ["skip"])
     }
 
@@ -118,7 +119,8 @@ final class GameRelativeTests: XCTestCase {
         var game = try TiltGame(configuration: Self.relative(backAxis: Vector3(0, 1, 0)))
         var m = HeadMotion()
         m.hold(1); m.answer(45); m.hold(1)
-        let attitudes = HeadTrace(rateHz: 100).attitudes(m)
+        let traced = HeadTrace(rateHz: 100).samples(m)
+        let attitudes = traced.map(\.attitude)
         var events = try game.start(at: attitudes[0].t, deck: GamePlay.deck())
         for a in attitudes { events += game.update(a) }
         XCTAssertEqual(GamePlay.kinds(events), ["round_started", "neutral_rejected"])

@@ -18,8 +18,9 @@ final class GameRoundTests: XCTestCase {
     }
 
     func testTheTimerEndsTheRoundAtTheFirstSampleAtOrAfterTheDeadline() throws {
-        let attitudes = HeadTrace(rateHz: 100).attitudes(Self.timedMotion())
-        let (game, events) = try GamePlay.run(attitudes, roundSeconds: 5)
+        let traced = HeadTrace(rateHz: 100).samples(Self.timedMotion())
+        let attitudes = traced.map(\.attitude)
+        let (game, events) = try GamePlay.run(traced, roundSeconds: 5)
         XCTAssertEqual(GamePlay.kinds(events), ["round_started", "neutral", "prompt", "correct", "neutral", "prompt",
                                                 "skip", "neutral", "prompt", "round_ended"])
         XCTAssertEqual(events.map(\.t).map { Double($0 - 1_000_000_000) / 1e9 },
@@ -59,7 +60,7 @@ final class GameRoundTests: XCTestCase {
         m.hold(1)
         for i in 0..<5 { m.answer(i % 2 == 0 ? 45 : -45); m.hold(1) }
         let deck = try PromptDeck(name: "three", prompts: ["a", "b", "c"])
-        let (game, events) = try GamePlay.run(HeadTrace(rateHz: 100, noiseDeg: 0.5).attitudes(m), deck: deck)
+        let (game, events) = try GamePlay.run(HeadTrace(rateHz: 100, noiseDeg: 0.5).samples(m), deck: deck)
         XCTAssertEqual(GamePlay.kinds(events), ["round_started", "neutral", "prompt", "correct", "neutral", "prompt",
                                                 "skip", "neutral", "prompt", "correct", "round_ended"])
         let end = events.last!
@@ -76,7 +77,8 @@ final class GameRoundTests: XCTestCase {
         var m = HeadMotion()
         m.hold(1)
         for i in 0..<30 { m.answer(i % 3 == 0 ? -50 : 50, hold: 0.3); m.hold(0.8) }
-        let attitudes = HeadTrace(rateHz: 60, noiseDeg: 1).attitudes(m)
+        let traced = HeadTrace(rateHz: 60, noiseDeg: 1).samples(m)
+        let attitudes = traced.map(\.attitude)
         let deck = GamePlay.deck(20)
         var game = try TiltGame(seed: 5)
         var rounds: [[String]] = []
@@ -117,7 +119,8 @@ final class GameRoundTests: XCTestCase {
         }
         XCTAssertEqual(game.phase, .idle)
 
-        let attitudes = HeadTrace(rateHz: 100).attitudes(Self.timedMotion())
+        let traced = HeadTrace(rateHz: 100).samples(Self.timedMotion())
+        let attitudes = traced.map(\.attitude)
         var events = try game.start(at: attitudes[0].t, roundSeconds: 30, deck: GamePlay.deck())
         XCTAssertEqual(events.first?.roundSeconds, 30)
         XCTAssertEqual(events.first?.deckSize, 40)
@@ -200,7 +203,8 @@ final class GameRoundTests: XCTestCase {
         XCTAssertEqual(idle["state"], "idle")
         XCTAssertEqual(idle["round"], .null)
 
-        let attitudes = HeadTrace(rateHz: 100).attitudes(Self.timedMotion())
+        let traced = HeadTrace(rateHz: 100).samples(Self.timedMotion())
+        let attitudes = traced.map(\.attitude)
         _ = try game.start(at: attitudes[0].t, roundSeconds: 10, deck: GamePlay.deck())
         var events: [GameEvent] = []
         for a in attitudes.prefix(200) { events += game.update(a) }   // last sample at 1.99 s
@@ -232,8 +236,9 @@ final class GameRoundTests: XCTestCase {
     }
 
     func testEventsEncodeAsGameLines() throws {
-        let attitudes = HeadTrace(rateHz: 100).attitudes(Self.timedMotion())
-        let (_, events) = try GamePlay.run(attitudes, roundSeconds: 5)
+        let traced = HeadTrace(rateHz: 100).samples(Self.timedMotion())
+        let attitudes = traced.map(\.attitude)
+        let (_, events) = try GamePlay.run(traced, roundSeconds: 5)
         for (i, e) in events.enumerated() {
             let line = e.event.encode(seq: UInt64(100 + i))
             let v = try JSONParser.parse(line.dropLast())

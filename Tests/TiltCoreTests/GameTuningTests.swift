@@ -77,7 +77,7 @@ final class GameTuningTests: XCTestCase {
         var errors: [String: Int] = [:]
         for (i, g) in gestures().enumerated() {
             let trace = HeadTrace(rateHz: 100, noiseDeg: noise, noiseSeed: UInt64(i + 1))
-            let (_, events) = try GamePlay.run(trace.attitudes(g.motion), config: config)
+            let (_, events) = try GamePlay.run(trace.samples(g.motion), config: config)
             if GamePlay.decisions(events) != g.expected { errors[g.family, default: 0] += 1 }
         }
         return errors

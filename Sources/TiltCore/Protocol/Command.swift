@@ -5,7 +5,7 @@ public enum Command: Sendable, Equatable {
     case watch(Watch)
     case status
     case ping
-    case gameStart(roundSeconds: Double?, deck: String?)
+    case gameStart(roundSeconds: Double?, deck: String?, gestures: TiltGame.Configuration.Gestures? = nil)
     case gameStop
     case gameReset
     case gameNeutral
@@ -145,7 +145,15 @@ public struct Request: Sendable, Equatable {
         case "status": command = .status
         case "ping": command = .ping
         case "game.start":
-            command = .gameStart(roundSeconds: try f.number("round_s", in: 5...3600), deck: try f.string("deck", maxLength: 4096))
+            let seconds = try f.number("round_s", in: 5...3600), deck = try f.string("deck", maxLength: 4096)
+            var gestures: TiltGame.Configuration.Gestures?
+            if let g = try f.string("gestures", maxLength: 16) {
+                guard let v = TiltGame.Configuration.Gestures(rawValue: g) else {
+                    throw ProtocolError(.badArgument, "\"gestures\" must be \"tilt\" or \"nod\", got \"\(g)\"")
+                }
+                gestures = v
+            }
+            command = .gameStart(roundSeconds: seconds, deck: deck, gestures: gestures)
         case "game.stop": command = .gameStop
         case "game.reset": command = .gameReset
         case "game.neutral": command = .gameNeutral

@@ -217,6 +217,15 @@ public struct Configuration: Sendable {
             g.roundSeconds = try t.double("round_s", default: g.roundSeconds, in: 5...3600)
             if let v = try t.vector("back_axis", in: -1...1) { g.backAxis = v }
             g.captureNeutralAtRoundStart = try t.bool("capture_neutral_at_round_start", default: g.captureNeutralAtRoundStart)
+            g.gestures = try t.string("gestures", default: g.gestures.rawValue, allowed: ["tilt", "nod"]) == "nod" ? .nod : .tilt
+            g.stillDps = try t.double("still_dps", default: g.stillDps, in: 1...360)
+            g.minReactionSeconds = try t.double("min_reaction_s", default: g.minReactionSeconds, in: 0...5)
+            g.nod.minPeakDps = try t.double("nod_min_peak_dps", default: g.nod.minPeakDps, in: 1...1000)
+            g.nod.minSwingDeg = try t.double("nod_min_swing_deg", default: g.nod.minSwingDeg, in: 0.1...90)
+            g.nod.maxSwingSeconds = try t.double("nod_max_swing_s", default: g.nod.maxSwingSeconds, in: 0.05...5)
+            g.nod.maxGapSeconds = try t.double("nod_max_gap_s", default: g.nod.maxGapSeconds, in: 0...2)
+            g.nod.maxSwingRatio = try t.double("nod_max_swing_ratio", default: g.nod.maxSwingRatio, in: 1...100)
+            g.nod.shakeSwings = try t.int("shake_swings", default: g.nod.shakeSwings, in: 2...9)
             do { try g.validate() } catch {
                 if case .invalidConfiguration(let field, let reason) = error { throw t.error(field, reason) }
                 throw t.error("", error.message)
@@ -311,6 +320,15 @@ public struct Configuration: Sendable {
             let n = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).squareRoot()
             if abs(n - 1) > 1e-3 { throw t.error("neutral", "must be a unit quaternion [w, x, y, z], its norm is \(n)") }
             cal.neutral = Quaternion(w: q[0], x: q[1], y: q[2], z: q[3])
+        }
+        // The head frame learnt from the calibration nod: two directions in the sensor frame.
+        if let v = try t.vector("head_up", in: -1.001...1.001) { cal.headUp = v }
+        if let v = try t.vector("head_forward", in: -1.001...1.001) { cal.headForward = v }
+        if (cal.headUp == nil) != (cal.headForward == nil) {
+            throw t.error(cal.headUp == nil ? "head_up" : "head_forward", "head_up and head_forward go together (tiltd calibrate neutral writes both)")
+        }
+        if cal.headUp != nil, cal.headFrame == nil {
+            throw t.error("head_forward", "must be at least 20° from head_up (and both non-zero)")
         }
         return cal
     }

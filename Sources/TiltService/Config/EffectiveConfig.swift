@@ -27,6 +27,9 @@ public enum EffectiveConfig {
         out += "swap_sides = \(g.swapSides)\nhysteresis_deg = \(g.hysteresisDeg)\nhold_s = \(g.holdSeconds)\n"
         out += "neutral_hold_s = \(g.neutralHoldSeconds)\ndebounce_s = \(g.debounceSeconds)\nround_s = \(g.roundSeconds)\n"
         out += "back_axis = \(v(g.backAxis))\ncapture_neutral_at_round_start = \(g.captureNeutralAtRoundStart)\n"
+        out += "gestures = \(q(g.gestures.rawValue))\nstill_dps = \(g.stillDps)\nmin_reaction_s = \(g.minReactionSeconds)\n"
+        out += "nod_min_peak_dps = \(g.nod.minPeakDps)\nnod_min_swing_deg = \(g.nod.minSwingDeg)\nnod_max_swing_s = \(g.nod.maxSwingSeconds)\n"
+        out += "nod_max_gap_s = \(g.nod.maxGapSeconds)\nnod_max_swing_ratio = \(g.nod.maxSwingRatio)\nshake_swings = \(g.nod.shakeSwings)\n"
         if let d = c.game.deck { out += "deck = \(q(d))\n" }
         if let d = c.game.fallbackDeck { out += "fallback_deck = \(q(d))\n" }
         if let s = c.game.seed { out += "seed = \(s)\n" }

@@ -134,7 +134,7 @@ public final class Daemon: Service, @unchecked Sendable {
         var persister: BiasPersister?
         if case .device = input { persister = BiasPersister.make(config: config, logger: logger) }
         let pipeline = SensorPipeline(source: try makeSource(config), engine: engine, calibration: config.calibration,
-                                      persister: persister, logger: logger)
+                                      mount: config.imu.mountMatrix, persister: persister, logger: logger)
         pipelineBox.withLock { $0 = pipeline }
         pipeline.start(onEnd: onEnd)
     }
@@ -213,7 +213,9 @@ final class FixPipeline: Sendable {
 /// how devices are opened.
 public enum DeviceSourceFactory {
     public static func make(_ imu: Configuration.IMU, logger: Logger) throws -> any SampleSource {
-        IIOSource(configuration: .init(device: imu.device, rateHz: imu.rateHz, mountMatrix: imu.mountMatrix,
+        // The config's mount matrix replaces the kernel's: the device reports in its own frame
+        // (identity) and the sampler's front end applies the config's matrix, for replays too.
+        IIOSource(configuration: .init(device: imu.device, rateHz: imu.rateHz, mountMatrix: imu.mountMatrix.map { _ in .identity },
                                        bufferSamples: imu.bufferSamples),
                   logger: logger)
     }

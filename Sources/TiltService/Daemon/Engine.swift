@@ -64,6 +64,7 @@ public final class Engine: RequestHandler, @unchecked Sendable {
             quests = QuestGrid(options: config.quests.options, cells: seeds.questCells)
             if let last = seeds.lastRound { game.nextRoundID = last + 1 }
             // The pose `tiltd calibrate neutral` measured: relative mode starts from it.
+            game.setHeadFrame(config.calibration.headFrame)
             if let n = config.calibration.neutral {
                 _ = game.captureNeutral(Attitude(t: 0, q: n, atRest: true, gyroBias: .zero))
             }
@@ -88,6 +89,7 @@ public final class Engine: RequestHandler, @unchecked Sendable {
         config = new
         hub.socketConfig = new.socket
         try? game.setConfiguration(new.game.rules)
+        game.setHeadFrame(new.calibration.headFrame)
         course = CourseFilter(onSpeed: new.courseOnSpeed, offSpeed: new.courseOffSpeed)
         if let places {
             let fences = new.geofences.map(Fence.init) + (new.places.asFences ? places.map { Fence($0, defaults: new.places.fenceDefaults) } : [])
@@ -106,7 +108,8 @@ public final class Engine: RequestHandler, @unchecked Sendable {
         lastAttitude = attitude
         hub.publish(Event(.sample, t: sample.t, .sample(sample)))
         hub.publish(Event(.attitude, t: attitude.t, .attitude(attitude)))
-        let events = game.update(attitude)
+        // The bias-corrected rate: the game judges stillness and nods from it.
+        let events = game.update(attitude, rate: game.gyroAvailable ? sample.gyro - attitude.gyroBias : nil)
         if !events.isEmpty { publish(events) }
         onSample?()
     }
@@ -264,7 +267,7 @@ public final class Engine: RequestHandler, @unchecked Sendable {
             ok(["pong": true])
         case .status:
             ok(statusFields())
-        case .gameStart(let seconds, let deckName):
+        case .gameStart(let seconds, let deckName, let gestures):
             // The round's clock is sample time: without samples flowing it would start at a
             // stale time and the next sample would end it at once.
             guard lastAttitude != nil, statuses["imu"]?.state == .streaming else {
@@ -273,7 +276,7 @@ public final class Engine: RequestHandler, @unchecked Sendable {
             }
             do {
                 let (deck, note) = try resolveDeck(deckName)
-                let events = try game.start(at: now, roundSeconds: seconds, deck: deck)
+                let events = try game.start(at: now, roundSeconds: seconds, gestures: gestures, deck: deck)
                 var result: JSONObject = ["round": .int(Int64(game.roundID ?? 0)), "deck": .string(deck.deckName)]
                 if let note {
                     result["deck_note"] = .string(note)

@@ -11,6 +11,8 @@ public final class SensorPipeline: Sendable {
     let source: any SampleSource
     let engine: Engine
     let calibration: IMUCalibration
+    /// The config's `[imu] mount_matrix`, applied to every source's samples (see `SampleFrontEnd`).
+    let mount: Matrix3?
     let fusion: AttitudeEstimator.Parameters
     let logger: Logger
     /// Saves the gyro bias learnt at rest (`[calibration] persist_gyro_bias`); nil = off.
@@ -22,15 +24,15 @@ public final class SensorPipeline: Sendable {
     private let inFlight = InFlight()
     static let maxInFlight = 2048
 
-    public init(source: any SampleSource, engine: Engine, calibration: IMUCalibration,
+    public init(source: any SampleSource, engine: Engine, calibration: IMUCalibration, mount: Matrix3? = nil,
                 fusion: AttitudeEstimator.Parameters = .init(), persister: BiasPersister? = nil, logger: Logger) {
-        self.source = source; self.engine = engine; self.calibration = calibration
+        self.source = source; self.engine = engine; self.calibration = calibration; self.mount = mount
         self.fusion = fusion; self.persister = persister; self.logger = logger
     }
 
     /// Starts the sampling thread. `onEnd` runs when a finite source (a recording) is done.
     public func start(onEnd: @escaping @Sendable () -> Void = {}) {
-        let state = FusionState(calibrator: Calibrator(calibration), estimator: AttitudeEstimator(parameters: fusion))
+        let state = FusionState(frontEnd: SampleFrontEnd(mount: mount, calibration: calibration), estimator: AttitudeEstimator(parameters: fusion))
         let (source, engine, persister, inFlight) = (self.source, self.engine, self.persister, self.inFlight)
         let loop = engine.hub.loop
         let skipped = SkipCounter()
@@ -39,7 +41,7 @@ public final class SensorPipeline: Sendable {
                 try source.run(stop: stop) { output in
                     switch output {
                     case .sample(let raw):
-                        let s = state.calibrator.apply(raw)
+                        let s = state.frontEnd.apply(raw)
                         let a = state.estimator.update(s)
                         persister?.feed(t: a.t, atRest: a.atRest, bias: a.gyroBias)
                         if inFlight.value.load(ordering: .relaxed) >= Self.maxInFlight {
@@ -91,9 +93,9 @@ final class SkipCounter: @unchecked Sendable {
 
 /// Mutable fusion state, touched only by the sampler thread.
 final class FusionState: @unchecked Sendable {
-    var calibrator: Calibrator
+    let frontEnd: SampleFrontEnd
     var estimator: AttitudeEstimator
-    init(calibrator: Calibrator, estimator: AttitudeEstimator) {
-        self.calibrator = calibrator; self.estimator = estimator
+    init(frontEnd: SampleFrontEnd, estimator: AttitudeEstimator) {
+        self.frontEnd = frontEnd; self.estimator = estimator
     }
 }
