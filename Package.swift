@@ -61,6 +61,8 @@ let package = Package(
         // Benchmarks (run with -c release; see bench/README.md).
         .executableTarget(name: "PipelineBench", dependencies: ["TiltCore"], path: "bench/pipeline",
                           exclude: ["run", "cores.cpp", "check_cores.py"]),
+        // The game on real heads: the head-gestures logs through the detector and the game (bench/gestures/run).
+        .executableTarget(name: "GestureBench", dependencies: ["TiltCore", "TestSupport"], path: "bench/gestures", exclude: ["run"]),
         // Speed of the place pipeline with 100,000 places.
         .executableTarget(name: "PlacesBench", dependencies: ["TiltCore"], path: "bench/places"),
         // The real daemon under the fake-hardware harness fanning attitude out to 100–1000 clients.

@@ -86,7 +86,7 @@ final class GameRoundTests: XCTestCase {
             let shift = Nanoseconds(round) * 100_000_000_000
             var events = round == 0 ? try game.start(at: attitudes[0].t + shift, deck: deck)
                                     : try game.restart(at: attitudes[0].t + shift)
-            for var a in attitudes { a.t += shift; events += game.update(a) }
+            for (i, var a) in attitudes.enumerated() { a.t += shift; events += game.update(a, rate: traced[i].rate) }
             let prompts = events.filter { $0.kind == .prompt }.map { $0.prompt! }
             XCTAssertEqual(prompts.count, 20)
             XCTAssertEqual(Set(prompts), Set(deck.entries), "every prompt once")

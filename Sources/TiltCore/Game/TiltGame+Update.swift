@@ -28,6 +28,7 @@ extension TiltGame {
             events.append(e)
         }
         let gestures = detector.add(t: a.t, pitch: frame.pitchRate(w), yaw: frame.yawRate(w))
+        if abs(frame.yawRate(w)) >= Self.maxTurnDuringTilt { lastTurn = a.t }
 
         guard let r = round else {
             // Kept up to date between rounds too, so a client can show a tilt meter before play.
@@ -46,6 +47,13 @@ extension TiltGame {
         }
         return events
     }
+
+    /// A tilt's hold counts only from `turnSettleNs` (0.5 s) after the head last turned about
+    /// the vertical axis faster than this (rad/s; 60 °/s). On the head-gestures logs vigorous
+    /// shakes (100–300 °/s) swing the measured tilt past a threshold, and a wearer pausing
+    /// mid-shake with the head low held a 30° tilt for 0.45 s; a deliberate tilt hardly turns.
+    static let maxTurnDuringTilt = 60 * Double.pi / 180
+    static let turnSettleNs: Nanoseconds = 500_000_000
 
     static let suspectReason = "the head turns mostly about the axis taken as front-to-back: it is probably the ear-to-ear axis, so tilts would be sideways leans; run tiltd calibrate neutral (or fix back_axis / mount_matrix). No prompt appears until this clears."
 
@@ -77,7 +85,9 @@ extension TiltGame {
             // the minimum reaction time after the prompt, and only for a head that moved since
             // the prompt appeared (a slow drift past a threshold is not an answer).
             guard z != .neutral, beyond == z, let moved = motion.lastMoving, moved > round!.shownAt else { return [] }
-            let from = max(beyondSince, countFrom)
+            // A head turning fast (shaking, looking around) is not answering: the hold counts only
+            // from `turnSettle` after the last fast turn.
+            let from = max(beyondSince, countFrom, (lastTurn ?? .min) &+ Self.turnSettleNs)
             if t - from >= holdNs {
                 let d: Decision = (z == .low) != c.swapSides ? .correct : .skip
                 return decide(d, at: t, enteredAt: from, tilt: tilt)

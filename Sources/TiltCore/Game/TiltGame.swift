@@ -77,6 +77,8 @@ public struct TiltGame: Sendable {
     /// The decision zone the tilt is past the threshold of (not counting hysteresis), and since when.
     var beyond: Zone?
     var beyondSince: Nanoseconds = 0
+    /// The last sample at which the head turned about the vertical axis faster than `maxTurnDuringTilt`.
+    var lastTurn: Nanoseconds?
     /// Poses and gestures before this time do not count: the round's start, the prompt's
     /// appearance plus the minimum reaction time, or the end of the debounce after an answer.
     var countFrom: Nanoseconds = 0
