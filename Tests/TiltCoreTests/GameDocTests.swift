@@ -14,7 +14,7 @@ final class GameDocTests: XCTestCase {
         let traced = HeadTrace(rateHz: 100).samples(m)
         let attitudes = traced.map(\.attitude)
         let deck = try PromptDeck(name: "animals.txt", prompts: ["giraffe", "zebra", "okapi", "sea lion"])
-        var game = try TiltGame(seed: 1)
+        var game = try TiltGame(configuration: .absoluteMode, seed: 1)
         game.nextRoundID = 41
         out += try game.start(at: attitudes[0].t, roundSeconds: 60, deck: deck)
         for a in attitudes { out += game.update(a) }
@@ -28,7 +28,7 @@ final class GameDocTests: XCTestCase {
         out += try game.start(at: attitudes[0].t + 100_000_000_000, deck: small)
         for var a in attitudes { a.t += 100_000_000_000; out += game.update(a) }
         // Relative mode: captured and rejected neutral poses.
-        var rel = TiltGame.Configuration()
+        var rel = TiltGame.Configuration.absoluteMode
         rel.mode = .relative
         var r = try TiltGame(configuration: rel)
         out += r.captureNeutral(attitudes[0])
@@ -44,7 +44,7 @@ final class GameDocTests: XCTestCase {
         m.hold(1); m.answer(45); m.hold(1); m.answer(-45); m.hold(1)
         let traced = HeadTrace(rateHz: 100).samples(m)
         let attitudes = traced.map(\.attitude)
-        var game = try TiltGame(seed: 1)
+        var game = try TiltGame(configuration: .absoluteMode, seed: 1)
         let idle = game.snapshot
         _ = try game.start(at: attitudes[0].t, deck: try PromptDeck(name: "animals.txt", prompts: ["giraffe", "zebra", "okapi", "sea lion"]))
         for a in attitudes { _ = game.update(a) }

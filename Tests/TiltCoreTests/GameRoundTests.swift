@@ -46,7 +46,7 @@ final class GameRoundTests: XCTestCase {
     }
 
     func testTheTimerOnlyAdvancesWithSamples() throws {
-        var game = try TiltGame(seed: 1)
+        var game = try TiltGame(configuration: .absoluteMode, seed: 1)
         _ = try game.start(at: 0, roundSeconds: 5, deck: GamePlay.deck())
         let upright = Attitude(t: 4_999_999_999, q: Quaternion(roll: .pi / 2, pitch: 0, yaw: 0), atRest: true, gyroBias: .zero)
         XCTAssertFalse(game.update(upright).contains { $0.kind == .roundEnded })
@@ -80,7 +80,7 @@ final class GameRoundTests: XCTestCase {
         let traced = HeadTrace(rateHz: 60, noiseDeg: 1).samples(m)
         let attitudes = traced.map(\.attitude)
         let deck = GamePlay.deck(20)
-        var game = try TiltGame(seed: 5)
+        var game = try TiltGame(configuration: .absoluteMode, seed: 5)
         var rounds: [[String]] = []
         for round in 0..<3 {
             let shift = Nanoseconds(round) * 100_000_000_000
@@ -98,7 +98,7 @@ final class GameRoundTests: XCTestCase {
         XCTAssertNotEqual(rounds[1], rounds[2])
 
         // The same seed gives the same order; another seed another.
-        var same = try TiltGame(seed: 5), other = try TiltGame(seed: 6)
+        var same = try TiltGame(configuration: .absoluteMode, seed: 5), other = try TiltGame(configuration: .absoluteMode, seed: 6)
         var first = try same.start(at: 0, deck: deck), firstOther = try other.start(at: 0, deck: deck)
         let upright = Attitude(t: 1_000_000_000, q: Quaternion(roll: .pi / 2, pitch: 0, yaw: 0), atRest: true, gyroBias: .zero)
         var held = upright
@@ -109,7 +109,7 @@ final class GameRoundTests: XCTestCase {
     }
 
     func testCommandsStopRestartResetAndTheirErrors() throws {
-        var game = try TiltGame(seed: 2)
+        var game = try TiltGame(configuration: .absoluteMode, seed: 2)
         XCTAssertThrowsError(try game.stop(at: 0)) { XCTAssertEqual($0 as? GameError, .notRunning) }
         XCTAssertThrowsError(try game.restart(at: 0)) { XCTAssertEqual($0 as? GameError, .nothingToRestart) }
         for bad in [0.5, 3601, .nan, .infinity] {
@@ -177,7 +177,7 @@ final class GameRoundTests: XCTestCase {
 
     func testConfigurationValidationNamesTheField() {
         func field(_ change: (inout TiltGame.Configuration) -> Void) -> String? {
-            var c = TiltGame.Configuration()
+            var c = TiltGame.Configuration.absoluteMode
             change(&c)
             do { try c.validate(); return nil } catch {
                 if case .invalidConfiguration(let f, _) = error { return f }
@@ -194,11 +194,11 @@ final class GameRoundTests: XCTestCase {
         XCTAssertEqual(field { $0.debounceSeconds = 11 }, "debounce_s")
         XCTAssertEqual(field { $0.roundSeconds = 0 }, "round_s")
         XCTAssertEqual(field { $0.backAxis = .zero }, "back_axis")
-        XCTAssertThrowsError(try TiltGame(configuration: { var c = TiltGame.Configuration(); c.hysteresisDeg = 30; return c }()))
+        XCTAssertThrowsError(try TiltGame(configuration: { var c = TiltGame.Configuration.absoluteMode; c.hysteresisDeg = 30; return c }()))
     }
 
     func testSnapshotDescribesARoundInProgressAndKeepsOneSchema() throws {
-        var game = try TiltGame(seed: 3)
+        var game = try TiltGame(configuration: .absoluteMode, seed: 3)
         let idle = game.snapshot
         XCTAssertEqual(idle["state"], "idle")
         XCTAssertEqual(idle["round"], .null)

@@ -101,7 +101,7 @@ final class GameTuningTests: XCTestCase {
         // Asserted at σ 1.5°; σ 3° only printed (for the documentation's table).
         for noise in printing ? [3.0, 1.5] : [1.5] {
             for (name, change) in Self.variants {
-                var c = TiltGame.Configuration()
+                var c = TiltGame.Configuration.absoluteMode
                 change(&c)
                 table[name] = try Self.errors(c, noise: noise)
             }

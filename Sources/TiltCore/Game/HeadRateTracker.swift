@@ -62,7 +62,8 @@ struct HeadRateTracker: Sendable {
 /// wrong `back_axis`, or a board mounted off the convention without calibration): tilts
 /// measured with it are sideways leans, and the game says so instead of judging them.
 ///
-/// Rotation is summed in degrees with a 20 s memory (only while moving). Suspect when at least
+/// Rotation is summed in degrees with a 20 s memory (only while moving and not mainly turning
+/// about the vertical axis). Suspect when at least
 /// 90° of lean has been seen and lean exceeds twice the nodding; clear again when lean drops
 /// below 1.2 × nodding. On the head-gestures recordings a wrong back axis gives ratios of 2.8–4.3
 /// while the right one gives 0.3–0.7 on nod logs and up to 1.5 on shake logs (docs/game.md).
@@ -77,11 +78,13 @@ struct OrientationCheck: Sendable {
     private var lastT: Nanoseconds?
 
     /// Adds one moving sample's rates (rad/s, head frame). Returns the new verdict when it changed.
-    mutating func add(t: Nanoseconds, pitch: Double, roll: Double, moving: Bool) -> Bool? {
+    mutating func add(t: Nanoseconds, pitch: Double, roll: Double, yaw: Double, moving: Bool) -> Bool? {
         defer { lastT = t }
         guard let last = lastT, t > last else { return nil }
         let dt = min(0.25, Double(t - last) * 1e-9)
-        guard moving else { return nil }
+        // Turning samples are left out: a shake rocks the head sideways too (the shake logs
+        // show a lean of up to 2× the nodding while shaking), which says nothing about the axes.
+        guard moving, abs(yaw) < max(abs(pitch), abs(roll)) else { return nil }
         let decay = exp(-dt / Self.memorySeconds)
         lean = lean * decay + abs(roll) * dt * 180 / .pi
         nodding = nodding * decay + abs(pitch) * dt * 180 / .pi

@@ -22,7 +22,8 @@ extension TiltGame {
         let frame = headFrame
         let w = motion.rate
         var events: [GameEvent] = []
-        if let verdict = check.add(t: a.t, pitch: frame.pitchRate(w), roll: frame.rollRate(w), moving: !motion.isStill) {
+        if let verdict = check.add(t: a.t, pitch: frame.pitchRate(w), roll: frame.rollRate(w), yaw: frame.yawRate(w),
+                                   moving: !motion.isStill) {
             var e = makeEvent(verdict ? .orientationSuspect : .orientationOK, t: a.t)
             e.reason = verdict ? Self.suspectReason : nil
             events.append(e)
@@ -48,12 +49,13 @@ extension TiltGame {
         return events
     }
 
-    /// A tilt's hold counts only from `turnSettleNs` (0.5 s) after the head last turned about
+    /// A tilt's hold counts only from `turnSettleNs` (1 s) after the head last turned about
     /// the vertical axis faster than this (rad/s; 60 °/s). On the head-gestures logs vigorous
     /// shakes (100–300 °/s) swing the measured tilt past a threshold, and a wearer pausing
-    /// mid-shake with the head low held a 30° tilt for 0.45 s; a deliberate tilt hardly turns.
+    /// mid-shake with the head low held a 30° tilt for 0.45 s, another looked down 45° 0.4 s after
+    /// shaking; a deliberate tilt hardly turns, and 1 s is a short wait after looking around.
     static let maxTurnDuringTilt = 60 * Double.pi / 180
-    static let turnSettleNs: Nanoseconds = 500_000_000
+    static let turnSettleNs: Nanoseconds = 1_000_000_000
 
     static let suspectReason = "the head turns mostly about the axis taken as front-to-back: it is probably the ear-to-ear axis, so tilts would be sideways leans; run tiltd calibrate neutral (or fix back_axis / mount_matrix). No prompt appears until this clears."
 

@@ -45,7 +45,7 @@ extension TiltGame {
         /// whose z axis points forward, or players who prefer "up = correct").
         public var swapSides: Bool = false
         /// Absolute |roll| or relative to a captured neutral pose.
-        public var mode: Mode = .absolute
+        public var mode: Mode = .relative
         /// In relative mode: the sensor axis that points (roughly) toward the back of the head
         /// when the neutral pose is captured. Tilting the head down turns the world's up
         /// direction toward this axis. Only its part perpendicular to "up" at capture is used,
