@@ -34,10 +34,8 @@ public struct HeadFrameCalibration: Sendable {
     public var stillSeconds = 0.5
     /// Still below this rate, °/s (as the game's `still_dps`).
     public var stillDps = 20.0
-    /// The nod starts when the rate exceeds this, °/s.
-    public var motionDps = 30.0
-    /// Smallest nod accepted, degrees (down swing).
-    public var minNodDeg = 8.0
+    /// Smallest nod accepted, degrees (its largest swing).
+    public var minNodDeg = 5.0
     /// How long to wait for the nod after the still part, seconds.
     public var nodTimeoutSeconds = 10.0
 
@@ -53,6 +51,7 @@ public struct HeadFrameCalibration: Sendable {
     private var m = [Double](repeating: 0, count: 6)
     private var nodRates: [(dt: Double, w: Vector3)] = []
     private var calmSince: Nanoseconds?
+    private var nodSeconds = 0.0
 
     /// A calibration with the default limits.
     public init() {}
@@ -79,7 +78,7 @@ public struct HeadFrameCalibration: Sendable {
                 stillSince = nil
             }
         case .waitingForNod:
-            if rateDps >= motionDps {
+            if rateDps >= stillDps {
                 progress = .nodding
                 addNod(s.gyro, dt: dt)
             } else if rateDps < stillDps {
@@ -92,12 +91,16 @@ public struct HeadFrameCalibration: Sendable {
             }
         case .nodding:
             addNod(s.gyro, dt: dt)
+            nodSeconds += dt
+            // The nod ends when the head calms down for a moment (0.1 s), or after 2 s of
+            // motion: what follows (looking around, more nods) must not blur the axis.
             if rateDps < stillDps {
                 if calmSince == nil { calmSince = s.t }
-                if Double(s.t - calmSince!) * 1e-9 >= 0.2 { progress = finish() }
+                if Double(s.t - calmSince!) * 1e-9 >= 0.1 - 1e-6 { progress = finish() }
             } else {
                 calmSince = nil
             }
+            if case .nodding = progress, nodSeconds >= 2 { progress = finish() }
         }
         return progress
     }
@@ -119,19 +122,19 @@ public struct HeadFrameCalibration: Sendable {
         guard abs(axis.dot(up)) <= 0.5 else {
             return .refused("the head turned about an axis \(Int((asin(min(1, abs(axis.dot(up)))) * 180 / .pi).rounded()))° from horizontal: that was a turn or a shake, not a nod; nod down once")
         }
-        // The first swing (until the rate about the axis changes sign) is the way down.
-        var first = 0.0, sign = 0.0
+        // The first swing (until the rate about the axis changes sign) is the way down; the
+        // nod's size is its largest swing (the logs' wearers nod 4–10° per swing, fast).
+        var sign = 0.0, swing = 0.0, largest = 0.0, swingSign = 0.0
         for r in nodRates {
             let v = r.w.dot(axis)
-            if sign == 0, abs(v) * 180 / .pi >= motionDps / 2 { sign = v > 0 ? 1 : -1 }
-            if sign != 0 {
-                if v * sign < 0 { break }
-                first += abs(v) * r.dt
-            }
+            let s: Double = v > 0 ? 1 : -1
+            if s != swingSign { swingSign = s; swing = 0 }
+            swing += abs(v) * r.dt * 180 / .pi
+            largest = max(largest, swing)
+            if sign == 0, swing >= 2 { sign = s }
         }
-        let firstDeg = first * 180 / .pi
-        guard firstDeg >= minNodDeg else {
-            return .refused(String(format: "the nod was only %.0f°; nod down at least %.0f°", firstDeg, minNodDeg))
+        guard sign != 0, largest >= minNodDeg else {
+            return .refused(String(format: "the nod was only %.0f°; nod down at least %.0f°", largest, minNodDeg))
         }
         let left = axis * sign
         let forward = left.cross(up)
