@@ -35,6 +35,27 @@ final class GameDocTests: XCTestCase {
         rel.backAxis = Vector3(0, 1, 0)
         try r.setConfiguration(rel)
         out += r.captureNeutral(attitudes[0])
+        // Leaning the head ear to shoulder again and again reads as a wrong back axis
+        // (orientation_suspect); nodding afterwards clears it (orientation_ok).
+        var lean = HeadMotion()
+        lean.hold(1)
+        for _ in 0..<4 { lean.move(nod: 0, lean: 30, over: 0.4); lean.move(nod: 0, lean: -30, over: 0.8); lean.move(nod: 0, lean: 0, over: 0.4) }
+        for _ in 0..<8 { lean.answer(40, hold: 0.3); lean.hold(0.8) }
+        var o = try TiltGame(configuration: .absoluteMode, seed: 1)
+        o.nextRoundID = 50
+        let leaning = HeadTrace(rateHz: 100).samples(lean)
+        out += try o.start(at: leaning[0].attitude.t, deck: deck)
+        for x in leaning { out += o.update(x.attitude, rate: x.rate) }
+        // The nod vocabulary: a nod answers correct (with the gesture named).
+        var nods = HeadMotion()
+        nods.hold(1)
+        for _ in 0..<3 { nods.move(nod: 15, over: 0.12); nods.move(nod: 0, over: 0.12) }
+        nods.hold(1)
+        var n = try TiltGame(configuration: .absoluteMode, seed: 1)
+        n.nextRoundID = 60
+        let nodding = HeadTrace(rateHz: 100).samples(nods)
+        out += try n.start(at: nodding[0].attitude.t, gestures: .nod, deck: deck)
+        for x in nodding { out += n.update(x.attitude, rate: x.rate) }
         return try out.enumerated().map { i, e in try JSONParser.parse(e.event.encode(seq: UInt64(1000 + i)).dropLast()) }
     }
 

@@ -6,8 +6,9 @@ import TiltCore
 import TestSupport
 
 let args = CommandLine.arguments
-guard args.count >= 2 else { print("usage: GestureBench DATASET_DIR"); exit(2) }
+guard args.count >= 2 else { print("usage: GestureBench DATASET_DIR [--sweep]"); exit(2) }
 let dir = args[1]
+let sweep = args.contains("--sweep")
 let rateHz = 30.0   // the README's output data rate; rows carry no timestamps
 
 /// The headset's axes (README: X back, Y up, Z left) as the mount matrix to tiltd's convention
@@ -25,6 +26,7 @@ func pct(_ a: Int, _ b: Int) -> String { b == 0 ? "—" : String(format: "%.1f%%
 func ms(_ d: Double?) -> String { d.map { String(format: "%.0f ms", $0) } ?? "—" }
 
 let logs = (try! FileManager.default.contentsOfDirectory(atPath: dir)).filter { $0.hasSuffix(".txt") }.sorted()
+if sweep { runSweep(logs.map { ($0, load($0)) }); exit(0) }
 var failures: [String] = []
 print("head-gestures: \(logs.count) logs from \(dir), \(Int(rateHz)) Hz, mount matrix from the README's axes (X back, Y up, Z left)")
 print("reference cycles: half-waves of the head-frame rate ≥ 40 °/s and ≥ 3°, opposite pairs (nod = down then up), own axis dominant (Tests/TestSupport/GestureCycles.swift)")

@@ -33,7 +33,8 @@ public struct GameJudge: Sendable {
         /// Decisions by kind.
         public var correct = 0
         public var skip = 0
-        /// Decisions whose answer began less than `min_reaction_s` after the prompt.
+        /// Decisions whose answer began less than 0.25 s after the prompt (faster than a person
+        /// reacts; fixed, whatever `min_reaction_s` says, so variants compare).
         public var fasterThanReaction = 0
         /// Decisions made while the head was still all the way from the prompt to the decision.
         public var whileStill = 0
@@ -88,7 +89,7 @@ public struct GameJudge: Sendable {
                     if e.kind == .correct { summary.correct += 1 } else { summary.skip += 1 }
                     if let d = e.decision {
                         decisionTimes.append(Double(d.decisionTime) / 1e6)
-                        if Double(d.decisionTime) * 1e-9 < options.rules.minReactionSeconds - 1e-9 { summary.fasterThanReaction += 1 }
+                        if d.decisionTime < 250_000_000 { summary.fasterThanReaction += 1 }
                     }
                     if (lastMoving ?? Int64.min) < shownAt { summary.whileStill += 1 }
                 case .orientationSuspect: summary.orientationSuspect = true

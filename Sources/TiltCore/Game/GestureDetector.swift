@@ -51,7 +51,7 @@ public struct GestureDetector: Sendable {
         /// Longest pause between two half-swings of one gesture, seconds.
         public var maxGapSeconds: Double = 0.15
         /// Largest ratio between two consecutive half-swings (the head must come back).
-        public var maxSwingRatio: Double = 4
+        public var maxSwingRatio: Double = 6
         /// Half-swings before the first shake is reported (2 = one left-right).
         public var shakeSwings: Int = 3
         /// The defaults.

@@ -85,8 +85,9 @@ extension TiltGame {
         case .prompt:
             // The hold counts only past the threshold itself (not in the hysteresis band), from
             // the minimum reaction time after the prompt, and only for a head that moved since
-            // the prompt appeared (a slow drift past a threshold is not an answer).
-            guard z != .neutral, beyond == z, let moved = motion.lastMoving, moved > round!.shownAt else { return [] }
+            // the prompt appeared (a slow drift past a threshold is not an answer), and not while
+            // the head frame is suspect (the tilt would be a sideways lean).
+            guard z != .neutral, beyond == z, !check.suspect, let moved = motion.lastMoving, moved > round!.shownAt else { return [] }
             // A head turning fast (shaking, looking around) is not answering: the hold counts only
             // from `turnSettle` after the last fast turn.
             let from = max(beyondSince, countFrom, (lastTurn ?? .min) &+ Self.turnSettleNs)
