@@ -68,7 +68,10 @@ struct CalibrationSession {
         } else {
             source = try DeviceSourceFactory.make(config.imu, logger: logger)
         }
-        let loop = SampleLoop(handle: handle)
+        // The config's mount matrix, as the daemon applies it (SampleFrontEnd): calibration is
+        // measured in the frame the daemon reports.
+        let frontEnd = SampleFrontEnd(mount: config.imu.mountMatrix)
+        let loop = SampleLoop(handle: { handle(frontEnd.mounted($0)) })
         do {
             try source.run(stop: loop.stop) { loop.receive($0) }
         } catch {
@@ -314,66 +317,3 @@ struct CalibrateAccel: ParsableCommand {
 }
 
 // MARK: - neutral
-
-struct CalibrateNeutral: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "neutral",
-        abstract: "Record the wearer's neutral head pose for the game's relative mode.")
-
-    @OptionGroup var common: CalibrationOptions
-
-    @Option(help: "Seconds to hold the neutral pose.")
-    var seconds: Double = 3
-
-    @Option(help: "Seconds for the attitude estimator to settle before the pose counts.")
-    var settle: Double = 1
-
-    @Option(help: "Live: give up after this many seconds.")
-    var timeout: Double = 60
-
-    func validate() throws {
-        guard (0.5...60).contains(seconds) else { throw ValidationError("--seconds must be within 0.5…60") }
-        guard (0...30).contains(settle) else { throw ValidationError("--settle must be within 0…30") }
-        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
-    }
-
-    func run() throws {
-        let session = try CalibrationSession(common)
-        if session.isLive { print("Look straight ahead, head level, and hold still for \(String(format: "%.0f", seconds)) s…") }
-        final class State {
-            var capture: NeutralPoseCapture; var calibrator: Calibrator; var estimator = AttitudeEstimator()
-            var first: Nanoseconds?; var last = ""
-            init(_ c: NeutralPoseCapture, _ cal: Calibrator) { capture = c; calibrator = cal }
-        }
-        let st = State(NeutralPoseCapture(seconds: seconds, settleSeconds: settle), Calibrator(session.config.calibration))
-        let live = session.isLive, timeout = self.timeout, seconds = self.seconds
-        _ = try session.stream { raw in
-            if st.first == nil { st.first = raw.t }
-            if live && Double(raw.t - st.first!) * 1e-9 > timeout { return true }
-            let s = st.calibrator.apply(raw)
-            let a = st.estimator.update(s)
-            switch st.capture.add(s, attitude: a.q) {
-            case .waiting(let why):
-                session.status("  waiting for stillness" + (why.map { " (\($0))" } ?? "") + "…", last: &st.last)
-                return false
-            case .holding(let held):
-                session.status(String(format: "  still for %.1f / %.1f s", held, seconds), last: &st.last)
-                return false
-            case .done, .refused: return true
-            }
-        }
-        session.endStatus(&st.last)
-        switch st.capture.finish() {
-        case .refused(let e):
-            throw ValidationFailure(message: "tiltd calibrate neutral: \(e); nothing written")
-        case .waiting, .holding:
-            throw ValidationFailure(message: "tiltd calibrate neutral: no result")
-        case .done(let r):
-            let q = r.q
-            print(String(format: "neutral pose: roll %.1f°, pitch %.1f° (yaw %.1f°, arbitrary without a magnetometer)",
-                         q.roll * 180 / .pi, q.pitch * 180 / .pi, q.yaw * 180 / .pi))
-            print(String(format: "  quaternion [w, x, y, z] = [%.6f, %.6f, %.6f, %.6f]; held %.1f s, spread %.2f°", q.w, q.x, q.y, q.z, r.seconds, r.spreadDegrees))
-            try session.save("neutral", note: String(format: "%d samples, spread %.2f°", r.samples, r.spreadDegrees)) { $0.neutral = q }
-        }
-    }
-}

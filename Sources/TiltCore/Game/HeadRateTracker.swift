@@ -64,12 +64,12 @@ struct HeadRateTracker: Sendable {
 ///
 /// Rotation is summed in degrees with a 20 s memory (only while moving and not mainly turning
 /// about the vertical axis). Suspect when at least
-/// 90° of lean has been seen and lean exceeds twice the nodding; clear again when lean drops
+/// 180° of lean has been seen and lean exceeds twice the nodding; clear again when lean drops
 /// below 1.2 × nodding. On the head-gestures recordings a wrong back axis gives ratios of 2.8–4.3
 /// while the right one gives 0.3–0.7 on nod logs and up to 1.5 on shake logs (docs/game.md).
 struct OrientationCheck: Sendable {
     static let memorySeconds = 20.0
-    static let minLeanDeg = 90.0
+    static let minLeanDeg = 180.0
     static let suspectRatio = 2.0
     static let clearRatio = 1.2
     private(set) var lean = 0.0

@@ -14,8 +14,9 @@ public final class Daemon: Service, @unchecked Sendable {
     public enum Input: Sendable {
         /// The configured IIO device.
         case device
-        /// A recording, at `speed` (nil = as fast as possible).
-        case replay(path: String, speed: Double?)
+        /// A recording, at `speed` (nil = as fast as possible); `holdUntilRound`: after the first
+        /// sample, wait until a client starts a round (so a fast replay can be played).
+        case replay(path: String, speed: Double?, holdUntilRound: Bool = false)
     }
 
     let initialConfig: Configuration
@@ -29,6 +30,8 @@ public final class Daemon: Service, @unchecked Sendable {
     let logOutput: LogOutput?
 
     private let pipelineBox = Mutex<SensorPipeline?>(nil)
+    /// Opened by the first `game.start` when the replay is held (`--hold-until-round`).
+    private let replayGate = ReplayGate()
     private let reloadQueue = DispatchQueue(label: "tiltd.reload")
 
     /// - Parameters:
@@ -42,8 +45,8 @@ public final class Daemon: Service, @unchecked Sendable {
 
     func makeSource(_ config: Configuration) throws -> any SampleSource {
         switch input {
-        case .replay(let path, let speed):
-            return ReplaySource(path: path, speed: speed)
+        case .replay(let path, let speed, let hold):
+            return ReplaySource(path: path, speed: speed, gate: hold ? replayGate : nil)
         case .device:
             return try DeviceSourceFactory.make(config.imu, logger: logger)
         }
@@ -55,6 +58,8 @@ public final class Daemon: Service, @unchecked Sendable {
         let hub = Hub(loop: loop)
         let store = StoreWorker(path: initialConfig.store.path, logger: logger)
         let engine = Engine(hub: hub, config: initialConfig, logger: logger, store: store)
+        let gate = replayGate
+        engine.onRoundStarted = { gate.openGate() }
         try engine.prepare()
         let fixSource = try makeFixSource()
         let server = SocketServer(config: initialConfig.socket, hub: hub, logger: logger)

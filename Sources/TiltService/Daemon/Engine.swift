@@ -22,6 +22,8 @@ public final class Engine: RequestHandler, @unchecked Sendable {
     private(set) var samplesSkipped = 0
     /// Called on every sample (on the loop).
     public var onSample: (@Sendable () -> Void)?
+    /// Called (on the loop) when `game.start` starts a round; a held replay goes on from there.
+    public var onRoundStarted: (@Sendable () -> Void)?
 
     // Game.
     var game: TiltGame
@@ -284,6 +286,7 @@ public final class Engine: RequestHandler, @unchecked Sendable {
                 }
                 ok(result)
                 publish(events)
+                onRoundStarted?()
             } catch let e as GameError {
                 fail(ProtocolError.Code(rawValue: e.code), e.message)
             } catch let e as ProtocolError {
