@@ -170,10 +170,11 @@ struct CalibrateGyro: ParsableCommand {
         if session.isLive {
             print("Put the device down (or hold it very still) for \(Int(seconds.rounded())) s…")
         }
-        final class State { var cal: GyroBiasCalibration; var first: Nanoseconds?; var last = ""
+        final class State { var cal: GyroBiasCalibration; var first: Nanoseconds?; var last = ""; var noGyro = false
             init(_ c: GyroBiasCalibration) { cal = c } }
         let st = State(GyroBiasCalibration(seconds: seconds))
         _ = try session.stream { s in
+            if !s.hasGyro { st.noGyro = true; return true }
             if st.first == nil { st.first = s.t }
             if Double(s.t - st.first!) * 1e-9 < skip { return false }
             switch st.cal.add(s) {
@@ -184,6 +185,10 @@ struct CalibrateGyro: ParsableCommand {
             }
         }
         session.endStatus(&st.last)
+        if st.noGyro {
+            throw ValidationFailure(message: "tiltd calibrate gyro: this IMU has no gyroscope "
+                + "(\(SourceStatus.noGyroscopeNote)); nothing to calibrate, nothing written")
+        }
         switch st.cal.finish() {
         case .refused(let e):
             throw ValidationFailure(message: "tiltd calibrate gyro: refused: \(e); nothing written")

@@ -41,7 +41,9 @@ struct CalibrateNeutral: ParsableCommand {
         if session.isLive { print("Look straight ahead, head level, and hold still for \(String(format: "%.0f", seconds)) s…") }
         final class State {
             var capture: NeutralPoseCapture; var calibrator: Calibrator; var estimator = AttitudeEstimator()
+            var tilt = AccelTiltEstimator()
             var frame = HeadFrameCalibration()
+            var noGyro = false
             var first: Nanoseconds?; var last = ""; var askedForNod = false
             init(_ c: NeutralPoseCapture, _ cal: Calibrator) { capture = c; calibrator = cal }
         }
@@ -52,8 +54,10 @@ struct CalibrateNeutral: ParsableCommand {
             if st.first == nil { st.first = raw.t }
             if live && Double(raw.t - st.first!) * 1e-9 > timeout { return true }
             let s = st.calibrator.apply(raw)
-            let a = st.estimator.update(s)
-            let frame = skipNod ? .done(.assumed) : st.frame.add(s)
+            let a = s.hasGyro ? st.estimator.update(s) : st.tilt.update(s)
+            // The nod is read from the gyro: an accelerometer-only IMU records the pose alone.
+            if !s.hasGyro { st.noGyro = true }
+            let frame = skipNod || st.noGyro ? .done(.assumed) : st.frame.add(s)
             switch st.capture.add(s, attitude: a.q) {
             case .waiting(let why):
                 session.status("  waiting for stillness" + (why.map { " (\($0))" } ?? "") + "…", last: &st.last)
@@ -88,7 +92,8 @@ struct CalibrateNeutral: ParsableCommand {
                          pose.roll * 180 / .pi, pose.pitch * 180 / .pi, pose.yaw * 180 / .pi))
             print(String(format: "  quaternion [w, x, y, z] = [%.6f, %.6f, %.6f, %.6f]; held %.1f s, spread %.2f°", pose.w, pose.x, pose.y, pose.z, r.seconds, r.spreadDegrees))
         }
-        if skipNod {
+        if skipNod || st.noGyro {
+            if st.noGyro { print("no gyroscope: the head frame cannot be learnt from a nod; the convention (+y up, +z back) stays assumed") }
             try session.save("neutral", note: "neutral pose (no nod)") { $0.neutral = pose }
             return
         }

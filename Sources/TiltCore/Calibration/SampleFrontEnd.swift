@@ -21,7 +21,7 @@ public struct SampleFrontEnd: Sendable {
     /// The sample in the reported frame, not yet calibrated (what `tiltd calibrate` measures).
     @inlinable public func mounted(_ s: IMUSample) -> IMUSample {
         guard let m = mount else { return s }
-        return IMUSample(t: s.t, accel: m * s.accel, gyro: m * s.gyro)
+        return IMUSample(t: s.t, accel: m * s.accel, gyro: s.hasGyro ? m * s.gyro : .zero, hasGyro: s.hasGyro)
     }
 
     /// The sample mounted and calibrated: what fusion and the game see.
