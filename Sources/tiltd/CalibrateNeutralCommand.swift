@@ -57,7 +57,10 @@ struct CalibrateNeutral: ParsableCommand {
             let a = s.hasGyro ? st.estimator.update(s) : st.tilt.update(s)
             // The nod is read from the gyro: an accelerometer-only IMU records the pose alone.
             if !s.hasGyro { st.noGyro = true }
-            let frame = skipNod || st.noGyro ? .done(.assumed) : st.frame.add(s)
+            // The nod comes after the look-ahead hold: the head frame is measured from then on.
+            let captured: Bool
+            if case .done = st.capture.progress { captured = true } else { captured = false }
+            let frame: HeadFrameCalibration.Progress = skipNod || st.noGyro ? .done(.assumed) : (captured ? st.frame.add(s) : .waitingForStill)
             switch st.capture.add(s, attitude: a.q) {
             case .waiting(let why):
                 session.status("  waiting for stillness" + (why.map { " (\($0))" } ?? "") + "…", last: &st.last)
@@ -104,9 +107,12 @@ struct CalibrateNeutral: ParsableCommand {
                 $0.neutral = pose; $0.headUp = f.up; $0.headForward = f.forward
             }
         case .refused(let why):
-            throw ValidationFailure(message: "tiltd calibrate neutral: \(why); nothing written (--skip-nod records the pose alone)")
+            // The pose is good on its own; the head frame already in the file (if any) is kept.
+            print("head frame not learnt: \(why); the head frame in the calibration file is kept (run again and nod down once)")
+            try session.save("neutral", note: "neutral pose (the nod was not usable)") { $0.neutral = pose }
         default:
-            throw ValidationFailure(message: "tiltd calibrate neutral: no nod seen; look ahead, then nod down once (--skip-nod records the pose alone)")
+            print("head frame not learnt: no nod seen after the pose; the head frame in the calibration file is kept (run again and nod down once)")
+            try session.save("neutral", note: "neutral pose (no nod)") { $0.neutral = pose }
         }
     }
 }

@@ -48,13 +48,26 @@ final class ReplayMountTests: XCTestCase {
         _ = try c.next("hello")
         try c.send(#"{"cmd":"watch","id":1,"classes":["attitude","game"],"attitude_hz":1000}"#)
         _ = try c.next("reply") { $0["id"] == .int(1) }
-        if startRound {
-            try c.send(#"{"cmd":"game.start","id":2}"#)
-        }
         var out: [Int64: (Double, Double, Double)] = [:]
+        func keep(_ v: JSONValue) {
+            if v["class"] == "attitude", let t = v["t_ns"]?.intValue, let r = v["roll_deg"]?.doubleValue,
+               let p = v["pitch_deg"]?.doubleValue, let y = v["yaw_deg"]?.doubleValue { out[t] = (r, p, y) }
+        }
+        if startRound {
+            // Refused ("unavailable") until the first sample has arrived; then the replay goes on.
+            var id = 1
+            try waitUntil("a round started", timeout: 20) {
+                id += 1
+                try c.send(#"{"cmd":"game.start","id":\#(id)}"#)
+                while true {
+                    guard let v = try c.readJSON(timeout: 10) else { throw LineClient.Failure(description: "tiltd closed the connection") }
+                    keep(v)
+                    if v["class"] == "reply", v["id"] == .int(Int64(id)) { return v["ok"] == .bool(true) }
+                }
+            }
+        }
         try waitUntil("\(count) attitudes", timeout: 20) {
             guard let v = try c.readJSON(timeout: 20) else { throw LineClient.Failure(description: "tiltd closed the connection") }
-            if v["class"] == "reply", v["id"] == .int(2) { XCTAssertEqual(v["ok"], .bool(true), v.jsonText) }
             if v["class"] == "attitude", let t = v["t_ns"]?.intValue, let r = v["roll_deg"]?.doubleValue,
                let p = v["pitch_deg"]?.doubleValue, let y = v["yaw_deg"]?.doubleValue {
                 out[t] = (r, p, y)

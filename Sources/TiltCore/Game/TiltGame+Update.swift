@@ -39,7 +39,7 @@ extension TiltGame {
         // The timer comes first: a pose at or after the final instant does not count.
         if a.t >= r.endsAt { return events + [endRound(at: a.t, reason: .timeout)] }
 
-        if captureOnNextSample, motion.stillFor(at: a.t) >= neutralHoldNs { events.append(capture(a)) }
+        if captureOnNextSample, motion.stillFor(at: a.t) >= neutralHoldNs, looksLevel(q) { events.append(capture(a)) }
         let tilt = measure(q)
         lastTilt = tilt
         switch r.gestures {
@@ -119,6 +119,26 @@ extension TiltGame {
         }
         return []
     }
+
+    /// Whether the head may be captured as neutral in this pose: when the head frame is known
+    /// (calibrated, or the convention with the default `back_axis`), only within 25° of level
+    /// (`levelToleranceDeg`) — a head held down (at the bottom of a nod, reading something) is
+    /// still but not neutral, while a wearer who rests 10–16° low (as in the real logs) is
+    /// captured where they rest. With a custom `back_axis` (a board off the convention) nothing tells.
+    func looksLevel(_ q: Quaternion) -> Bool {
+        let tilt: Double
+        if let f = calibratedFrame {
+            tilt = TiltMeter.relativeTilt(q, neutral: f.neutralPose(t: 0))
+        } else if configuration.backAxis == Vector3(0, 0, 1) {
+            tilt = TiltMeter.absoluteTilt(q)
+        } else {
+            return true
+        }
+        return abs(tilt - 90) <= Self.levelToleranceDeg
+    }
+
+    /// See `looksLevel`.
+    static let levelToleranceDeg = 25.0
 
     /// The tilt angle in degrees, or nil in relative mode without a neutral pose.
     func measure(_ q: Quaternion) -> Double? {
