@@ -25,13 +25,15 @@ public struct GameJudge: Sendable {
 
     /// What happened, in figures.
     public struct Summary: Sendable, Equatable {
-        /// Samples played and the recording's length, seconds.
+        /// Samples played.
         public var samples = 0
+        /// The recording's length, seconds.
         public var seconds = 0.0
         /// Prompts shown.
         public var prompts = 0
-        /// Decisions by kind.
+        /// `correct` decisions.
         public var correct = 0
+        /// `skip` decisions.
         public var skip = 0
         /// Decisions whose answer began less than 0.25 s after the prompt (faster than a person
         /// reacts; fixed, whatever `min_reaction_s` says, so variants compare).
@@ -43,6 +45,7 @@ public struct GameJudge: Sendable {
         /// Gestures the detector reported over the whole recording (outside the round's
         /// states too): the detector's own view.
         public var nodsDetected = 0
+        /// Shakes the detector reported over the whole recording.
         public var shakesDetected = 0
         /// Whether the orientation check ever found the head frame suspect.
         public var orientationSuspect = false

@@ -98,6 +98,7 @@ public struct ReplaySource: SampleSource {
 /// Opened once, from any thread: lets a held replay go on (`ReplaySource.gate`).
 public final class ReplayGate: Sendable {
     private let open = Synchronization.Atomic<Bool>(false)
+    /// A closed gate.
     public init() {}
     /// Lets the replay go on.
     public func openGate() { open.store(true, ordering: .releasing) }

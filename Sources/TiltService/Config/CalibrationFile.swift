@@ -25,6 +25,7 @@ public enum CalibrationFile {
         public var neutral: Quaternion?
         /// The head frame (`tiltd calibrate neutral`): up and forward in the sensor frame; both or neither.
         public var headUp: Vector3?
+        /// See `headUp`.
         public var headForward: Vector3?
 
         /// An update that sets only the values given.
