@@ -62,7 +62,8 @@ public final class Hub: @unchecked Sendable {
     /// Encodes `event` with the next sequence number.
     func encode(_ event: Event) -> ByteBuffer {
         var e = event
-        if e.t == nil { e.t = lastSampleTime }
+        // A line without its own time gets the latest sample time, unless its clock is GPS time.
+        if e.t == nil, !e.cls.usesGPSTime { e.t = lastSampleTime }
         let bytes = e.encode(seq: nextSeq())
         var buf = allocator.buffer(capacity: bytes.count)
         buf.writeBytes(bytes)

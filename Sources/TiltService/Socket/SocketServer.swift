@@ -225,22 +225,6 @@ final class ClientHandler: ChannelInboundHandler {
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         context.close(promise: nil)
     }
-
-    static func peerCredentials(_ channel: any Channel) -> EventLoopFuture<ClientSession.Credentials> {
-        guard let provider = channel as? any SocketOptionProvider else {
-            return channel.eventLoop.makeFailedFuture(ChannelError.operationUnsupported)
-        }
-        let f: EventLoopFuture<PeerCred> = provider.unsafeGetSocketOption(
-            level: NIOBSDSocket.OptionLevel(rawValue: SOL_SOCKET), name: NIOBSDSocket.Option(rawValue: SO_PEERCRED))
-        return f.map { ClientSession.Credentials(pid: $0.pid, uid: $0.uid, gid: $0.gid) }
-    }
-}
-
-/// `struct ucred` from <sys/socket.h> (hidden behind _GNU_SOURCE in Swift's Glibc module).
-struct PeerCred: Sendable {
-    var pid: Int32 = 0
-    var uid: UInt32 = 0
-    var gid: UInt32 = 0
 }
 
 /// Numbers connections.
