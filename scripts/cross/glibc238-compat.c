@@ -12,23 +12,15 @@
  * 0 or 2; nothing in the runtime parses those, so the classic functions are used as they are.
  * scripts/cross-build fails the build if any symbol newer than GLIBC_2.36 is still referenced.
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
-#include <stdarg.h>
-#include <wchar.h>
-#include <inttypes.h>
 
+/* The set the runtime's static libraries reference (aarch64-linux-gnu-nm -u on swift_static/linux/*.a). */
 long __isoc23_strtol(const char *s, char **end, int base) { return strtol(s, end, base); }
 long long __isoc23_strtoll(const char *s, char **end, int base) { return strtoll(s, end, base); }
 unsigned long __isoc23_strtoul(const char *s, char **end, int base) { return strtoul(s, end, base); }
-unsigned long long __isoc23_strtoull(const char *s, char **end, int base) { return strtoull(s, end, base); }
-intmax_t __isoc23_strtoimax(const char *s, char **end, int base) { return strtoimax(s, end, base); }
-uintmax_t __isoc23_strtoumax(const char *s, char **end, int base) { return strtoumax(s, end, base); }
-long __isoc23_wcstol(const wchar_t *s, wchar_t **end, int base) { return wcstol(s, end, base); }
-long long __isoc23_wcstoll(const wchar_t *s, wchar_t **end, int base) { return wcstoll(s, end, base); }
-unsigned long __isoc23_wcstoul(const wchar_t *s, wchar_t **end, int base) { return wcstoul(s, end, base); }
-unsigned long long __isoc23_wcstoull(const wchar_t *s, wchar_t **end, int base) { return wcstoull(s, end, base); }
 
 int __isoc23_sscanf(const char *s, const char *fmt, ...) {
     va_list ap;
@@ -37,8 +29,6 @@ int __isoc23_sscanf(const char *s, const char *fmt, ...) {
     va_end(ap);
     return n;
 }
-
-int __isoc23_vsscanf(const char *s, const char *fmt, va_list ap) { return vsscanf(s, fmt, ap); }
 
 /* BSD semantics, as glibc 2.38 implements them: copy/append at most size-1 bytes, always
  * terminate when size > 0, and return the length the full result would have had. */
