@@ -15,7 +15,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
-        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        // TOMLKit changes its API in minor releases: pinned.
+        .package(url: "https://github.com/LebJe/TOMLKit", exact: "0.6.0"),
     ],
     targets: [
         // C libraries from Debian's -dev packages, seen through pkg-config.
@@ -61,6 +62,8 @@ let package = Package(
         // Benchmarks (run with -c release; see bench/README.md).
         .executableTarget(name: "PipelineBench", dependencies: ["TiltCore"], path: "bench/pipeline",
                           exclude: ["run", "cores.cpp", "check_cores.py"]),
+        // What tilt from the accelerometer alone costs next to the 6-axis estimator (real recordings).
+        .executableTarget(name: "AccelOnlyBench", dependencies: ["TiltCore"], path: "bench/accel-only", exclude: ["run"]),
         // Speed of the place pipeline with 100,000 places.
         .executableTarget(name: "PlacesBench", dependencies: ["TiltCore"], path: "bench/places"),
         // The real daemon under the fake-hardware harness fanning attitude out to 100–1000 clients.

@@ -19,130 +19,6 @@ struct Calibrate: ParsableCommand {
     )
 }
 
-/// Options every calibration step takes.
-struct CalibrationOptions: ParsableArguments {
-    @OptionGroup var options: ConfigOptions
-
-    @Option(help: "Use a recording (tiltd's CSV format, raw samples) instead of the live IMU.")
-    var replay: String?
-
-    @Flag(help: "Print the result without writing the calibration file.")
-    var dryRun = false
-}
-
-/// What every step needs: the loaded config, where to write, and a way to stream samples.
-struct CalibrationSession {
-    let config: Configuration
-    let file: String
-    let replay: String?
-    let dryRun: Bool
-    let interactive: Bool
-    let logger: Logger
-
-    init(_ o: CalibrationOptions) throws {
-        config = try o.options.load()
-        guard let f = config.calibrationFile else { throw ValidationFailure(message: "tiltd calibrate: the config names no calibration file") }
-        // The calibration file is rewritten whole; refuse to aim that at the user's main config.
-        let real = { (p: String) in URL(fileURLWithPath: p).resolvingSymlinksInPath().standardizedFileURL.path }
-        if real(f) == real(o.options.config) {
-            throw ValidationFailure(message: "tiltd calibrate: [calibration] file points at the main config \(o.options.config); name a separate file")
-        }
-        file = f
-        replay = o.replay
-        dryRun = o.dryRun
-        interactive = o.replay == nil && isatty(STDOUT_FILENO) != 0
-        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
-        logger = makeLogger("tiltd", level: config.logLevel)
-    }
-
-    var isLive: Bool { replay == nil }
-    var sourceName: String { replay.map { "recording \(($0 as NSString).lastPathComponent)" } ?? "live IMU" }
-
-    /// Streams raw samples to `handle` until it returns true or the source ends.
-    /// Returns false when the source ended (a recording ran out).
-    func stream(_ handle: @escaping (IMUSample) -> Bool) throws -> Bool {
-        let source: any SampleSource
-        if let replay {
-            guard FileManager.default.fileExists(atPath: replay) else { throw ValidationFailure(message: "tiltd calibrate: \(replay): no such file") }
-            source = ReplaySource(path: replay, speed: nil)
-        } else {
-            source = try DeviceSourceFactory.make(config.imu, logger: logger)
-        }
-        let loop = SampleLoop(handle: handle)
-        do {
-            try source.run(stop: loop.stop) { loop.receive($0) }
-        } catch {
-            throw ValidationFailure(message: "tiltd calibrate: \(error)")
-        }
-        if let failure = loop.failure { throw ValidationFailure(message: "tiltd calibrate: \(failure)") }
-        return loop.finishedByHandler
-    }
-
-    /// Applies `change` to the calibration file (unless --dry-run) and says so.
-    func save(_ keys: String, note: String, _ change: @escaping (inout CalibrationFile.Contents) -> Void) throws {
-        if dryRun { print("dry run: \(keys) not written (would go to \(file))"); return }
-        let stamp = ISO8601DateFormatter().string(from: Date())
-        do {
-            try CalibrationFile.update(path: file, note: "\(keys) by `tiltd calibrate` at \(stamp) from the \(sourceName); \(note)", change)
-        } catch {
-            throw ValidationFailure(message: "tiltd calibrate: cannot write \(file): \(error)")
-        }
-        print("wrote \(keys) to \(file)")
-    }
-
-    /// A line that replaces itself on a terminal and is printed only on change otherwise.
-    func status(_ line: String, last: inout String) {
-        guard line != last else { return }
-        last = line
-        if interactive {
-            // Unbuffered write: print() may hold a line without a newline back.
-            FileHandle.standardOutput.write(Data(("\r\u{1B}[K" + line).utf8))
-        }
-    }
-
-    func endStatus(_ last: inout String) {
-        if interactive && !last.isEmpty { print("") }
-        last = ""
-    }
-}
-
-/// Drives a blocking source with a per-sample handler; touched only by the source's thread.
-final class SampleLoop: @unchecked Sendable {
-    let stop = StopSignal()
-    let handle: (IMUSample) -> Bool
-    var finishedByHandler = false
-    var failure: String?
-    var sawSample = false
-
-    init(handle: @escaping (IMUSample) -> Bool) { self.handle = handle }
-
-    func receive(_ output: SourceOutput) {
-        if stop.isStopped { return }
-        switch output {
-        case .sample(let s):
-            sawSample = true
-            if handle(s) { finishedByHandler = true; stop.stop() }
-        case .status(let st):
-            // A device that cannot be opened would retry forever: say why and end. Once samples
-            // flowed, a lost device is retried by the source and the calibration carries on.
-            if st.state == .retrying {
-                if sawSample {
-                    FileHandle.standardError.write(Data("\n\(st.source): \(st.message); retrying in \(st.retryIn ?? 0) s\n".utf8))
-                } else {
-                    failure = "\(st.source): \(st.message)"
-                    stop.stop()
-                }
-            }
-        }
-    }
-}
-
-func vec(_ v: Vector3, _ digits: Int = 6) -> String {
-    "[" + v.array.map { String(format: "%.\(digits)f", $0) }.joined(separator: ", ") + "]"
-}
-
-// MARK: - gyro
-
 struct CalibrateGyro: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gyro",
@@ -167,10 +43,11 @@ struct CalibrateGyro: ParsableCommand {
         if session.isLive {
             print("Put the device down (or hold it very still) for \(Int(seconds.rounded())) s…")
         }
-        final class State { var cal: GyroBiasCalibration; var first: Nanoseconds?; var last = ""
+        final class State { var cal: GyroBiasCalibration; var first: Nanoseconds?; var last = ""; var noGyro = false
             init(_ c: GyroBiasCalibration) { cal = c } }
         let st = State(GyroBiasCalibration(seconds: seconds))
         _ = try session.stream { s in
+            if !s.hasGyro { st.noGyro = true; return true }
             if st.first == nil { st.first = s.t }
             if Double(s.t - st.first!) * 1e-9 < skip { return false }
             switch st.cal.add(s) {
@@ -181,6 +58,10 @@ struct CalibrateGyro: ParsableCommand {
             }
         }
         session.endStatus(&st.last)
+        if st.noGyro {
+            throw ValidationFailure(message: "tiltd calibrate gyro: this IMU has no gyroscope "
+                + "(\(SourceStatus.noGyroscopeNote)); nothing to calibrate, nothing written")
+        }
         switch st.cal.finish() {
         case .refused(let e):
             throw ValidationFailure(message: "tiltd calibrate gyro: refused: \(e); nothing written")
@@ -342,6 +223,7 @@ struct CalibrateNeutral: ParsableCommand {
         if session.isLive { print("Look straight ahead, head level, and hold still for \(String(format: "%.0f", seconds)) s…") }
         final class State {
             var capture: NeutralPoseCapture; var calibrator: Calibrator; var estimator = AttitudeEstimator()
+            var tilt = AccelTiltEstimator()
             var first: Nanoseconds?; var last = ""
             init(_ c: NeutralPoseCapture, _ cal: Calibrator) { capture = c; calibrator = cal }
         }
@@ -351,7 +233,7 @@ struct CalibrateNeutral: ParsableCommand {
             if st.first == nil { st.first = raw.t }
             if live && Double(raw.t - st.first!) * 1e-9 > timeout { return true }
             let s = st.calibrator.apply(raw)
-            let a = st.estimator.update(s)
+            let a = s.hasGyro ? st.estimator.update(s) : st.tilt.update(s)
             switch st.capture.add(s, attitude: a.q) {
             case .waiting(let why):
                 session.status("  waiting for stillness" + (why.map { " (\($0))" } ?? "") + "…", last: &st.last)

@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import TiltCore
+import TiltSensors
 import TiltService
 #if canImport(Glibc)
 import Glibc
@@ -17,11 +18,7 @@ struct Monitor: ParsableCommand {
             If the daemon goes away the monitor says so and reconnects when it is back.
             """)
 
-    @Option(help: "The daemon's socket (default: [socket] path from the config).")
-    var socket: String?
-
-    @Option(help: "Configuration file to take the socket path from (default: \(Configuration.defaultPath) if present).")
-    var config: String?
+    @OptionGroup var target: SocketPathOptions
 
     @Option(help: "Attitude lines per second to ask the daemon for.")
     var attitudeHz: Double = 30
@@ -30,26 +27,14 @@ struct Monitor: ParsableCommand {
     var plain = false
 
     func validate() throws {
-        if socket != nil && config != nil { throw ValidationError("give either --socket or --config, not both") }
         guard (0.1...1000).contains(attitudeHz) else { throw ValidationError("--attitude-hz must be within 0.1...1000") }
     }
 
     func run() throws {
-        let path = try socketPath()
+        let path = try target.socketPath()
         let fullScreen = !plain && isatty(STDOUT_FILENO) == 1
         let loop = MonitorLoop(socketPath: path, attitudeHz: attitudeHz, fullScreen: fullScreen)
         try loop.run()
-    }
-
-    func socketPath() throws -> String {
-        if let socket { return socket }
-        let file = config ?? Configuration.defaultPath
-        if config == nil && !FileManager.default.fileExists(atPath: file) { return Configuration.Socket().path }
-        do {
-            return try Configuration.load(path: file).socket.path
-        } catch {
-            throw ValidationFailure(message: error.description)
-        }
     }
 }
 
@@ -342,9 +327,5 @@ final class MonitorLoop {
         }
     }
 
-    private func monotonic() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
-    }
+    private func monotonic() -> Double { Double(MonotonicClock.nanoseconds()) * 1e-9 }
 }

@@ -9,6 +9,13 @@ final class ConfigTests: XCTestCase {
         try Configuration.parse(text: text, file: "/etc/tiltd/test.toml")
     }
 
+    func testRelativePathsAreTakenFromTheConfigFilesDirectory() throws {
+        let c = try parse("[socket]\npath = \"run/tiltd.sock\"\n[store]\npath = \"db/tiltd.sqlite\"\n")
+        XCTAssertEqual(c.socket.path, "/etc/tiltd/run/tiltd.sock")
+        XCTAssertEqual(c.store.path, "/etc/tiltd/db/tiltd.sqlite")
+        XCTAssertEqual(try parse("[socket]\npath = \"/run/x.sock\"\n").socket.path, "/run/x.sock")
+    }
+
     func assertError(_ text: String, line: Int?, key: String, contains: String, file: StaticString = #filePath, lineNo: UInt = #line) {
         do {
             _ = try parse(text)
@@ -71,6 +78,12 @@ final class ConfigTests: XCTestCase {
         assertError("\n[imu]\nrate_hz = 5000\n", line: 3, key: "imu.rate_hz", contains: "out of range 10…1000")
         assertError("[socket]\nmode = \"0999\"\n", line: 2, key: "socket.mode", contains: "octal")
         assertError("[imu]\nmount_matrix = [1, 0, 0, 0, 1, 0, 0, 0, 0]\n", line: 2, key: "imu.mount_matrix", contains: "rotation")
+    }
+
+    func testIMUMode() throws {
+        XCTAssertEqual(try parse("").imu.mode, "auto")
+        XCTAssertEqual(try parse("[imu]\nmode = \"polled\"\n").imu.mode, "polled")
+        assertError("[imu]\nrate_hz = 50\nmode = \"fast\"\n", line: 3, key: "imu.mode", contains: "buffered")
     }
 
     func testSyntaxErrorHasLine() {
