@@ -9,7 +9,7 @@ import TiltSensors
 /// so it must not run on the event loop.
 public final class SensorPipeline: Sendable {
     let source: any SampleSource
-    let engine: Engine
+    let engine: EngineHandle
     let calibration: IMUCalibration
     let fusion: AttitudeEstimator.Parameters
     let logger: Logger
@@ -22,7 +22,7 @@ public final class SensorPipeline: Sendable {
     private let inFlight = InFlight()
     static let maxInFlight = 2048
 
-    public init(source: any SampleSource, engine: Engine, calibration: IMUCalibration,
+    public init(source: any SampleSource, engine: EngineHandle, calibration: IMUCalibration,
                 fusion: AttitudeEstimator.Parameters = .init(), persister: BiasPersister? = nil, logger: Logger) {
         self.source = source; self.engine = engine; self.calibration = calibration
         self.fusion = fusion; self.persister = persister; self.logger = logger
@@ -32,7 +32,6 @@ public final class SensorPipeline: Sendable {
     public func start(onEnd: @escaping @Sendable () -> Void = {}) {
         let state = FusionState(calibrator: Calibrator(calibration), estimator: AttitudeEstimator(parameters: fusion))
         let (source, engine, persister, inFlight) = (self.source, self.engine, self.persister, self.inFlight)
-        let loop = engine.hub.loop
         let skipped = SkipCounter()
         thread.start({ stop in
             do {
@@ -48,19 +47,19 @@ public final class SensorPipeline: Sendable {
                         }
                         inFlight.value.add(1, ordering: .relaxed)
                         let n = skipped.take()
-                        loop.execute {
+                        engine.execute { engine in
                             inFlight.value.subtract(1, ordering: .relaxed)
                             if n > 0 { engine.ingest(skipped: n) }
                             engine.ingest(sample: s, attitude: a)
                         }
                     case .status(let st):
                         if st.state == .retrying || st.state == .starting { state.estimator.reset() }
-                        loop.execute { engine.ingest(status: st) }
+                        engine.execute { $0.ingest(status: st) }
                     }
                 }
             } catch {
                 let st = SourceStatus(source: "imu", state: .finished, message: "\(error)")
-                loop.execute { engine.ingest(status: st) }
+                engine.execute { $0.ingest(status: st) }
             }
         }, onEnd: onEnd)
     }

@@ -28,8 +28,8 @@ public final class ClientSession: @unchecked Sendable {
 
     public let id: Int
     public let credentials: Credentials?
-    /// Whether this peer may send mutating commands.
-    public let trusted: Bool
+    /// Whether this peer may send mutating commands (re-judged when a reload changes trust).
+    public internal(set) var trusted: Bool
 
     // What the client watches.
     public private(set) var classes: Set<EventClass>
@@ -131,7 +131,7 @@ public final class ClientSession: @unchecked Sendable {
         guard fd >= 0 else { return }
         if queue.count >= queueLimit {
             // The oldest whole line goes; a line partly written must be finished.
-            queue.remove(at: headWritten > 0 && queue.count > 1 ? 1 : 0)
+            hub.countDropped(queue.remove(at: headWritten > 0 && queue.count > 1 ? 1 : 0))
             dropped += 1
             droppedTotal += 1
         }
@@ -148,11 +148,10 @@ public final class ClientSession: @unchecked Sendable {
         needsFlush = false
         guard fd >= 0, !waitingForSocket else { return }
         if dropped > 0 {
-            var o = JSONObject()
-            o["dropped"] = .int(Int64(dropped))
+            let n = dropped
             dropped = 0
             // Before the next whole line: after the head if that is partly written.
-            queue.insert(hub.encode(Event(.gap, t: nil, fields: o)), at: headWritten > 0 ? 1 : 0)
+            queue.insert(hub.encode(.gap(dropped: n)), at: headWritten > 0 ? 1 : 0)
         }
         while !queue.isEmpty {
             let (n, wanted) = writeQueued()
