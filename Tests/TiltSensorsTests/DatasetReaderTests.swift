@@ -3,7 +3,7 @@ import TiltCore
 import TiltSensors
 import XCTest
 
-/// DatasetReader: both CSV layouts, gzip, block averaging, and clear errors.
+/// DatasetReader: both CSV layouts, gzip, decimation, and clear errors.
 final class DatasetReaderTests: XCTestCase {
     func tempFile(_ name: String, _ text: String) throws -> String {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tiltd-dataset-\(getpid())")
