@@ -47,8 +47,12 @@ public final class SamplerService: Service, SamplerControl {
             // Only a live device teaches a bias worth keeping; a replay's belongs to another sensor.
             persister = BiasPersister.make(config: config, logger: logger)
         }
+        // A live device's clock can step (docs/protocol.md, "Which clock t_ns is on"); a
+        // recording's times are kept exactly.
+        var isDevice = false
+        if case .device = input { isDevice = true }
         return SensorPipeline(source: source, engine: engine, calibration: config.calibration,
-                              persister: persister, logger: logger)
+                              persister: persister, smoothsClockSteps: isDevice, logger: logger)
     }
 
     public func replace(with pipeline: SensorPipeline) {
@@ -111,7 +115,7 @@ public enum DeviceSourceFactory {
     /// The IIO source for `imu` (it finds the device itself, and retries while it is missing).
     public static func make(_ imu: Configuration.IMU, logger: Logger) throws -> any SampleSource {
         IIOSource(configuration: .init(device: imu.device, rateHz: imu.rateHz, mountMatrix: imu.mountMatrix,
-                                       bufferSamples: imu.bufferSamples),
+                                       bufferSamples: imu.bufferSamples, mode: IIOReadMode(rawValue: imu.mode) ?? .auto),
                   logger: logger)
     }
 }

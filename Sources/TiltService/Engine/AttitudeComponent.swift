@@ -103,6 +103,10 @@ extension Configuration {
         public var mountMatrix: Matrix3?
         /// Samples per kernel buffer; nil picks ~10 ms worth.
         public var bufferSamples: Int?
+        /// "auto", "buffered" or "polled": how the device is read (`IIOReadMode`).
+        public var mode = "auto"
+        /// The values `mode` may take.
+        public static let modes = ["auto", "buffered", "polled"]
         /// The defaults.
         public init() {}
     }
@@ -117,10 +121,11 @@ extension Configuration {
             imu.mountMatrix = mm
         }
         if t.has("buffer_samples") { imu.bufferSamples = try t.int("buffer_samples", default: 1, in: 1...4096) }
+        imu.mode = try t.string("mode", default: imu.mode, allowed: IMU.modes)
     }
 
     var imuTOML: String {
-        var out = "[imu]\ndevice = \(TOMLText.quote(imu.device))\nrate_hz = \(imu.rateHz)\n"
+        var out = "[imu]\ndevice = \(TOMLText.quote(imu.device))\nrate_hz = \(imu.rateHz)\nmode = \(TOMLText.quote(imu.mode))\n"
         if let m = imu.mountMatrix { out += "mount_matrix = \(m.rowMajor)\n" }
         if let b = imu.bufferSamples { out += "buffer_samples = \(b)\n" }
         return out
