@@ -6,7 +6,9 @@
 /// (a GPX without speed), it is derived from the previous positioned, timed fix, and a missing
 /// track is then filled from the bearing between the two.
 public struct CourseFilter: Sendable {
+    /// Course is shown above this speed, m/s.
     public var onSpeed: Double
+    /// Course is hidden again below this speed, m/s.
     public var offSpeed: Double
     /// Whether the wearer is judged to be moving now.
     public private(set) var moving = false

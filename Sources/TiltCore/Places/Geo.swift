@@ -8,6 +8,7 @@ public struct GeoPoint: Sendable, Equatable, Hashable {
     /// Degrees, any value; functions normalise it to −180…180 where it matters.
     public var lon: Double
 
+    /// A point at `lat`, `lon` degrees.
     public init(lat: Double, lon: Double) { self.lat = lat; self.lon = lon }
 
     /// True when both coordinates are finite and the latitude is within ±90°.
@@ -87,6 +88,7 @@ public enum Geo {
 /// from the poles it agrees with the haversine to better than 0.1 %; within `exactBelowPole`
 /// degrees of a pole it falls back to the haversine.
 public struct LocalDistance: Sendable {
+    /// The point distances are measured around.
     public let centre: GeoPoint
     private let metresPerDegLat: Double
     private let metresPerDegLon: Double
@@ -95,6 +97,7 @@ public struct LocalDistance: Sendable {
     /// Latitudes beyond ±85° use the exact formula.
     public static let exactBeyondLatitude = 85.0
 
+    /// Precomputes the metres per degree at `centre`.
     public init(centre: GeoPoint) {
         self.centre = centre
         metresPerDegLat = Geo.earthRadius * Geo.rad

@@ -11,21 +11,26 @@ public enum EventClass: String, CaseIterable, Sendable, Codable {
 /// One outgoing event before it has a sequence number. The hub numbers it and encodes it once
 /// for all clients.
 public struct Event: Sendable {
+    /// What follows `class`, `seq` and `t_ns` on the line.
     public enum Payload: Sendable {
         case attitude(Attitude)
         case sample(IMUSample)
         case fields(JSONObject)
     }
 
+    /// The line's class (what a client's `watch` filters on).
     public var cls: EventClass
     /// The sample (or fix) time the event belongs to, if any.
     public var t: Nanoseconds?
+    /// The line's body.
     public var payload: Payload
 
+    /// An event of `cls` at sample time `t` (nil: the hub stamps the latest).
     public init(_ cls: EventClass, t: Nanoseconds?, _ payload: Payload) {
         self.cls = cls; self.t = t; self.payload = payload
     }
 
+    /// An event whose body is `fields`, in order.
     public init(_ cls: EventClass, t: Nanoseconds?, fields: JSONObject) {
         self.init(cls, t: t, .fields(fields))
     }

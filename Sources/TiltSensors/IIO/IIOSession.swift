@@ -142,7 +142,7 @@ final class IIOSession {
         var pairer = IMUPairer(rateHz: rateHz)
         var fds = buffered.map { pollfd(fd: $0.pollFD, events: Int16(POLLIN), revents: 0) }
         fds.append(pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0))
-        var lastData = IIOClock.monotonicNanoseconds()
+        var lastData = Nanoseconds(MonotonicClock.nanoseconds())
         var lastCheck = lastData
         var silent = false
         let canFallBack = configuration.mode == .auto && devices.allSatisfy(\.isPollable)
@@ -172,7 +172,7 @@ final class IIOSession {
                     }
                 }
             }
-            let now = IIOClock.monotonicNanoseconds()
+            let now = Nanoseconds(MonotonicClock.nanoseconds())
             if got > 0 {
                 lastData = now
                 if silent {
@@ -206,10 +206,10 @@ final class IIOSession {
 
     private func streamPolled(stop: StopSignal, wake: IIOWakeup, emit: @Sendable (SourceOutput) -> Void) throws {
         let period = Int64(1e9 / max(rateHz, 0.1))
-        var next = IIOClock.monotonicNanoseconds()
+        var next = Nanoseconds(MonotonicClock.nanoseconds())
         var lastCheck = next
         while !stop.isStopped {
-            let t = IIOClock.monotonicNanoseconds()
+            let t = Nanoseconds(MonotonicClock.nanoseconds())
             var accel: Vector3?, gyro: Vector3?
             for reader in polled {
                 let r = try reader.read(at: t)
@@ -230,7 +230,7 @@ final class IIOSession {
                 }
             }
             next += period
-            let now = IIOClock.monotonicNanoseconds()
+            let now = Nanoseconds(MonotonicClock.nanoseconds())
             if next <= now { next = now + period }  // overran (slow sysfs): skip, never burst
             wake.wait(nanoseconds: next - now)
         }

@@ -36,8 +36,8 @@ public struct Daemon: Sendable {
         self.inheritedFD = inheritedFD; self.notifier = notifier; self.logOutput = logOutput
     }
 
-    /// Loads what the engine starts from, starts listening, and returns the services in start
-    /// order. Throws `ConfigError` or `SocketServer.StartError` before anything runs.
+    /// Loads what the engine starts from and returns the services in start order. Throws
+    /// `ConfigError` before anything runs; the group's run throws `SocketServer.StartError`.
     public func services() async throws -> [ServiceGroupConfiguration.ServiceConfiguration] {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         do {
@@ -73,8 +73,8 @@ public struct Daemon: Sendable {
             }
             handle.attach(engine)
         }.get()
-        let server = SocketServer(config: config.socket, hub: hub, logger: logger)
-        try server.start(inheritedFD: inheritedFD)
+        let socket = SocketService(server: SocketServer(config: config.socket, hub: hub, logger: logger), loop: loop,
+                                   inheritedFD: inheritedFD)
 
         func service(_ s: any Service) -> ServiceGroupConfiguration.ServiceConfiguration {
             .init(service: s, successTerminationBehavior: .gracefullyShutdownGroup)
@@ -82,10 +82,11 @@ public struct Daemon: Sendable {
         return [
             service(EventLoopService(group: group)),
             service(StoreService(store: store)),
-            service(SocketService(server: server, loop: loop, ownedPath: inheritedFD == nil ? config.socket.path : nil)),
+            service(socket),
             service(fixes),
             service(sampler),
-            service(StatusService(engine: handle, sampler: sampler, reloader: reloader, notifier: notifier, logOutput: logOutput)),
+            service(StatusService(engine: handle, sampler: sampler, socket: socket, reloader: reloader, notifier: notifier,
+                                  logOutput: logOutput)),
         ]
     }
 }

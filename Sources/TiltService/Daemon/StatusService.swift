@@ -11,17 +11,23 @@ import TiltCore
 public final class StatusService: Service {
     let engine: EngineHandle
     let sampler: SamplerService
+    let socket: SocketService
     let reloader: Reloader
     let notifier: SystemdNotifier
     let logOutput: LogOutput?
     private let signalQueue = DispatchQueue(label: "tiltd.sighup")
 
     /// - Parameter logOutput: flushed on every tick so rate-limited repeats get their summary line.
-    public init(engine: EngineHandle, sampler: SamplerService, reloader: Reloader, notifier: SystemdNotifier, logOutput: LogOutput?) {
-        self.engine = engine; self.sampler = sampler; self.reloader = reloader; self.notifier = notifier; self.logOutput = logOutput
+    public init(engine: EngineHandle, sampler: SamplerService, socket: SocketService, reloader: Reloader,
+                notifier: SystemdNotifier, logOutput: LogOutput?) {
+        self.engine = engine; self.sampler = sampler; self.socket = socket; self.reloader = reloader
+        self.notifier = notifier; self.logOutput = logOutput
     }
 
+    /// Sends READY=1, then ticks until graceful shutdown; ends with STOPPING=1.
     public func run() async throws {
+        // READY=1 only once clients can connect.
+        for await _ in socket.listening {}
         let firstStatus = (try? await engine.submit { $0.statusLine() }.get()) ?? "starting"
         try? notifier.ready(status: firstStatus)
 

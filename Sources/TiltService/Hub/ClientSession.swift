@@ -18,22 +18,33 @@ import TiltCore
 /// Why not NIO's own write path for everything: its per-write bookkeeping (pipeline, pending
 /// writes, promises, writability) cost several times the system call itself, and fan-out is
 /// one write per client per sample (bench/fanout/run).
+///
+/// `@unchecked`: no lock guards the state; like the `Hub` that owns it, a session is confined to
+/// the hub's loop (its channel's), and only its `id` and credentials are read elsewhere.
 public final class ClientSession: @unchecked Sendable {
     /// Peer credentials from SO_PEERCRED.
     public struct Credentials: Sendable, Equatable {
+        /// The peer's process id.
         public var pid: Int32
+        /// The peer's user id.
         public var uid: UInt32
+        /// The peer's primary group id.
         public var gid: UInt32
     }
 
+    /// The connection's number (1, 2, … since start), in `hello` and logs.
     public let id: Int
+    /// SO_PEERCRED of the peer, when the kernel gave it.
     public let credentials: Credentials?
     /// Whether this peer may send mutating commands (re-judged when a reload changes trust).
     public internal(set) var trusted: Bool
 
     // What the client watches.
+    /// The event classes this client receives (`watch classes`).
     public private(set) var classes: Set<EventClass>
+    /// This client's attitude rate, Hz (0 = none).
     public private(set) var attitudeHz: Double
+    /// Whether this client receives every calibrated sample.
     public private(set) var samples = false
     private var nextAttitudeDue: Nanoseconds = .min
 
@@ -51,7 +62,9 @@ public final class ClientSession: @unchecked Sendable {
     private var waitingForSocket = false
     /// Queued since the last flush; the hub flushes once per loop turn.
     private var needsFlush = false
+    /// Lines dropped for this client since it connected (its queue was full).
     public private(set) var droppedTotal = 0
+    /// Lines handed to the socket for this client since it connected.
     public private(set) var sentTotal = 0
     unowned let hub: Hub
 
@@ -65,6 +78,7 @@ public final class ClientSession: @unchecked Sendable {
         self.classes = EventClass.defaultStream
     }
 
+    /// The `client` object of `hello`: id, credentials, trusted.
     public var summary: JSONObject {
         var o = JSONObject()
         o["id"] = .int(Int64(id))
@@ -252,6 +266,6 @@ public final class ClientSession: @unchecked Sendable {
         flush()  // the replies just queued must go out before the half-close
         let ctx = context
         ctx.close(mode: .output, promise: nil)
-        ctx.eventLoop.scheduleTask(in: .seconds(seconds)) { ctx.close(promise: nil) }
+        ctx.eventLoop.assumeIsolated().scheduleTask(in: .seconds(seconds)) { ctx.close(promise: nil) }
     }
 }

@@ -15,8 +15,15 @@ public protocol RequestHandler: AnyObject {
 /// Every event is encoded once and the same bytes are queued on each client that watches its
 /// class; per-client queues are bounded (`ClientSession`), so a slow reader costs only its own
 /// lines. All state is confined to `loop`: publish from elsewhere with `publishSoon`.
+///
+/// `@unchecked`: no lock guards the state; it is confined to `loop` (checked at run time by
+/// `preconditionInEventLoop`). Other threads touch only `loop` and `publishSoon`. Making the
+/// compiler check it (a `NIOLoopBound` hub) changes the socket server's and the fan-out's
+/// wiring, which issue 15 owns.
 public final class Hub: @unchecked Sendable {
+    /// The event loop all hub, session and engine state is confined to.
     public let loop: any EventLoop
+    /// Who answers requests (the engine); weak, the daemon owns it.
     public weak var handler: (any RequestHandler)?
     private var clients: [ObjectIdentifier: ClientSession] = [:]
     private var seq: UInt64 = 0
@@ -28,6 +35,7 @@ public final class Hub: @unchecked Sendable {
     /// The socket settings in force (limits, trust); replaced on reload. On `loop`.
     public var socketConfig = Configuration.Socket()
 
+    /// A hub confined to `loop`.
     public init(loop: any EventLoop) {
         self.loop = loop
     }
@@ -112,6 +120,7 @@ public final class Hub: @unchecked Sendable {
 
 /// Version numbers reported in `hello` and `tiltd --version`.
 public enum TiltdVersion {
+    /// tiltd's version.
     public static let string = "0.1.0"
     /// Bumped when a change breaks existing clients.
     public static let protocolNumber = 1

@@ -11,11 +11,13 @@ import TiltCore
 /// a stale socket file left by a crashed daemon is replaced, but a live one (another tiltd
 /// answering on it) is refused, and a path that is not a socket is never removed.
 public final class SocketServer: Sendable {
+    /// The settings the socket was made with (path, mode, group).
     public let config: Configuration.Socket
     let hub: Hub
     let logger: Logger
     private let acceptorBox = Mutex<Acceptor?>(nil)
 
+    /// A server for `hub` with `config`; nothing listens until `start`.
     public init(config: Configuration.Socket, hub: Hub, logger: Logger) {
         self.config = config; self.hub = hub; self.logger = logger
         hub.loop.execute { hub.socketConfig = config }
@@ -27,6 +29,7 @@ public final class SocketServer: Sendable {
         case notASocket(String)
         case system(String, Int32)
 
+        /// What went wrong, for the log and the exit message.
         public var description: String {
             switch self {
             case .inUse(let p): return "\(p) is in use by another running tiltd (a client connected to it); stop that one first or choose another [socket] path"
@@ -126,7 +129,8 @@ public final class SocketServer: Sendable {
 }
 
 /// Reads command lines from one client and hands them to the hub.
-final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
+/// Lives in its channel's pipeline, on the loop: not `Sendable`.
+final class ClientHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
