@@ -12,9 +12,25 @@ struct Tiltd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tiltd",
         abstract: "IMU attitude, tilt game and places daemon for Linux.",
+        discussion: Tiltd.discussion,
         version: TiltdVersion.string,
         subcommands: [Run.self, Reload.self, Record.self, CheckConfig.self, Calibrate.self, Estimate.self, Monitor.self]
     )
+}
+
+extension Tiltd {
+    /// The overview `tiltd --help` and tiltd(8) start with.
+    static let discussion = """
+        tiltd reads an IMU through the kernel's IIO interface (libiio) and, optionally, GPS fixes \
+        from gpsd; it fuses attitude, runs the tilt game, watches places, and streams JSON lines \
+        on a Unix socket (/run/tiltd/tiltd.sock) to any number of clients, of which trusted ones \
+        may send commands. Under systemd it runs as tiltd.service, socket-activated by \
+        tiltd.socket, with Type=notify readiness, STATUS= and the watchdog; SIGHUP (systemctl \
+        reload) re-reads the configuration, keeping the running one if the new one is invalid. \
+        Files: /etc/tiltd/tiltd.toml (configuration, tiltd.toml(5)), /etc/tiltd/calibration.toml \
+        (written by tiltd calibrate), /var/lib/tiltd/tiltd.sqlite (rounds, visits, credits, \
+        quests). The socket protocol is in tiltd-protocol(7).
+        """
 }
 
 /// Options every subcommand that reads the config takes.

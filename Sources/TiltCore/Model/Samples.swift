@@ -71,6 +71,9 @@ public struct Fix: Sendable, Equatable {
     public var eph: Double?
     /// Vertical position uncertainty (95 %), metres.
     public var epv: Double?
+    /// Seconds from the host's system clock to `time`, set by a live source only when they are
+    /// more than a day apart (a receiver's GPS week-number rollover, or a host clock not set).
+    public var clockOffset: Double?
 
     /// A fix; unknown values nil.
     public init(mode: Int, time: Nanoseconds? = nil, lat: Double? = nil, lon: Double? = nil,

@@ -25,6 +25,15 @@ extension Fix {
     /// One-sigma horizontal uncertainty in metres, from `eph` (a 95 % radius).
     /// For a circular 2-D normal error, 95 % of fixes fall within 2.4477 σ.
     public var horizontalSigma: Double? { eph.map { $0 / 2.4477 } }
+
+    /// The 95 % horizontal uncertainty assumed for a fix that reports none (a GPX without hdop, a
+    /// receiver that gives no error estimate): a consumer receiver's under partly open sky. Such a
+    /// fix is never taken as exact — with eph 0 it would enter a fence the moment its centre
+    /// crossed the edge and let a quest complete however wrong it was.
+    public static let assumedEphWhenUnknown = 25.0
+
+    /// `eph`, or `assumedEphWhenUnknown` when the source gave none.
+    public var ephOrAssumed: Double { eph ?? Self.assumedEphWhenUnknown }
 }
 
 /// Spherical-earth geometry. All angles in degrees, distances in metres.

@@ -23,8 +23,9 @@ public struct GeofenceMonitor: Sendable {
         public var exitMarginMin = 10.0
         /// …or this fraction of the radius, whichever is larger.
         public var exitMarginFraction = 0.25
-        /// eph (95 %, metres) assumed for fixes that carry none (e.g. a GPX without hdop).
-        public var unknownEph = 0.0
+        /// eph (95 %, metres) assumed for fixes that carry none (e.g. a GPX without hdop): never 0,
+        /// which would take them as exact.
+        public var unknownEph = Fix.assumedEphWhenUnknown
         /// Bucket edge of the spatial index, metres.
         public var indexCellSize = 250.0
         /// Fences wider than this are checked one by one instead of bucketed.

@@ -171,7 +171,8 @@ public struct QuestGrid: Sendable {
     public mutating func complete(cell requested: GeoGrid.Cell? = nil) -> Result<Completion, Refusal> {
         guard let fix = lastFix, let p = fix.point, let t = fix.time else { return .failure(.noFix) }
         let limit = options.maxEph ?? options.cellSize / 2
-        if let eph = fix.eph, eph > limit { return .failure(.uncertain(eph: eph, limit: limit)) }
+        // A fix that gives no uncertainty is judged by the assumed one, not taken as exact.
+        if fix.ephOrAssumed > limit { return .failure(.uncertain(eph: fix.ephOrAssumed, limit: limit)) }
         let here = grid.cell(p)
         let c = requested ?? here
         guard c == here else { return .failure(.notInCell(requested: c, current: here)) }

@@ -61,7 +61,7 @@ public struct SnoozeGate: Sendable {
         guard let p = fix.point else { return .suppress }
         guard let o = origin else { origin = p; since = since ?? fix.time; return .suppress }
         let d = Geo.distance(o, p)
-        if d - (fix.horizontalSigma ?? 0) >= distance {
+        if d - fix.ephOrAssumed / 2.4477 >= distance {
             let woke = Woke(t: fix.time ?? 0, moved: d, since: since)
             cancel()
             return .woke(woke)

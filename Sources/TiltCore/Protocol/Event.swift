@@ -6,6 +6,16 @@ public enum EventClass: String, CaseIterable, Sendable, Codable {
     public static let defaultStream: Set<EventClass> = [.status, .attitude, .game, .fix, .place, .quest, .credit]
     /// Always delivered, whatever the client watches.
     public static let alwaysDelivered: Set<EventClass> = [.hello, .reply, .gap]
+
+    /// Lines whose `t_ns` is GPS time (ns since the Unix epoch, as the receiver reported it).
+    /// They carry no `t_ns` when no GPS time is known: the IMU's clock is another clock, and one
+    /// field never mixes two (docs/protocol.md). Every other class uses the IMU's sample clock.
+    public var usesGPSTime: Bool {
+        switch self {
+        case .fix, .place, .quest, .credit: true
+        default: false
+        }
+    }
 }
 
 /// One outgoing event before it has a sequence number. The hub numbers it and encodes it once

@@ -109,7 +109,7 @@ public struct Configuration: Sendable {
         }
         c.calibrationFile = calPath
 
-        if var t = try root.table("socket") { try c.readSocket(&t); try t.finish() }
+        if var t = try root.table("socket") { try c.readSocket(&t, base: baseDir); try t.finish() }
 
         if var t = try root.table("store") {
             c.store.path = resolve(try t.string("path", default: c.store.path), base: baseDir)

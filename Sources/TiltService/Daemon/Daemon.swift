@@ -58,7 +58,8 @@ public struct Daemon: Sendable {
         let sampler = SamplerService(input: input, engine: handle, exitWhenDone: exitWhenDone, logger: logger)
         let first = try sampler.prepare(config)
         sampler.firstPipeline.withLock { $0 = first }
-        let fixes = FixSourceService(first: try FixSourceService.makeFirst(gps: config.gps, gpx: gpx), isReplay: gpx != nil, engine: handle)
+        let firstFixSource = try FixSourceService.makeFirst(gps: config.gps, gpx: gpx)
+        let fixes = FixSourceService(first: firstFixSource, isReplay: gpx != nil, engine: handle)
         var setLogLevel: (@Sendable (Logger.Level) -> Void)?
         if let output = logOutput { setLogLevel = { level in output.levelOverride = level } }
         let services = EngineServices(sampler: sampler, fixes: fixes, socketActivated: inheritedFD != nil, setLogLevel: setLogLevel)
@@ -67,6 +68,12 @@ public struct Daemon: Sendable {
         try await loop.submit {
             let engine = Engine(hub: hub, config: config, logger: logger, store: store, services: services)
             engine.start(startup)
+            // Under socket activation the client that started the daemon is already queued and is
+            // accepted at once: its hello must list the sources, not "sources":[].
+            engine.ingest(status: SourceStatus(source: "imu", state: .starting, message: "opening \(first.source.summary)"))
+            if let f = firstFixSource {
+                engine.ingest(status: SourceStatus(source: "gps", state: .starting, message: "starting \(f.summary)"))
+            }
             engine.onReload = { done in
                 let done = NIOLoopBound(done, eventLoop: loop)
                 reloader.reload { result in loop.execute { done.value(result) } }

@@ -22,7 +22,7 @@ import TiltCore
 /// `@unchecked`: no lock guards the state; like the `Hub` that owns it, a session is confined to
 /// the hub's loop (its channel's), and only its `id` and credentials are read elsewhere.
 public final class ClientSession: @unchecked Sendable {
-    /// Peer credentials from SO_PEERCRED.
+    /// Peer credentials from SO_PEERCRED, and its supplementary groups from SO_PEERGROUPS.
     public struct Credentials: Sendable, Equatable {
         /// The peer's process id.
         public var pid: Int32
@@ -30,6 +30,8 @@ public final class ClientSession: @unchecked Sendable {
         public var uid: UInt32
         /// The peer's primary group id.
         public var gid: UInt32
+        /// Supplementary groups at connect time (empty when the kernel could not say).
+        public var groups: [UInt32] = []
     }
 
     /// The connection's number (1, 2, … since start), in `hello` and logs.

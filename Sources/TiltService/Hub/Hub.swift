@@ -61,7 +61,8 @@ public final class Hub: @unchecked Sendable {
     /// Encodes `event` with the next sequence number.
     func encode(_ event: Event) -> SharedLine {
         var e = event
-        if e.t == nil { e.t = lastSampleTime }
+        // A line without its own time gets the latest sample time, unless its clock is GPS time.
+        if e.t == nil, !e.cls.usesGPSTime { e.t = lastSampleTime }
         return SharedLine(e.encode(seq: nextSeq()))
     }
 

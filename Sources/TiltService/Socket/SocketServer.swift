@@ -57,7 +57,7 @@ public final class SocketServer: Sendable {
     /// Hands an accepted connection to NIO (which reads its commands) and keeps a duplicate of
     /// its descriptor for the session's own writes (see `ClientSession`).
     static func adopt(_ fd: CInt, id: Int, hub: Hub, logger: Logger) {
-        let credentials = TiltService.peerCredentials(fd)
+        let credentials = ClientHandler.peerCredentials(fd)
         // The duplicate keeps the socket open until the session closes it too, so a write can
         // never reach a descriptor number NIO has closed and the kernel has given to someone else.
         let writeFD = fcntl(fd, F_DUPFD_CLOEXEC, 0)
@@ -247,20 +247,6 @@ final class ClientHandler: ChannelInboundHandler {
         context.close(promise: nil)
     }
 }
-
-/// `struct ucred` from <sys/socket.h> (hidden behind _GNU_SOURCE in Swift's Glibc module).
-struct PeerCred: Sendable {
-    var pid: Int32 = 0
-    var uid: UInt32 = 0
-    var gid: UInt32 = 0
-}
-
-/// The peer's pid, uid and gid (SO_PEERCRED), nil if the kernel will not say.
-func peerCredentials(_ fd: CInt) -> ClientSession.Credentials? {
-    var cred = PeerCred()
-    var len = socklen_t(MemoryLayout<PeerCred>.size)
-    guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 else { return nil }
-    return ClientSession.Credentials(pid: cred.pid, uid: cred.uid, gid: cred.gid)
 }
 
 /// Numbers connections.
