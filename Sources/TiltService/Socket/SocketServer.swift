@@ -247,7 +247,6 @@ final class ClientHandler: ChannelInboundHandler {
         context.close(promise: nil)
     }
 }
-}
 
 /// Numbers connections.
 final class Counter: Sendable {
