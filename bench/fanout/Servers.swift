@@ -63,6 +63,9 @@ func startTiltd(_ tiltd: String, cfg: FanoutConfiguration, dir: String, socketPa
     [imu]
     device = "auto"
     rate_hz = \(cfg.rateHz)
+    # The feeder starts after all clients have connected, later than the one second auto mode
+    # waits for a buffer's first scan before it polls instead: stay buffered.
+    mode = "buffered"
     [socket]
     path = "\(socketPath)"
     [store]
