@@ -96,7 +96,8 @@ let deck = try! PromptDeck(name: "bench", prompts: (1...200).map { "prompt \($0)
                 seq += 1
                 bytes &+= Event(.attitude, t: a.t, .attitude(a)).encode(seq: seq).count
             }
-            var events = game.update(a)
+            // As GameComponent feeds it: the attitude and the bias-corrected rate.
+            var events = game.update(a, rate: s.gyro - a.gyroBias)
             if game.roundID == nil { events += (try? game.start(at: a.t, roundSeconds: 60, deck: deck)) ?? [] }
             for e in events {
                 if json {
