@@ -5,7 +5,7 @@ import TiltCore
 /// the daemon's attitude stream whose "prompts" are placeholders — which prompt is on screen is
 /// the room's business (`RoomMember`); the game only says when the head answered, and how.
 struct DecisionDetector {
-    private let rules: TiltGame.Configuration
+    private let rules: TiltGame.Rules
     private var game: TiltGame
     /// The room round and prompt index the local round started at, and answers since.
     private var following: (round: Int, index: Int)?
@@ -15,7 +15,7 @@ struct DecisionDetector {
     /// Whether the last `update` showed a prompt or the neutral pose (the view changes).
     private(set) var promptChanged = false
 
-    init(rules: TiltGame.Configuration) throws {
+    init(rules: TiltGame.Rules) throws {
         self.rules = rules
         game = try TiltGame(configuration: rules)
     }
@@ -47,7 +47,7 @@ struct DecisionDetector {
         if let n = startPending {
             startPending = nil
             let deck = try! PromptDeck(name: "room", prompts: (0..<n).map { "#\($0)" })  // n ≥ 1, short, distinct
-            _ = try? game.start(at: a.t, roundSeconds: TiltGame.Configuration.roundSecondsRange.upperBound, deck: deck)
+            _ = try? game.start(at: a.t, roundSeconds: TiltGame.Rules.roundSecondsRange.upperBound, deck: deck)
         }
         for e in game.update(a) {
             switch e.kind {
