@@ -142,13 +142,16 @@ public final class Bridge {
             bridgeStatus("streaming", "connected to \(m.host):\(m.port)")
             flush()
         case .disconnected(let code):
-            if brokerUp {
+            let wasUp = brokerUp
+            // Down first: the status below must wait in the cache for the reconnect, not be
+            // queued inside libmosquitto and arrive after newer ones.
+            brokerUp = false
+            queue.setConnected(false)
+            if wasUp {
                 let why = code == 0 ? "closed" : MQTTError(code: code, operation: "connection").description
                 logger.warning("lost the broker \(m.host):\(m.port) (\(why)); reconnecting with backoff")
                 bridgeStatus("retrying", "broker \(m.host):\(m.port): \(why)")
             }
-            brokerUp = false
-            queue.setConnected(false)
         case .message(let topic, let payload, _):
             if topic == topics.command { command(payload, now: now); return }
             _ = room?.message(topic: topic, payload: payload, now: now)
