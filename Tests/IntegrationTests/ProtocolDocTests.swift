@@ -43,7 +43,7 @@ final class ProtocolDocTests: XCTestCase {
     /// Fields the document marks "when known": shown in examples, absent in some real lines.
     static let optionalFields: Set<String> = ["t_ns", "track_deg", "alt_m", "eph_m", "epv_m", "speed_mps", "rate_hz",
                                               "retry_in_s", "device", "deck_note", "category", "fix", "sample_rate_hz",
-                                              "dwell_s", "lat", "lon"]
+                                              "dwell_s", "lat", "lon", "gyroscope"]
 
     static func sameShape(_ example: JSONValue, _ actual: JSONValue, path: String = "") -> String? {
         switch (example, actual) {
