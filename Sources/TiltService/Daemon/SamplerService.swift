@@ -27,11 +27,15 @@ public final class SamplerService: Service, SamplerControl {
     private let control = DispatchQueue(label: "tiltd.sampler")
     private let ended: AsyncStream<Void>
     private let endedContinuation: AsyncStream<Void>.Continuation
+    /// Finishes once the first pipeline's thread is running (READY=1 waits for it).
+    public let started: AsyncStream<Void>
+    private let startedContinuation: AsyncStream<Void>.Continuation
 
     /// A sampler delivering to `engine`; `first` is the pipeline to start with (see `prepare`).
     public init(input: Input, engine: EngineHandle, exitWhenDone: Bool, logger: Logger) {
         self.input = input; self.engine = engine; self.exitWhenDone = exitWhenDone; self.logger = logger
         (ended, endedContinuation) = AsyncStream.makeStream()
+        (started, startedContinuation) = AsyncStream.makeStream()
     }
 
     /// Builds, without starting, the sampler for `config` (a replay, or the device `[imu]` names).
@@ -82,6 +86,7 @@ public final class SamplerService: Service, SamplerControl {
             current.withLock { $0 = first }
             start(first)
         }
+        startedContinuation.finish()
         if exitWhenDone {
             await withTaskGroup(of: Void.self) { tasks in
                 tasks.addTask { [ended] in for await _ in ended { break } }
@@ -107,7 +112,10 @@ public final class SamplerService: Service, SamplerControl {
 
     /// Runs the first pipeline until graceful shutdown (or the recording's end with `exitWhenDone`).
     public func run() async throws {
-        guard let first = firstPipeline.withLock({ $0 }) else { return try await gracefulShutdown() }
+        guard let first = firstPipeline.withLock({ $0 }) else {
+            startedContinuation.finish()
+            return try await gracefulShutdown()
+        }
         try await run(first: first)
     }
 }

@@ -8,7 +8,7 @@ import TiltSensors
 /// owns it (`Component`) and every change is published to all clients (host-authoritative).
 ///
 /// Confined to `hub.loop`: not `Sendable`. Other threads reach it through a
-/// `NIOLoopBound<Engine>` (see `Daemon`), so the compiler checks the confinement.
+/// `NIOLoopBound<Engine>` inside `EngineHandle`, so the compiler checks the confinement.
 public final class Engine: RequestHandler {
     let context: EngineContext
     let services: EngineServices
