@@ -13,14 +13,17 @@ public final class SamplerService: Service, SamplerControl {
     public enum Input: Sendable {
         /// The configured IIO device.
         case device
-        /// A recording, at `speed` (nil = as fast as possible).
-        case replay(path: String, speed: Double?)
+        /// A recording, at `speed` (nil = as fast as possible); `holdUntilRound`: after the first
+        /// sample, wait until a client starts a round (so a fast replay can be played).
+        case replay(path: String, speed: Double?, holdUntilRound: Bool = false)
     }
 
     let input: Input
     let engine: EngineHandle
     let logger: Logger
     let exitWhenDone: Bool
+    /// Opened by the first `game.start` when the replay is held (`--hold-until-round`).
+    public let replayGate = ReplayGate()
     /// The running pipeline. Replaced only on `control` (serial), read by the watchdog tick.
     private let current = Mutex<SensorPipeline?>(nil)
     /// Starts and stops pipelines one at a time, off the loop (a stop waits for the thread).
@@ -43,8 +46,8 @@ public final class SamplerService: Service, SamplerControl {
         let source: any SampleSource
         var persister: BiasPersister?
         switch input {
-        case .replay(let path, let speed):
-            source = ReplaySource(path: path, speed: speed)
+        case .replay(let path, let speed, let hold):
+            source = ReplaySource(path: path, speed: speed, gate: hold ? replayGate : nil)
         case .device:
             do { source = try DeviceSourceFactory.make(config.imu, logger: logger) } catch {
                 throw config.error("imu.device", "\(error)")
@@ -56,7 +59,7 @@ public final class SamplerService: Service, SamplerControl {
         // recording's times are kept exactly.
         var isDevice = false
         if case .device = input { isDevice = true }
-        return SensorPipeline(source: source, engine: engine, calibration: config.calibration,
+        return SensorPipeline(source: source, engine: engine, calibration: config.calibration, mount: config.imu.mountMatrix,
                               persister: persister, smoothsClockSteps: isDevice, logger: logger)
     }
 
@@ -125,7 +128,9 @@ public final class SamplerService: Service, SamplerControl {
 public enum DeviceSourceFactory {
     /// The IIO source for `imu` (it finds the device itself, and retries while it is missing).
     public static func make(_ imu: Configuration.IMU, logger: Logger) throws -> any SampleSource {
-        IIOSource(configuration: .init(device: imu.device, rateHz: imu.rateHz, mountMatrix: imu.mountMatrix,
+        // The config's mount matrix replaces the kernel's: the device reports in its own frame
+        // (identity) and the sampler's front end applies the config's matrix, for replays too.
+        IIOSource(configuration: .init(device: imu.device, rateHz: imu.rateHz, mountMatrix: imu.mountMatrix.map { _ in .identity },
                                        bufferSamples: imu.bufferSamples, mode: IIOReadMode(rawValue: imu.mode) ?? .auto),
                   logger: logger)
     }
