@@ -69,7 +69,7 @@ let package = Package(
         // Speed of the place pipeline with 100,000 places.
         .executableTarget(name: "PlacesBench", dependencies: ["TiltCore"], path: "bench/places"),
         // The real daemon under the fake-hardware harness fanning attitude out to 100–1000 clients.
-        .executableTarget(name: "FanoutBench", dependencies: ["TiltCore", "FakeHardware", "CEpoll"], path: "bench/fanout", exclude: ["run", "CEpoll"]),
+        .executableTarget(name: "FanoutBench", dependencies: ["TiltCore", "FakeHardware", "CEpoll"], path: "bench/fanout", exclude: ["run", "CEpoll", "cfanout.c"]),
         .systemLibrary(name: "CEpoll", path: "bench/fanout/CEpoll"),
 
         // Helpers shared by the test targets: socket clients, processes, waiting on conditions.
