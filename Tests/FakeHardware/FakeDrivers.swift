@@ -106,7 +106,7 @@ extension FakeIIODevice {
     }
 
     /// `drivers/iio/accel/adxl345_core.c` (Linux 6.6): an ADXL345 accelerometer and nothing else —
-    /// no gyroscope, no buffer (buffered reads came only with its FIFO support in 6.15): x, y, z
+    /// no gyroscope, no buffer (its FIFO buffer came in later kernels): x, y, z
     /// `*_raw` with `calibbias`, one `in_accel_scale` 0.038300 (full resolution, ~3.9 mg per
     /// count) and `in_accel_sampling_frequency` "100.000000" (IIO_VAL_INT_PLUS_MICRO, no list);
     /// `current_timestamp_clock` (a core attribute every device has).

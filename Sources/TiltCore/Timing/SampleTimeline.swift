@@ -6,7 +6,8 @@
 /// after boot — by hours or years. A step back would leave the estimator and the game waiting for
 /// time to catch up ("older" samples are ignored), a step forward would end a round at once and
 /// restart the estimator. Here such a jump is a *discontinuity*: the output continues from the
-/// last output time by the time that really passed, and every later sample keeps the new offset,
+/// last output by one sample period (by the pause, if the reader saw none arrive for over half a
+/// second), and every later sample keeps the new offset,
 /// so the estimator, the game and clients never see the jump.
 ///
 /// What counts as a jump (`period` is the nominal sample period, `limit` = `Parameters.periods`
@@ -28,6 +29,9 @@ public struct SampleTimeline: Sendable {
         /// The smallest jump reported, ns, whatever the rate (a few periods at 500 Hz is 10 ms,
         /// within the scheduling noise of a loaded machine).
         public var minimumJump: Nanoseconds = 50_000_000
+        /// An arrival gap longer than this (and than the jump limit) across a jump is a real
+        /// pause and is kept; shorter ones are the reader's latency, ns.
+        public var pause: Nanoseconds = 500_000_000
 
         /// Parameters for samples every `period` ns.
         public init(period: Nanoseconds) { self.period = max(1, period) }
@@ -108,8 +112,11 @@ public struct SampleTimeline: Sendable {
             lastOut = t
             return Placement(t: t, jump: nil)
         }
-        // Continue from the last output by the time that passed (at least one period).
-        let advance = max(parameters.period, elapsed ?? parameters.period)
+        // Continue from the last output by one period, or by the time that passed when the
+        // reader saw a real pause (longer than `pause`): shorter arrival gaps are batching and
+        // scheduling delays of the reader, not time the sensor was silent.
+        let paused = (elapsed ?? 0) > max(limit, parameters.pause)
+        let advance = paused ? elapsed! : parameters.period
         let t = prevOut &+ advance
         offset = t &- sensor
         lastOut = t
