@@ -20,7 +20,8 @@ func runIdle(tiltd: String, rateHz: Int, seconds: Double) throws -> IdleFootprin
     let cfg = FanoutConfiguration(rateHz: rateHz, clients: 0, seconds: seconds, readerThreads: 1)
     let count = Int(seconds * Double(rateHz))
     let timeline = ScanTimeline(t0: 1_000_000_000_000, period: Int64(1_000_000_000 / rateHz), capacity: count)
-    let started = try startTiltd(tiltd, cfg: cfg, dir: dir, socketPath: "\(dir)/tiltd.sock", timeline: timeline, count: count)
+    let started = try startTiltd(
+        tiltd, cfg: cfg, dir: dir, socketPath: "\(dir)/tiltd.sock", timeline: timeline, count: count)
     let pid = started.process.processIdentifier
     defer {
         started.close()

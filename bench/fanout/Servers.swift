@@ -26,10 +26,13 @@ struct StartedServer {
 }
 
 /// Starts the server under test with its socket at `socketPath` in `dir`, ready to be fed.
-func startServer(_ server: FanoutServer, cfg: FanoutConfiguration, dir: String, socketPath: String,
-                 timeline: ScanTimeline, count: Int) throws -> StartedServer {
+func startServer(
+    _ server: FanoutServer, cfg: FanoutConfiguration, dir: String, socketPath: String,
+    timeline: ScanTimeline, count: Int
+) throws -> StartedServer {
     switch server {
-    case .tiltd(let tiltd): return try startTiltd(tiltd, cfg: cfg, dir: dir, socketPath: socketPath, timeline: timeline, count: count)
+    case .tiltd(let tiltd):
+        return try startTiltd(tiltd, cfg: cfg, dir: dir, socketPath: socketPath, timeline: timeline, count: count)
     case .baseline(let path): return try startBaseline(path, dir: dir, socketPath: socketPath, timeline: timeline)
     }
 }
@@ -50,15 +53,21 @@ func startBaseline(_ path: String, dir: String, socketPath: String, timeline: Sc
     // Blocks until cfanout opens its end, which it does right after listening.
     let fd = open(fifo, O_WRONLY | O_CLOEXEC)
     guard fd >= 0 else { throw BenchError("open \(fifo): \(String(cString: strerror(errno)))") }
-    return StartedServer(process: process, log: logPath, feed: { i in
-        var t = timeline.timestamp(i)
-        guard write(fd, &t, 8) == 8 else { throw BenchError("write to cfanout: \(String(cString: strerror(errno)))") }
-    }, close: { Glibc.close(fd) })
+    return StartedServer(
+        process: process, log: logPath,
+        feed: { i in
+            var t = timeline.timestamp(i)
+            guard write(fd, &t, 8) == 8 else {
+                throw BenchError("write to cfanout: \(String(cString: strerror(errno)))")
+            }
+        }, close: { Glibc.close(fd) })
 }
 
 /// The real daemon reading an inv_mpu6050-like fake device: scans go into the device's FIFO.
-func startTiltd(_ tiltd: String, cfg: FanoutConfiguration, dir: String, socketPath: String,
-                timeline: ScanTimeline, count: Int) throws -> StartedServer {
+func startTiltd(
+    _ tiltd: String, cfg: FanoutConfiguration, dir: String, socketPath: String,
+    timeline: ScanTimeline, count: Int
+) throws -> StartedServer {
     try """
     [imu]
     device = "auto"
@@ -100,9 +109,13 @@ func startTiltd(_ tiltd: String, cfg: FanoutConfiguration, dir: String, socketPa
     let rateHz = 1e9 / Double(timeline.period)
     let scans = (0..<count).map { i in
         let r = motion.reading(at: Double(i) / rateHz)
-        return ScanWriter.scan(t: timeline.timestamp(i), accel: device.rawCounts(r.accel, group: device.accel!),
-                               gyro: device.rawCounts(r.gyro, group: device.gyro!))
+        return ScanWriter.scan(
+            t: timeline.timestamp(i), accel: device.rawCounts(r.accel, group: device.accel!),
+            gyro: device.rawCounts(r.gyro, group: device.gyro!))
     }
-    return StartedServer(process: process, log: logPath, feed: { i in try writer.write([scans[i]]) },
-                         close: { writer.close(); scenario.remove() })
+    return StartedServer(
+        process: process, log: logPath, feed: { i in try writer.write([scans[i]]) },
+        close: {
+            writer.close(); scenario.remove()
+        })
 }

@@ -51,26 +51,27 @@ public struct Event: Sendable {
     /// Encodes the event as one JSON line (with the trailing newline).
     /// Field order: class, seq, t_ns, then the payload's fields.
     public func encode(seq: UInt64) -> [UInt8] {
-        var w = JSONWriter(capacity: 200)
+        var w = JSONWriter(capacity: 256)  // an attitude line is about 200 bytes: one allocation
         w.beginObject()
-        w.field("class", cls.rawValue)
-        w.field("seq", Int64(seq))
-        if let t { w.field("t_ns", t) }
+        // Field names are literals (`key(literal:)`): the per-sample lines skip the escape scan.
+        w.key(literal: "class"); w.string(cls.rawValue)
+        w.key(literal: "seq"); w.int(Int64(seq))
+        if let t { w.key(literal: "t_ns"); w.int(t) }
         switch payload {
         case .attitude(let a):
-            w.key("q")
+            w.key(literal: "q")
             w.beginArray()
             w.double(a.q.w, digits: 6); w.double(a.q.x, digits: 6); w.double(a.q.y, digits: 6); w.double(a.q.z, digits: 6)
             w.endArray()
-            w.field("roll_deg", a.roll * Self.deg, digits: 2)
-            w.field("pitch_deg", a.pitch * Self.deg, digits: 2)
+            w.key(literal: "roll_deg"); w.double(a.roll * Self.deg, digits: 2)
+            w.key(literal: "pitch_deg"); w.double(a.pitch * Self.deg, digits: 2)
             // Without a gyroscope the heading is unknown: no yaw, no bias (docs/protocol.md).
-            if a.hasYaw { w.field("yaw_deg", a.yaw * Self.deg, digits: 2) }
-            w.field("at_rest", a.atRest)
-            if a.hasYaw { w.field("gyro_bias", a.gyroBias, digits: 5) }
+            if a.hasYaw { w.key(literal: "yaw_deg"); w.double(a.yaw * Self.deg, digits: 2) }
+            w.key(literal: "at_rest"); w.bool(a.atRest)
+            if a.hasYaw { w.key(literal: "gyro_bias"); w.vector(a.gyroBias, digits: 5) }
         case .sample(let s):
-            w.field("accel", s.accel, digits: 4)
-            if s.hasGyro { w.field("gyro", s.gyro, digits: 5) }
+            w.key(literal: "accel"); w.vector(s.accel, digits: 4)
+            if s.hasGyro { w.key(literal: "gyro"); w.vector(s.gyro, digits: 5) }
         case .fields(let o):
             for (k, v) in o.entries { w.field(k, v) }
         }

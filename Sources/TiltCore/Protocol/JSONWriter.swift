@@ -40,6 +40,17 @@ public struct JSONWriter: Sendable {
     }
     private var afterKey = false
 
+    /// Writes `"name":` for a key known at compile time to need no escaping (the encoders'
+    /// own field names): no scan, one copy.
+    public mutating func key(literal name: StaticString) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
+        afterKey = true
+    }
+
     /// Writes the comma between siblings; a value right after its key needs none.
     private mutating func separate() {
         if afterKey { afterKey = false; return }
@@ -81,35 +92,32 @@ public struct JSONWriter: Sendable {
     /// short, and is formatted with integer arithmetic, several times faster than `description`.
     public mutating func double(_ d: Double, digits: Int) {
         let digits = min(max(digits, 0), 9)
-        let p = Self.power(digits)
-        let scaled = (d * p).rounded()
+        let scaled = d * Self.powersOfTen[digits]
         guard d.isFinite, abs(scaled) < 9e15 else { double(d); return }
         separate()
+        // Round half away from zero, as `rounded()` does, without the libm call.
         let negative = scaled < 0
-        let n = UInt64(abs(scaled))
-        let unit = UInt64(p)
-        var frac = n % unit
-        var width = digits
-        while frac != 0 && frac % 10 == 0 { frac /= 10; width -= 1 }
-        // Digits are written right to left into a stack buffer, then appended at once.
+        let n = UInt64(abs(scaled) + 0.5)
+        // The digits of n right to left, the decimal point `digits` places from the right:
+        // only divisions by the constant 10, which compile to multiplications (a division by a
+        // variable power of ten costs tens of cycles, ten numbers a line).
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { buf in
             var i = 32
-            if frac != 0 {
-                for _ in 0..<width { i -= 1; buf[i] = UInt8(48 + frac % 10); frac /= 10 }
+            var v = n
+            var fraction = digits
+            while fraction > 0 && v % 10 == 0 { v /= 10; fraction -= 1 }  // no trailing zeros
+            if fraction > 0 {
+                for _ in 0..<fraction { i -= 1; buf[i] = UInt8(truncatingIfNeeded: 48 &+ v % 10); v /= 10 }
                 i -= 1; buf[i] = UInt8(ascii: ".")
             }
-            var whole = n / unit
-            repeat { i -= 1; buf[i] = UInt8(48 + whole % 10); whole /= 10 } while whole > 0
+            repeat { i -= 1; buf[i] = UInt8(truncatingIfNeeded: 48 &+ v % 10); v /= 10 } while v > 0
             if negative && (n != 0) { i -= 1; buf[i] = UInt8(ascii: "-") }
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buf[i...]))
         }
     }
 
-    private static func power(_ n: Int) -> Double {
-        var p = 1.0
-        for _ in 0..<n { p *= 10 }
-        return p
-    }
+    /// 10⁰ … 10⁹.
+    private static let powersOfTen: [Double] = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9]
 
     /// Writes a string, escaped.
     public mutating func string(_ s: String) { separate(); appendString(s) }
@@ -149,7 +157,12 @@ public struct JSONWriter: Sendable {
     public mutating func field(_ k: String, _ v: JSONValue) { key(k); value(v) }
     /// Writes `"k":[x,y,z]` with at most `digits` decimals.
     public mutating func field(_ k: String, _ v: Vector3, digits: Int) {
-        key(k); beginArray(); double(v.x, digits: digits); double(v.y, digits: digits); double(v.z, digits: digits); endArray()
+        key(k); vector(v, digits: digits)
+    }
+
+    /// Writes `[x,y,z]` with at most `digits` decimals.
+    public mutating func vector(_ v: Vector3, digits: Int) {
+        beginArray(); double(v.x, digits: digits); double(v.y, digits: digits); double(v.z, digits: digits); endArray()
     }
 
     // MARK: primitives
@@ -166,8 +179,18 @@ public struct JSONWriter: Sendable {
 
     private mutating func appendString(_ s: String) {
         bytes.append(UInt8(ascii: "\""))
-        // Most strings (keys, class names) need no escaping: copy them whole.
-        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
+        // Most strings (keys, class names) need no escaping: copy them whole, from their
+        // contiguous UTF-8 (native strings, small ones included, have it).
+        let copied: Bool? = s.utf8.withContiguousStorageIfAvailable { utf8 in
+            for b in utf8 where b < 0x20 || b == 0x22 || b == 0x5C { return false }
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        if copied == true {
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
+        if copied == nil, !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
             bytes.append(contentsOf: s.utf8)
             bytes.append(UInt8(ascii: "\""))
             return

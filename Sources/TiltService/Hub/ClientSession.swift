@@ -149,8 +149,11 @@ public final class ClientSession: @unchecked Sendable {
     func send(_ line: SharedLine) {
         guard fd >= 0 else { return }
         if queue.count >= queueLimit {
-            // The oldest whole line goes; a line partly written must be finished.
-            hub.countDropped(queue.remove(at: headWritten > 0 && queue.count > 1 ? 1 : 0))
+            // The oldest whole line goes; a line partly written must be finished, and a gap
+            // notice still queued stays (dropping it would lose the count it carries).
+            var victim = headWritten > 0 ? 1 : 0
+            while victim < queue.count - 1 && queue[victim].isGapNotice { victim += 1 }
+            hub.countDropped(queue.remove(at: min(victim, queue.count - 1)))
             dropped += 1
             droppedTotal += 1
         }

@@ -4,10 +4,13 @@
 final class SharedLine: @unchecked Sendable {
     /// The line's bytes; immutable after init.
     let bytes: UnsafeMutableRawBufferPointer
+    /// A `gap` notice: a full queue never drops one (it carries the count of what was dropped).
+    let isGapNotice: Bool
 
-    init(_ source: [UInt8]) {
+    init(_ source: [UInt8], isGapNotice: Bool = false) {
         precondition(!source.isEmpty, "a line has at least its newline")
         bytes = .allocate(byteCount: source.count, alignment: 1)
+        self.isGapNotice = isGapNotice
         source.withUnsafeBytes { bytes.copyMemory(from: $0) }
     }
 

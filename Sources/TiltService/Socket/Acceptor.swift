@@ -25,8 +25,10 @@ final class Acceptor: Sendable {
         self.wake = (fds[0], fds[1])
         let wakeFD = fds[0]
         thread.start { stop in
-            var polls = [pollfd(fd: listeningFD, events: Int16(POLLIN), revents: 0),
-                         pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+            var polls = [
+                pollfd(fd: listeningFD, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0),
+            ]
             while !stop.isStopped {
                 // Blocks until a client connects or stop() writes to the pipe: no idle wake-ups.
                 guard poll(&polls, 2, -1) >= 0 || errno == EINTR else { return }
