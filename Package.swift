@@ -16,6 +16,11 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // C libraries from Debian's -dev packages, seen through pkg-config.
@@ -49,10 +54,33 @@ let package = Package(
             ]
         ),
 
+        // `tiltd web`: a client of the daemon's socket serving the players' screen, and `tiltd plot`.
+        .target(
+            name: "TiltWeb",
+            dependencies: [
+                "TiltCore", "TiltSensors", "TiltService",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            // The page assets are compiled into the binary (`PackageResources`), so `tiltd web` needs
+            // no files beside it; plain HTML/CSS/JS, no build step.
+            resources: ["index.html", "live.html", "plots.html", "style.css", "socket.js", "game.js", "live.js", "plots.js"]
+                .map { .embedInCode("Assets/\($0)") }
+        ),
+
         .executableTarget(
             name: "tiltd",
             dependencies: [
-                "TiltCore", "TiltSensors", "TiltService",
+                "TiltCore", "TiltSensors", "TiltService", "TiltWeb",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -12,7 +12,7 @@ struct Tiltd: AsyncParsableCommand {
         commandName: "tiltd",
         abstract: "IMU attitude, tilt game and places daemon for Linux.",
         version: TiltdVersion.string,
-        subcommands: [Run.self, Record.self, CheckConfig.self, Calibrate.self, Estimate.self, Monitor.self]
+        subcommands: [Run.self, Record.self, CheckConfig.self, Calibrate.self, Estimate.self, Monitor.self, Web.self, Plot.self]
     )
 }
 

@@ -110,6 +110,8 @@ public struct Configuration: Sendable {
     public var socket = Socket()
     public var store = Store()
     public var gps = GPS()
+    /// `[web]`: read by `tiltd web` only.
+    public var web = Web()
     /// "trace", "debug", "info", "notice", "warning", "error".
     public var logLevel = "info"
     /// The file this was loaded from.
@@ -281,6 +283,8 @@ public struct Configuration: Sendable {
             if c.courseOffSpeed > c.courseOnSpeed { throw t.error("off_speed", "must not exceed on_speed (\(c.courseOnSpeed))") }
             try t.finish()
         }
+
+        if var t = try root.table("web") { c.web = try readWeb(&t, base: baseDir) }
 
         if var t = try root.table("log") {
             c.logLevel = try t.string("level", default: c.logLevel, allowed: ["trace", "debug", "info", "notice", "warning", "error"])
