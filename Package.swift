@@ -97,6 +97,13 @@ let package = Package(
 
         // Helpers shared by the test targets: socket clients, processes, waiting on conditions.
         .target(name: "TestSupport", dependencies: ["TiltCore"], path: "Tests/TestSupport"),
+        // A real headless Chromium driven over the DevTools protocol, for the web tests and bench/web.
+        .target(name: "BrowserSupport", dependencies: [
+            "TiltCore",
+            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ], path: "Tests/BrowserSupport"),
 
         .testTarget(name: "TiltCoreTests", dependencies: ["TiltCore", "TestSupport"], exclude: ["Fixtures"]),
         // Builds fake IIO scenario trees and FIFO writers for tests run under scripts/fakehw-ns.
@@ -104,7 +111,10 @@ let package = Package(
         .testTarget(name: "TiltSensorsTests", dependencies: ["TiltSensors", "TiltCore", "FakeHardware", "TestSupport"]),
         .testTarget(name: "TiltServiceTests", dependencies: ["TiltService", "TiltCore", "TestSupport"], exclude: ["Fixtures"]),
         // Starts the real `tiltd` binary (under the fake-hardware harness, with a real gpsd).
-        .testTarget(name: "IntegrationTests", dependencies: ["TiltCore", "FakeHardware", "TestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["TiltCore", "FakeHardware", "TestSupport", "BrowserSupport",
+                                                            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket")]),
+        // tiltd web's parts without a daemon: pairing, origins, rate limits, commands, plots, metrics.
+        .testTarget(name: "TiltWebTests", dependencies: ["TiltWeb", "TiltCore", "TiltService", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

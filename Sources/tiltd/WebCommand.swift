@@ -68,7 +68,7 @@ struct StatusLine: Service {
 
     func run() async throws {
         guard notifier.isEnabled else { return }
-        try await cancelWhenGracefulShutdown {
+        try? await cancelWhenGracefulShutdown {
             var last = ""
             while !Task.isCancelled {
                 let state: String

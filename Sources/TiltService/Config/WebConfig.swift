@@ -34,7 +34,10 @@ extension Configuration {
     static func readWeb(_ t: inout TableReader, base: String) throws(ConfigError) -> Web {
         var w = Web()
         let listen = try t.string("listen", default: "\(w.host):\(w.port)")
-        guard let (h, p) = splitHostPort(listen) else { throw t.error("listen", "expected HOST:PORT, got \"\(listen)\"") }
+        // Port 0 picks a free port (printed at start): for tests and side-by-side runs.
+        guard let (h, p) = splitHostPort(listen) ?? (listen.hasSuffix(":0") && listen.count > 2 ? (String(listen.dropLast(2)).trimmingCharacters(in: CharacterSet(charactersIn: "[]")), 0) : nil) else {
+            throw t.error("listen", "expected HOST:PORT, got \"\(listen)\"")
+        }
         w.host = h; w.port = p
         if let code = try t.optionalString("pairing_code") {
             guard code.utf8.count >= 6, code.utf8.count <= 64, code.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {

@@ -13,7 +13,7 @@ const socket = new TiltSocket({
   handlers: {
     hello: (l) => model.snapshot(l.game, l.seq, true),
     reply: (l) => { if (l.cmd === 'status' && l.ok) model.snapshot(l.game, l.seq, false); },
-    game: (l) => { model.event(l); traceUpdate(l, 'game'); },
+    game: (l) => { model.event(l); traceUpdate(l, 'game', () => ({ prompt: $('prompt').dataset.text || '', score: $('score').textContent })); },
   },
 });
 
@@ -48,17 +48,21 @@ function stateLine(s) {
   }
 }
 
-// Largest font that fits the stage: long place names wrap over lines and shrink.
+// Largest font that fits the stage: long place names wrap between words and shrink; a word is
+// broken only if it cannot fit even at the smallest size.
 function fitPrompt() {
   const el = $('prompt');
   const stage = $('stage');
   if (!el.textContent) return;
-  let size = Math.min(stage.clientWidth / 4.2, stage.clientHeight / 1.6);
+  el.classList.remove('breakable');
+  let size = Math.min(stage.clientWidth / 3.2, stage.clientHeight / 1.6);
+  const fits = () => el.scrollWidth <= stage.clientWidth * 0.96 && el.scrollHeight <= stage.clientHeight * 0.9;
   el.style.fontSize = `${size}px`;
-  for (let i = 0; i < 40 && (el.scrollWidth > stage.clientWidth * 0.96 || el.scrollHeight > stage.clientHeight * 0.9) && size > 14; i++) {
-    size *= 0.92;
+  for (let i = 0; i < 60 && !fits() && size > 16; i++) {
+    size *= 0.93;
     el.style.fontSize = `${size}px`;
   }
+  if (!fits()) el.classList.add('breakable');
 }
 window.addEventListener('resize', fitPrompt);
 

@@ -114,7 +114,8 @@ function drawGauge() {
   if (t !== null && t !== undefined) {
     const [x, y] = polar(Math.max(0, Math.min(180, t)), 108);
     el('line', { x1: 150, y1: 150, x2: x, y2: y, stroke: '#f4f6f8', 'stroke-width': 5, 'stroke-linecap': 'round' }, g);
-    el('text', { x: 150, y: 140, fill: '#f4f6f8', 'font-size': 26, 'font-weight': 700, 'text-anchor': 'middle' }, g).textContent = `${t.toFixed(0)}°`;
+    el('circle', { cx: 150, cy: 150, r: 7, fill: '#f4f6f8' }, g);
+    el('text', { x: 150, y: 96, fill: '#f4f6f8', 'font-size': 30, 'font-weight': 700, 'text-anchor': 'middle', stroke: '#1c2128', 'stroke-width': 6, 'paint-order': 'stroke' }, g).textContent = `${t.toFixed(0)}°`;
   }
   el('text', { x: 30, y: 168, fill: '#2fbf5f', 'font-size': 12 }, g).textContent = swap ? 'skip' : 'correct';
   el('text', { x: 270, y: 168, fill: '#f08c2e', 'font-size': 12, 'text-anchor': 'end' }, g).textContent = swap ? 'correct' : 'skip';

@@ -4,13 +4,14 @@
 
 // Every browser-visible update is timed here (ms since the epoch, sub-ms precision) so the
 // integration test and bench/web/run can measure daemon line → screen latency: `seq` is the
-// daemon's line number, `painted` the first animation frame after the DOM changed.
+// daemon's line number, `painted` the first animation frame after the DOM changed, and
+// `detail()` what the screen showed then.
 window.tiltdTrace = [];
-function traceUpdate(line, what) {
+function traceUpdate(line, what, detail) {
   const received = performance.timeOrigin + performance.now();
   requestAnimationFrame(() => {
     const painted = performance.timeOrigin + performance.now();
-    window.tiltdTrace.push({ seq: line.seq, cls: line.class, kind: line.kind || null, what, received, painted });
+    window.tiltdTrace.push(Object.assign({ seq: line.seq, cls: line.class, kind: line.kind || null, what, received, painted }, detail ? detail() : {}));
     if (window.tiltdTrace.length > 20000) window.tiltdTrace.splice(0, 10000);
   });
 }

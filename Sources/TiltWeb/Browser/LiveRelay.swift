@@ -103,11 +103,13 @@ public final class LiveRelay: Service, Sendable {
 
     public func run() async throws {
         // Polls status for the live view; stops with the service group.
-        try await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                if self.link?.state == .connected, let text = await self.freshStatus() { self.hub.broadcast(text) }
-                try await Task.sleep(for: Self.statusPeriod)
+        do {
+            try await cancelWhenGracefulShutdown {
+                while !Task.isCancelled {
+                    if self.link?.state == .connected, let text = await self.freshStatus() { self.hub.broadcast(text) }
+                    try await Task.sleep(for: Self.statusPeriod)
+                }
             }
-        }
+        } catch is CancellationError {}
     }
 }

@@ -72,7 +72,8 @@ public final class DaemonLink: Service, Sendable {
     public var connects: Int { inner.withLockedValue { $0.connects } }
 
     public func run() async throws {
-        try await cancelWhenGracefulShutdown { try await self.loop() }
+        // A graceful shutdown cancels the loop: that is how it ends, not an error.
+        do { try await cancelWhenGracefulShutdown { try await self.loop() } } catch is CancellationError {}
     }
 
     private func loop() async throws {
