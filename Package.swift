@@ -112,7 +112,8 @@ let package = Package(
         .testTarget(name: "TiltServiceTests", dependencies: ["TiltService", "TiltCore", "TestSupport"], exclude: ["Fixtures"]),
         // Starts the real `tiltd` binary (under the fake-hardware harness, with a real gpsd).
         .testTarget(name: "IntegrationTests", dependencies: ["TiltCore", "FakeHardware", "TestSupport", "BrowserSupport",
-                                                            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket")]),
+                                                            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                                                            .product(name: "HTTPTypes", package: "swift-http-types")]),
         // tiltd web's parts without a daemon: pairing, origins, rate limits, commands, plots, metrics.
         .testTarget(name: "TiltWebTests", dependencies: ["TiltWeb", "TiltCore", "TiltService", "TestSupport"]),
     ],

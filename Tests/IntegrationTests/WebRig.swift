@@ -65,8 +65,13 @@ final class WebRig: @unchecked Sendable {
 
     func startDaemon() throws {
         daemon = try DaemonProcess(["run", "--config", "\(dir)/tiltd.toml", "--replay", recording], logPath: "\(dir)/daemon.log")
-        // Wait for the socket, not a fixed time.
-        _ = try LineClient(path: socketPath, timeout: 20)
+        // Wait for the socket and for samples (a round's clock is sample time), not a fixed time.
+        let c = try LineClient(path: socketPath, timeout: 20)
+        var n = 0
+        try waitUntil("the replay to stream samples", timeout: 20) {
+            n += 1
+            return (try c.request(#"{"cmd":"status","id":\#(n)}"#, id: n)["samples"]?.intValue ?? 0) > 0
+        }
     }
 
     func startWeb() throws {

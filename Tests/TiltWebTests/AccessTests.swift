@@ -43,6 +43,7 @@ final class AccessTests: XCTestCase {
         XCTAssertFalse(policy.accepts(origin: "http://192.168.1.20:9999", host: "192.168.1.20:8080"))
         XCTAssertFalse(policy.accepts(origin: "null", host: "192.168.1.20:8080"))
         XCTAssertFalse(policy.accepts(origin: "http://192.168.1.20:8080", host: nil))
+        XCTAssertTrue(policy.accepts(origin: "ws://127.0.0.1", host: "192.168.1.20:8080"), "not a browser page")
     }
 
     func testTheTokenBucketAllowsABurstThenTheRate() {

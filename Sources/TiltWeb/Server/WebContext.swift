@@ -25,7 +25,11 @@ extension Request {
     /// The session cookie's value, if the browser sent one.
     var sessionToken: String? { cookies[Pairing.cookieName]?.value }
     /// `Origin` and the address the browser used (the Host header), for `OriginPolicy`.
-    var origin: String? { headers[.origin] }
+    /// Several `Origin` headers are not something a browser sends: they match nothing.
+    var origin: String? {
+        let all = headers[values: .origin]
+        return all.count > 1 ? "(\(all.count) Origin headers)" : all.first
+    }
     var hostHeader: String? { head.authority }
 }
 
