@@ -89,6 +89,8 @@ let package = Package(
         // Benchmarks (run with -c release; see bench/README.md).
         .executableTarget(name: "PipelineBench", dependencies: ["TiltCore"], path: "bench/pipeline",
                           exclude: ["run", "cores.cpp", "check_cores.py"]),
+        // What tilt from the accelerometer alone costs next to the 6-axis estimator (real recordings).
+        .executableTarget(name: "AccelOnlyBench", dependencies: ["TiltCore"], path: "bench/accel-only", exclude: ["run"]),
         // Speed of the place pipeline with 100,000 places.
         .executableTarget(name: "PlacesBench", dependencies: ["TiltCore"], path: "bench/places"),
         // The real daemon under the fake-hardware harness fanning attitude out to 100–1000 clients.

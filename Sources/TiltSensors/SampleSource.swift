@@ -9,6 +9,9 @@ public struct SourceStatus: Sendable, Equatable {
         case starting
         /// Delivering samples (or fixes).
         case streaming
+        /// Open and configured, but nothing arrives (a buffer whose trigger never fires, a stalled
+        /// sensor); samples resume `streaming`.
+        case noData = "no_data"
         /// Lost (vanished, read errors, not found); will retry after `retryIn` seconds.
         case retrying
         /// A finite source (a recording) reached its end.
@@ -25,11 +28,25 @@ public struct SourceStatus: Sendable, Equatable {
     public var rateHz: Double?
     /// Seconds until the next attempt, when `state == .retrying`.
     public var retryIn: Double?
+    /// For an IMU: whether it has a gyroscope (nil = not known yet). Without one, attitude is
+    /// tilt from the accelerometer only and gestures that need rotation rates are unavailable.
+    public var hasGyroscope: Bool?
 
     public init(source: String, state: State, message: String, device: String? = nil,
-                rateHz: Double? = nil, retryIn: Double? = nil) {
+                rateHz: Double? = nil, retryIn: Double? = nil, hasGyroscope: Bool? = nil) {
         self.source = source; self.state = state; self.message = message
-        self.device = device; self.rateHz = rateHz; self.retryIn = retryIn
+        self.device = device; self.rateHz = rateHz; self.retryIn = retryIn; self.hasGyroscope = hasGyroscope
+    }
+
+    /// What status messages say when the IMU has no gyroscope.
+    public static let noGyroscopeNote = "no gyroscope: tilt from the accelerometer only"
+
+    /// Why a game vocabulary cannot be played with this IMU, or nil when it can. Vocabularies
+    /// that read rotation (`nod`) need a gyroscope; `tilt` needs only gravity.
+    public func refusal(forVocabulary vocabulary: String) -> String? {
+        guard hasGyroscope == false, vocabulary != "tilt" else { return nil }
+        return "the \"\(vocabulary)\" vocabulary needs a gyroscope and \(device ?? "this IMU") has none "
+            + "(\(Self.noGyroscopeNote)); use \"tilt\""
     }
 }
 

@@ -167,10 +167,11 @@ struct CalibrateGyro: ParsableCommand {
         if session.isLive {
             print("Put the device down (or hold it very still) for \(Int(seconds.rounded())) s…")
         }
-        final class State { var cal: GyroBiasCalibration; var first: Nanoseconds?; var last = ""
+        final class State { var cal: GyroBiasCalibration; var first: Nanoseconds?; var last = ""; var noGyro = false
             init(_ c: GyroBiasCalibration) { cal = c } }
         let st = State(GyroBiasCalibration(seconds: seconds))
         _ = try session.stream { s in
+            if !s.hasGyro { st.noGyro = true; return true }
             if st.first == nil { st.first = s.t }
             if Double(s.t - st.first!) * 1e-9 < skip { return false }
             switch st.cal.add(s) {
@@ -181,6 +182,10 @@ struct CalibrateGyro: ParsableCommand {
             }
         }
         session.endStatus(&st.last)
+        if st.noGyro {
+            throw ValidationFailure(message: "tiltd calibrate gyro: this IMU has no gyroscope "
+                + "(\(SourceStatus.noGyroscopeNote)); nothing to calibrate, nothing written")
+        }
         switch st.cal.finish() {
         case .refused(let e):
             throw ValidationFailure(message: "tiltd calibrate gyro: refused: \(e); nothing written")
@@ -342,6 +347,7 @@ struct CalibrateNeutral: ParsableCommand {
         if session.isLive { print("Look straight ahead, head level, and hold still for \(String(format: "%.0f", seconds)) s…") }
         final class State {
             var capture: NeutralPoseCapture; var calibrator: Calibrator; var estimator = AttitudeEstimator()
+            var tilt = AccelTiltEstimator()
             var first: Nanoseconds?; var last = ""
             init(_ c: NeutralPoseCapture, _ cal: Calibrator) { capture = c; calibrator = cal }
         }
@@ -351,7 +357,7 @@ struct CalibrateNeutral: ParsableCommand {
             if st.first == nil { st.first = raw.t }
             if live && Double(raw.t - st.first!) * 1e-9 > timeout { return true }
             let s = st.calibrator.apply(raw)
-            let a = st.estimator.update(s)
+            let a = s.hasGyro ? st.estimator.update(s) : st.tilt.update(s)
             switch st.capture.add(s, attitude: a.q) {
             case .waiting(let why):
                 session.status("  waiting for stillness" + (why.map { " (\($0))" } ?? "") + "…", last: &st.last)

@@ -17,11 +17,7 @@ struct Monitor: ParsableCommand {
             If the daemon goes away the monitor says so and reconnects when it is back.
             """)
 
-    @Option(help: "The daemon's socket (default: [socket] path from the config).")
-    var socket: String?
-
-    @Option(help: "Configuration file to take the socket path from (default: \(Configuration.defaultPath) if present).")
-    var config: String?
+    @OptionGroup var target: SocketPathOptions
 
     @Option(help: "Attitude lines per second to ask the daemon for.")
     var attitudeHz: Double = 30
@@ -30,26 +26,14 @@ struct Monitor: ParsableCommand {
     var plain = false
 
     func validate() throws {
-        if socket != nil && config != nil { throw ValidationError("give either --socket or --config, not both") }
         guard (0.1...1000).contains(attitudeHz) else { throw ValidationError("--attitude-hz must be within 0.1...1000") }
     }
 
     func run() throws {
-        let path = try socketPath()
+        let path = try target.socketPath()
         let fullScreen = !plain && isatty(STDOUT_FILENO) == 1
         let loop = MonitorLoop(socketPath: path, attitudeHz: attitudeHz, fullScreen: fullScreen)
         try loop.run()
-    }
-
-    func socketPath() throws -> String {
-        if let socket { return socket }
-        let file = config ?? Configuration.defaultPath
-        if config == nil && !FileManager.default.fileExists(atPath: file) { return Configuration.Socket().path }
-        do {
-            return try Configuration.load(path: file).socket.path
-        } catch {
-            throw ValidationFailure(message: error.description)
-        }
     }
 }
 

@@ -12,7 +12,7 @@ struct Tiltd: AsyncParsableCommand {
         commandName: "tiltd",
         abstract: "IMU attitude, tilt game and places daemon for Linux.",
         version: TiltdVersion.string,
-        subcommands: [Run.self, Record.self, CheckConfig.self, Calibrate.self, Estimate.self, Monitor.self, Web.self, Plot.self]
+        subcommands: [Run.self, Reload.self, Record.self, CheckConfig.self, Calibrate.self, Estimate.self, Monitor.self, Web.self, Plot.self]
     )
 }
 
@@ -84,11 +84,11 @@ struct Run: AsyncParsableCommand {
         let gpxInput = gpx.map { (path: $0, speed: fast ? nil : (gpxSpeed ?? speed)) }
         let daemon = Daemon(config: config, input: input, gpx: gpxInput, exitWhenDone: exitWhenDone, logger: logger,
                             inheritedFD: fd, logOutput: logOutput)
-        let group = ServiceGroup(configuration: .init(
-            services: [.init(service: daemon, successTerminationBehavior: .gracefullyShutdownGroup)],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger))
         do {
+            let group = ServiceGroup(configuration: .init(
+                services: try await daemon.services(),
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
             try await group.run()
         } catch let e as SocketServer.StartError {
             throw ValidationFailure(message: "tiltd: \(e)")

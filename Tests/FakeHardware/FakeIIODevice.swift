@@ -14,11 +14,16 @@ public struct FakeChannelGroup: Sendable {
     public var firstIndex: Int
     /// Mount matrix written to `in_<type>_mount_matrix`, if any.
     public var mountMatrix: Matrix3?
+    /// Text of `in_<type>_scale_available`, if the driver has one.
+    public var scaleAvailable: String?
+    /// True when the driver has `in_<type>_<axis>_calibbias` (written "0").
+    public var calibbias: Bool
 
     public init(type: String, scale: String, offset: String? = nil, scanType: ScanType,
-                firstIndex: Int, mountMatrix: Matrix3? = nil) {
+                firstIndex: Int, mountMatrix: Matrix3? = nil, scaleAvailable: String? = nil, calibbias: Bool = false) {
         self.type = type; self.scale = scale; self.offset = offset; self.scanType = scanType
         self.firstIndex = firstIndex; self.mountMatrix = mountMatrix
+        self.scaleAvailable = scaleAvailable; self.calibbias = calibbias
     }
 
     public var scaleValue: Double { Double(scale)! }
@@ -56,6 +61,17 @@ public struct FakeIIODevice: Sendable {
     public var triggerNumber: Int
     /// Device-level `mount_matrix`, for drivers that have one matrix for all channels.
     public var deviceMountMatrix: Matrix3?
+    /// `in_mount_matrix` (IIO_SHARED_BY_DIR: one matrix for every input channel), as inv_mpu6050
+    /// and bmi160 have it.
+    public var inMountMatrix: Matrix3?
+    /// Initial text of `current_timestamp_clock` (Linux ≥ 4.10: "realtime"); nil = absent.
+    public var timestampClock: String?
+    /// True for kernels ≥ 5.11: `buffer0/` holds the buffer and scan-element attributes too (the
+    /// same attributes as the legacy `buffer/` and `scan_elements/`, linked here).
+    public var hasBuffer0: Bool = false
+    /// A triggered buffer with no trigger: `trigger/current_trigger` (empty) but no trigger device,
+    /// as when the driver probed without an interrupt line. Ignored when `ownTrigger` is set.
+    public var triggeredWithoutInterrupt: Bool = false
 
     public init(number: Int, name: String, accel: FakeChannelGroup?, gyro: FakeChannelGroup?,
                 extraScanChannels: [(id: String, index: Int, type: ScanType)] = [],
@@ -72,7 +88,7 @@ public struct FakeIIODevice: Sendable {
 
     /// The mount matrix the device reports for a channel type (identity when none).
     public func mountMatrix(for group: FakeChannelGroup) -> Matrix3 {
-        group.mountMatrix ?? deviceMountMatrix ?? .identity
+        group.mountMatrix ?? deviceMountMatrix ?? inMountMatrix ?? .identity
     }
 }
 
@@ -81,42 +97,6 @@ public struct FakeIIODevice: Sendable {
 extension FakeIIODevice {
     /// Standard gravity, m/s².
     public static let g = 9.80665
-
-    /// Like inv_mpu6050: one device with accel and gyro (big-endian s16), a temperature channel
-    /// in between, the timestamp at index 7, and its own data-ready trigger "mpu6050-devN" that
-    /// is not yet attached.
-    public static func mpu6050(number: Int = 0, mountMatrix: Matrix3? = nil) -> FakeIIODevice {
-        FakeIIODevice(
-            number: number, name: "mpu6050",
-            accel: FakeChannelGroup(type: "accel", scale: "0.000598", scanType: .be16, firstIndex: 0,
-                                    mountMatrix: mountMatrix),
-            gyro: FakeChannelGroup(type: "anglvel", scale: "0.000133090", scanType: .be16, firstIndex: 4,
-                                   mountMatrix: mountMatrix),
-            extraScanChannels: [(id: "temp", index: 3, type: .be16)],
-            timestampIndex: 7,
-            frequency: .device(initial: "50", available: ["10", "20", "50", "60", "100", "200", "500", "1000"]),
-            ownTrigger: "mpu6050-dev\(number)", triggerNumber: number)
-    }
-
-    /// Like st_lsm6dsx: accel and gyro as two devices (little-endian s16, timestamp at index 3),
-    /// driven by the chip's FIFO (no trigger), with a list of output data rates that does not
-    /// include 60 Hz.
-    public static func lsm6dsxPair(accelNumber: Int = 0, gyroNumber: Int = 1) -> [FakeIIODevice] {
-        let odrs = ["12.500", "26.000", "52.000", "104.000", "208.000", "416.000"]
-        return [
-            FakeIIODevice(
-                number: accelNumber, name: "lsm6ds3_accel",
-                accel: FakeChannelGroup(type: "accel", scale: "0.000598", scanType: .le16, firstIndex: 0),
-                gyro: nil, timestampIndex: 3,
-                frequency: .device(initial: "12.500", available: odrs)),
-            FakeIIODevice(
-                number: gyroNumber, name: "lsm6ds3_gyro",
-                accel: nil,
-                gyro: FakeChannelGroup(type: "anglvel", scale: "0.000153", scanType: .le16, firstIndex: 0),
-                timestampIndex: 3,
-                frequency: .device(initial: "12.500", available: odrs)),
-        ]
-    }
 
     /// A device without a buffer (only *_raw attributes), with per-type sampling frequency
     /// attributes and an accel offset: it must be polled.

@@ -88,6 +88,9 @@ public final class FakeScenario: Sendable {
         try install(d)
     }
 
+    /// The device's `current_timestamp_clock` now (what the reader left it at), nil when absent.
+    public func timestampClock(_ d: FakeIIODevice) -> String? { attribute(d, "current_timestamp_clock") }
+
     /// Reads an attribute file relative to the device directory ("buffer/enable"), trimmed of the
     /// newline sysfs adds and the NUL libiio writes after values.
     public func attribute(_ d: FakeIIODevice, _ relativePath: String) -> String? {
@@ -132,12 +135,18 @@ public final class FakeScenario: Sendable {
         case .none: break
         }
         if let m = d.deviceMountMatrix { try writeFile("\(base)/mount_matrix", Self.sysfsMatrix(m)) }
+        if let m = d.inMountMatrix { try writeFile("\(base)/in_mount_matrix", Self.sysfsMatrix(m)) }
+        if let c = d.timestampClock { try writeFile("\(base)/current_timestamp_clock", c) }
 
         for g in [d.accel, d.gyro].compactMap({ $0 }) {
             try writeFile("\(base)/in_\(g.type)_scale", g.scale)
+            if let a = g.scaleAvailable { try writeFile("\(base)/in_\(g.type)_scale_available", a) }
             if let offset = g.offset { try writeFile("\(base)/in_\(g.type)_offset", offset) }
             if let m = g.mountMatrix { try writeFile("\(base)/in_\(g.type)_mount_matrix", Self.sysfsMatrix(m)) }
-            for axis in ["x", "y", "z"] { try writeFile("\(base)/in_\(g.type)_\(axis)_raw", "0") }
+            for axis in ["x", "y", "z"] {
+                try writeFile("\(base)/in_\(g.type)_\(axis)_raw", "0")
+                if g.calibbias { try writeFile("\(base)/in_\(g.type)_\(axis)_calibbias", "0") }
+            }
         }
 
         guard d.buffered else { return }
@@ -151,6 +160,25 @@ public final class FakeScenario: Sendable {
             try writeFile("\(scan)/in_\(element.id)_en", "0")
             try writeFile("\(scan)/in_\(element.id)_index", String(element.index))
             try writeFile("\(scan)/in_\(element.id)_type", element.type.sysfs)
+        }
+        if d.hasBuffer0 {
+            // One set of attributes seen from both places, as the kernel has it.
+            let b0 = "\(base)/buffer0"
+            try fm.createDirectory(atPath: b0, withIntermediateDirectories: true)
+            for name in ["enable", "length", "watermark"] {
+                try fm.createSymbolicLink(atPath: "\(b0)/\(name)", withDestinationPath: "../buffer/\(name)")
+            }
+            for element in scanElements(d) {
+                for suffix in ["en", "index", "type"] {
+                    let file = "in_\(element.id)_\(suffix)"
+                    try fm.createSymbolicLink(atPath: "\(b0)/\(file)", withDestinationPath: "../scan_elements/\(file)")
+                }
+            }
+        }
+        if d.ownTrigger == nil && d.triggeredWithoutInterrupt {
+            // A triggered buffer whose driver made no data-ready trigger (no IRQ in the device tree).
+            try fm.createDirectory(atPath: "\(base)/trigger", withIntermediateDirectories: true)
+            try writeFile("\(base)/trigger/current_trigger", "")
         }
         if let trigger = d.ownTrigger {
             try fm.createDirectory(atPath: "\(base)/trigger", withIntermediateDirectories: true)

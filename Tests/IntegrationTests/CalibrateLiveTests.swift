@@ -65,8 +65,8 @@ final class CalibrateLiveTests: XCTestCase {
         let got = line.drop { $0 != "[" }.dropFirst().prefix { $0 != "]" }.split(separator: ",")
             .compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
         XCTAssertEqual(got.count, 3)
-        // One gyro count is 0.000133 rad/s; the quantised bias is within half a count per axis.
-        for i in 0..<3 { XCTAssertEqual(got[i], bias[i], accuracy: 0.0002, "axis \(i)") }
+        // The quantised bias is within half a gyro count (0.001065 rad/s at ±2000 °/s) per axis.
+        for i in 0..<3 { XCTAssertEqual(got[i], bias[i], accuracy: d.gyro!.scaleValue * 0.6, "axis \(i)") }
         XCTAssertEqual(FileManager.default.contents(atPath: config), configBytes)
     }
 

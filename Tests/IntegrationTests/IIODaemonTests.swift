@@ -134,10 +134,12 @@ final class IIODaemonTests: XCTestCase {
         let (s, c) = try startDaemon([d])
         let status = try streamingStatus(c)
         XCTAssertEqual(status["device"], "mpu6050 (iio:device0)")
-        XCTAssertEqual(status["rate_hz"]?.doubleValue, 60)
+        XCTAssertEqual(status["rate_hz"]?.doubleValue, 50, "nearest to 60 of 10 20 50 100 200 500")
+        XCTAssertEqual(status["gyroscope"], .bool(true))
         let writer = try ScanWriter(scenario: s, device: d, timeout: 15)
         XCTAssertEqual(s.attribute(d, "buffer/enable"), "1")
-        XCTAssertEqual(s.attribute(d, "sampling_frequency"), "60")
+        XCTAssertEqual(s.attribute(d, "sampling_frequency"), "50")
+        XCTAssertEqual(s.timestampClock(d), "monotonic")
         XCTAssertEqual(s.attribute(d, "trigger/current_trigger"), "mpu6050-dev0")
         for ch in ["accel_x", "accel_y", "accel_z", "anglvel_x", "anglvel_y", "anglvel_z", "timestamp"] {
             XCTAssertEqual(s.attribute(d, "scan_elements/in_\(ch)_en"), "1", ch)
@@ -183,9 +185,9 @@ final class IIODaemonTests: XCTestCase {
         try accelWriter.write(accelScans)
         let got = try receive(c, samples: n)
         assertSamples(got, expected)
-        // The yaw turned by rate × time (the gyro counts quantise 0.5 rad/s to 3268 × 0.000153).
+        // The yaw turned by rate × time (the rate as the gyro counts quantise it).
         let first = try XCTUnwrap(got.attitudes.first), last = try XCTUnwrap(got.attitudes.last)
-        let measuredRate = 3268 * 0.000153
+        let measuredRate = g.decoded(g.rawCounts(Vector3(0, 0, yawRate), group: g.gyro!), group: g.gyro!).z
         let expectedTurn = measuredRate * Double(last.t - first.t) / 1e9 * 180 / .pi
         var turned = last.yaw - first.yaw
         if turned < 0 { turned += 360 }

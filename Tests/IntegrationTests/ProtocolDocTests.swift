@@ -123,6 +123,16 @@ final class ProtocolDocTests: XCTestCase {
             XCTAssertEqual(actual["ok"], expected["ok"], "\(where_) → \(actual.jsonText)")
             XCTAssertEqual(actual["error"]?["code"], expected["error"]?["code"], "\(where_) → \(actual.jsonText)")
             if let m = Self.sameShape(expected, actual) { XCTFail("\(where_): \(m) in \(actual.jsonText)") }
+            // The catalogue declares every field a reply carries, and every code it answers with.
+            if let name = actual["cmd"]?.stringValue, let spec = CommandCatalogue.spec(name), let fields = actual.objectValue {
+                let envelope: Set<String> = ["class", "seq", "t_ns", "id", "cmd", "ok", "error"]
+                for k in fields.keys where !envelope.contains(k) {
+                    XCTAssertNotNil(spec.reply.first { $0.name == k }, "\(where_): reply field \(k) is not declared in CommandCatalogue")
+                }
+                if let code = actual["error"]?["code"]?.stringValue {
+                    XCTAssertTrue(spec.allErrors.contains(ProtocolError.Code(rawValue: code)), "\(where_): \(code) is not declared for \(name)")
+                }
+            }
         }
 
         // The documented events: each kind the daemon sent during this run has the documented shape.

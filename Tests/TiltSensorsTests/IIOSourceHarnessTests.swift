@@ -60,7 +60,10 @@ final class IIOSourceHarnessTests: XCTestCase {
         let (s, r) = try start([d], .init(device: "auto", rateHz: 60))
         let streaming = try XCTUnwrap(r.waitForStatus(.streaming), "never streaming: \(r.statuses)")
         XCTAssertEqual(streaming.device, "mpu6050 (iio:device0)")
-        XCTAssertEqual(streaming.rateHz, 60)
+        XCTAssertEqual(streaming.rateHz, 50, "60 is not in 10 20 50 100 200 500: nearest is 50")
+        XCTAssertEqual(streaming.hasGyroscope, true)
+        XCTAssertTrue(streaming.message.contains("timestamps CLOCK_MONOTONIC"), streaming.message)
+        XCTAssertEqual(s.timestampClock(d), "monotonic", "set before the buffer was enabled")
 
         let writer = try ScanWriter(scenario: s, device: d)
         // What libiio wrote in sysfs on the source's behalf.
@@ -71,7 +74,8 @@ final class IIOSourceHarnessTests: XCTestCase {
         XCTAssertEqual(s.attribute(d, "buffer/enable"), "1")
         // libiio asks the kernel for 4 blocks of the buffer size; at 60 Hz one scan per buffer.
         XCTAssertEqual(s.attribute(d, "buffer/length"), "4")
-        XCTAssertEqual(s.attribute(d, "sampling_frequency"), "60")
+        XCTAssertEqual(s.attribute(d, "sampling_frequency"), "50")
+        XCTAssertEqual(s.attribute(d, "buffer0/enable"), "1", "buffer0/ is the same attribute")
         XCTAssertEqual(s.attribute(d, "trigger/current_trigger"), "mpu6050-dev0")
         // Kernel layout: 3 accel + temp skipped + 3 gyro = 6×2 bytes, padded to 16, then s64.
         XCTAssertEqual(writer.scanBytes, 24)
@@ -81,7 +85,7 @@ final class IIOSourceHarnessTests: XCTestCase {
         let (scans, expected) = scans(d, motion, count: 40, rate: 60)
         try writer.write(scans)
         XCTAssertTrue(r.wait { r.samples.count >= 40 }, "got \(r.samples.count) samples")
-        assertSamples(r.samples, expected, motion, rate: 60, accelLSB: 0.000598, gyroLSB: 0.000134)
+        assertSamples(r.samples, expected, motion, rate: 60, accelLSB: 0.000598, gyroLSB: 0.00107)
 
         r.finish()
         XCTAssertEqual(s.attribute(d, "buffer/enable"), "0", "buffer disabled on stop")
@@ -282,11 +286,17 @@ final class IIOSourceHarnessTests: XCTestCase {
         XCTAssertEqual(streaming.device, "mpu6050 (iio:device4)")
     }
 
-    func testDeviceWithoutGyroIsRefusedClearly() throws {
+    func testAccelHalfAloneIsUsedForTiltOnly() throws {
         let pair = FakeIIODevice.lsm6dsxPair()
-        let (_, r) = try start(pair, .init(device: "lsm6ds3_accel", rateHz: 60))
-        let retrying = try XCTUnwrap(r.waitForStatus(.retrying))
-        XCTAssertTrue(retrying.message.contains("has no anglvel"), retrying.message)
-        XCTAssertTrue(retrying.message.contains("accel+gyro"), retrying.message)
+        let (s, r) = try start(pair, .init(device: "lsm6ds3_accel", rateHz: 60))
+        let streaming = try XCTUnwrap(r.waitForStatus(.streaming), "\(r.statuses)")
+        XCTAssertEqual(streaming.device, "lsm6ds3_accel (iio:device0)")
+        XCTAssertEqual(streaming.hasGyroscope, false)
+        XCTAssertTrue(streaming.message.contains(SourceStatus.noGyroscopeNote), streaming.message)
+        let writer = try ScanWriter(scenario: s, device: pair[0])
+        try writer.write([ScanWriter.scan(t: 1_000_000_000, accel: [0, 0, 16393])])
+        XCTAssertTrue(r.wait { !r.samples.isEmpty })
+        XCTAssertEqual(r.samples.first?.hasGyro, false)
+        XCTAssertEqual(r.samples.first?.accel.z ?? 0, 16393 * 0.000598205, accuracy: 1e-9)
     }
 }

@@ -73,6 +73,12 @@ final class ConfigTests: XCTestCase {
         assertError("[imu]\nmount_matrix = [1, 0, 0, 0, 1, 0, 0, 0, 0]\n", line: 2, key: "imu.mount_matrix", contains: "rotation")
     }
 
+    func testIMUMode() throws {
+        XCTAssertEqual(try parse("").imu.mode, "auto")
+        XCTAssertEqual(try parse("[imu]\nmode = \"polled\"\n").imu.mode, "polled")
+        assertError("[imu]\nrate_hz = 50\nmode = \"fast\"\n", line: 3, key: "imu.mode", contains: "buffered")
+    }
+
     func testSyntaxErrorHasLine() {
         do {
             _ = try parse("[imu]\nrate_hz = 60\ndevice = \n")

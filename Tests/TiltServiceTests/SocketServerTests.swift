@@ -29,9 +29,8 @@ final class ServerFixture: @unchecked Sendable {
     }
 
     func publishAttitudes(_ n: Int, from t0: Nanoseconds = 1_000_000_000, hz: Double = 60) {
-        let hub = self.hub
-        let engine = self.engine
-        try! hub.loop.submit {
+        // The engine is loop-confined; the fixture (checked by hand) carries it to the loop.
+        try! hub.loop.submit { [self] in
             for i in 0..<n {
                 let t = t0 + Int64(Double(i) * 1e9 / hz)
                 let s = IMUSample(t: t, accel: Vector3(0, 0, 9.81), gyro: .zero)

@@ -190,6 +190,7 @@ final class UdevRulesTests: XCTestCase {
         let writable = [
             "scan_elements/in_accel_x_en", "scan_elements/in_anglvel_z_en", "scan_elements/in_timestamp_en",
             "buffer/enable", "buffer/length", "sampling_frequency", "trigger/current_trigger",
+            "current_timestamp_clock", "in_accel_sampling_frequency",
         ]
         let readOnly = ["name", "in_accel_scale", "scan_elements/in_accel_x_index", "scan_elements/in_accel_x_type",
                         "sampling_frequency_available"]

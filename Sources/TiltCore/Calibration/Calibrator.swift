@@ -39,7 +39,8 @@ public struct Calibrator: Sendable {
     }
 
     @inlinable public func apply(_ s: IMUSample) -> IMUSample {
-        IMUSample(t: s.t, accel: correctAccel(s.accel), gyro: s.gyro - calibration.gyroBias)
+        IMUSample(t: s.t, accel: correctAccel(s.accel), gyro: s.hasGyro ? s.gyro - calibration.gyroBias : .zero,
+                  hasGyro: s.hasGyro)
     }
 
     public func correctAccel(_ a: Vector3) -> Vector3 { matrix * (a - calibration.accelOffset) }

@@ -15,16 +15,16 @@ public enum GameError: Error, Equatable, Sendable, CustomStringConvertible {
     /// A configuration value out of range; `field` is its config/protocol name.
     case invalidConfiguration(field: String, reason: String)
 
-    /// A stable machine-readable code for the error reply.
-    public var code: String {
+    /// The error reply's code (declared with the others in `ProtocolError.Code`).
+    public var code: ProtocolError.Code {
         switch self {
-        case .roundInProgress: return "round_in_progress"
-        case .notRunning: return "not_running"
-        case .nothingToRestart: return "nothing_to_restart"
-        case .emptyDeck: return "empty_deck"
-        case .deckUnavailable: return "deck_unavailable"
-        case .invalidRoundLength: return "invalid_round_length"
-        case .invalidConfiguration: return "invalid_configuration"
+        case .roundInProgress: return .roundInProgress
+        case .notRunning: return .notRunning
+        case .nothingToRestart: return .nothingToRestart
+        case .emptyDeck: return .emptyDeck
+        case .deckUnavailable: return .deckUnavailable
+        case .invalidRoundLength: return .invalidRoundLength
+        case .invalidConfiguration: return .invalidConfiguration
         }
     }
 

@@ -6,7 +6,8 @@
 /// t_ns,ax,ay,az,gx,gy,gz
 /// 1000000000,0.0123,9.8061,0.0410,0.00120,-0.00090,0.00210
 /// ```
-/// Lines starting with `#` are comments; blank lines are ignored.
+/// Lines starting with `#` are comments; blank lines are ignored. A device with no gyroscope
+/// leaves `gx,gy,gz` empty (`1000000000,0.0123,9.8061,0.0410,,,`).
 public enum RecordingFormat {
     public static let header = "t_ns,ax,ay,az,gx,gy,gz"
     public static let banner = "# tiltd recording v1: t_ns = sensor clock (ns), accel m/s², gyro rad/s, sensor frame"
@@ -24,13 +25,16 @@ public enum RecordingFormat {
         let f = l.split(separator: ",", omittingEmptySubsequences: false)
         guard f.count == 7 else { throw LineError(message: "expected 7 fields (\(header)), got \(f.count)") }
         guard let t = Int64(f[0].trimmingWhitespace) else { throw LineError(message: "t_ns is not an integer: \(f[0].prefix(32))") }
+        // An accelerometer-only device leaves the three gyro fields empty.
+        let accelOnly = f[4...6].allSatisfy { $0.trimmingWhitespace.isEmpty }
         var v = [Double](repeating: 0, count: 6)
-        for i in 0..<6 {
+        for i in 0..<(accelOnly ? 3 : 6) {
             guard let d = Double(f[i + 1].trimmingWhitespace), d.isFinite else {
                 throw LineError(message: "field \(i + 2) is not a number: \(f[i + 1].prefix(32))")
             }
             v[i] = d
         }
+        if accelOnly { return IMUSample(t: t, accelOnly: Vector3(v[0], v[1], v[2])) }
         return IMUSample(t: t, accel: Vector3(v[0], v[1], v[2]), gyro: Vector3(v[3], v[4], v[5]))
     }
 
@@ -41,7 +45,9 @@ public enum RecordingFormat {
             w.double(d, digits: digits)
             return String(decoding: w.bytes, as: UTF8.self)
         }
-        return "\(s.t),\(f(s.accel.x, 5)),\(f(s.accel.y, 5)),\(f(s.accel.z, 5)),\(f(s.gyro.x, 6)),\(f(s.gyro.y, 6)),\(f(s.gyro.z, 6))"
+        let accel = "\(s.t),\(f(s.accel.x, 5)),\(f(s.accel.y, 5)),\(f(s.accel.z, 5))"
+        guard s.hasGyro else { return accel + ",,," }
+        return accel + ",\(f(s.gyro.x, 6)),\(f(s.gyro.y, 6)),\(f(s.gyro.z, 6))"
     }
 }
 

@@ -8,9 +8,16 @@ public struct IMUSample: Sendable, Equatable {
     public var t: Nanoseconds
     public var accel: Vector3
     public var gyro: Vector3
+    /// False for a device with no gyroscope (`gyro` is then zero and meaningless).
+    public var hasGyro: Bool
 
-    public init(t: Nanoseconds, accel: Vector3, gyro: Vector3) {
-        self.t = t; self.accel = accel; self.gyro = gyro
+    public init(t: Nanoseconds, accel: Vector3, gyro: Vector3, hasGyro: Bool = true) {
+        self.t = t; self.accel = accel; self.gyro = gyro; self.hasGyro = hasGyro
+    }
+
+    /// A sample from an accelerometer-only device.
+    public init(t: Nanoseconds, accelOnly accel: Vector3) {
+        self.init(t: t, accel: accel, gyro: .zero, hasGyro: false)
     }
 }
 
@@ -24,9 +31,11 @@ public struct Attitude: Sendable, Equatable {
     public var atRest: Bool
     /// The current gyro bias estimate (rad/s), already removed from the rates.
     public var gyroBias: Vector3
+    /// False when the heading is unknown (tilt from the accelerometer only): `q` has yaw 0.
+    public var hasYaw: Bool
 
-    public init(t: Nanoseconds, q: Quaternion, atRest: Bool, gyroBias: Vector3) {
-        self.t = t; self.q = q; self.atRest = atRest; self.gyroBias = gyroBias
+    public init(t: Nanoseconds, q: Quaternion, atRest: Bool, gyroBias: Vector3, hasYaw: Bool = true) {
+        self.t = t; self.q = q; self.atRest = atRest; self.gyroBias = gyroBias; self.hasYaw = hasYaw
     }
 
     public var roll: Double { q.roll }

@@ -69,6 +69,20 @@ public struct GeofenceMonitor: Sendable {
         }
     }
 
+    /// Continues `old`'s visits in the fences that are still the same (key, centre and radius),
+    /// so replacing the fences (a reload) neither re-announces an `enter` nor forgets a dwell
+    /// under way. Fences that changed or are new start outside and fire on the next fix.
+    public mutating func continueVisits(from old: GeofenceMonitor) {
+        lastTime = old.lastTime
+        var byKey: [String: Int32] = [:]
+        for (i, f) in fences.enumerated() where byKey[f.key] == nil { byKey[f.key] = Int32(i) }
+        for (i, visit) in old.inside {
+            let was = old.fences[Int(i)]
+            guard let j = byKey[was.key], fences[Int(j)].centre == was.centre, fences[Int(j)].radius == was.radius else { continue }
+            inside[j] = visit
+        }
+    }
+
     /// Keys of the fences the wearer is inside now, in fence order.
     public var insideKeys: [String] { inside.keys.sorted().map { fences[Int($0)].key } }
 

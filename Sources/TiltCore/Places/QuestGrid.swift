@@ -81,13 +81,13 @@ public struct QuestGrid: Sendable {
         case notInCell(requested: GeoGrid.Cell, current: GeoGrid.Cell)
         case coolingDown(until: Nanoseconds)
 
-        /// Short code for the error reply.
-        public var code: String {
+        /// The error reply's code (declared with the others in `ProtocolError.Code`).
+        public var code: ProtocolError.Code {
             switch self {
-            case .noFix: "no_fix"
-            case .uncertain: "uncertain"
-            case .notInCell: "not_in_cell"
-            case .coolingDown: "cooling_down"
+            case .noFix: .noFix
+            case .uncertain: .uncertain
+            case .notInCell: .notInCell
+            case .coolingDown: .coolingDown
             }
         }
 
@@ -110,6 +110,9 @@ public struct QuestGrid: Sendable {
     private var lastFix: Fix?
 
     /// - Parameter cells: saved state per cell id (from the store) for this cell size.
+    /// Every cell's state (completions, cooldowns), to carry into a grid with new options.
+    public var cellStates: [Int64: CellState] { cells }
+
     public init(options: Options = Options(), cells: [Int64: CellState] = [:]) {
         self.options = options
         grid = GeoGrid(cellSize: options.cellSize)

@@ -1,89 +1,73 @@
-/// A client request, parsed and validated. Parsing is pure so it can be fuzzed and tested
-/// against docs/protocol.md without a daemon.
-public enum Command: Sendable, Equatable {
-    /// Changes what this client receives. Nil fields keep their current value.
-    case watch(Watch)
-    case status
-    case ping
-    case gameStart(roundSeconds: Double?, deck: String?)
-    case gameStop
-    case gameReset
-    case gameNeutral
-    case history(limit: Int)
-    case snooze(distanceMeters: Double?)
-    case credits
-    case creditsRedeem(amount: Int?, requestID: String?)
-    case questComplete(cell: String?)
+/// A client request's command, parsed and checked against its `CommandSpec`: `arguments` holds
+/// only fields the command takes, each of the declared type and within its bounds. Parsing is
+/// pure so it can be fuzzed and tested against docs/protocol.md without a daemon.
+public struct Command: Sendable, Equatable {
+    /// The command's name on the wire; always one of `CommandCatalogue.names`.
+    public let name: String
+    /// The checked arguments, in request order.
+    public let arguments: JSONObject
 
-    /// The `watch` command's fields.
-    public struct Watch: Sendable, Equatable {
-        public var classes: Set<EventClass>?
-        public var attitudeHz: Double?
-        public var samples: Bool?
-        public init(classes: Set<EventClass>? = nil, attitudeHz: Double? = nil, samples: Bool? = nil) {
-            self.classes = classes; self.attitudeHz = attitudeHz; self.samples = samples
-        }
+    /// A command with already checked arguments (tests, and the parser).
+    public init(_ name: String, _ arguments: JSONObject = JSONObject()) {
+        self.name = name; self.arguments = arguments
     }
 
-    /// The command's name on the wire.
-    public var name: String {
-        switch self {
-        case .watch: return "watch"
-        case .status: return "status"
-        case .ping: return "ping"
-        case .gameStart: return "game.start"
-        case .gameStop: return "game.stop"
-        case .gameReset: return "game.reset"
-        case .gameNeutral: return "game.neutral"
-        case .history: return "history"
-        case .snooze: return "snooze"
-        case .credits: return "credits"
-        case .creditsRedeem: return "credits.redeem"
-        case .questComplete: return "quest.complete"
-        }
+    /// The catalogue entry.
+    public var spec: CommandSpec {
+        guard let s = CommandCatalogue.spec(name) else { preconditionFailure("\(name) is not in CommandCatalogue") }
+        return s
     }
 
     /// Commands that change the daemon's state: only trusted peers may send them.
-    public var isMutating: Bool {
-        switch self {
-        case .watch, .status, .ping, .history, .credits: return false
-        default: return true
-        }
-    }
+    public var isMutating: Bool { spec.trust == .trusted }
 
     /// Every command name, for `unknown_command` messages and the protocol test.
-    public static let names = ["watch", "status", "ping", "game.start", "game.stop", "game.reset", "game.neutral",
-                               "history", "snooze", "credits", "credits.redeem", "quest.complete"]
-}
+    public static var names: [String] { CommandCatalogue.names }
 
-/// Why a request was refused. `code` is stable (clients switch on it); `message` is for people.
-public struct ProtocolError: Error, Sendable, Equatable {
-    /// A stable, machine-readable error code. Open-ended: the game and the store add their own
-    /// (`round_in_progress`, `insufficient_credits`, …), all listed in docs/protocol.md.
-    public struct Code: RawRepresentable, Sendable, Equatable, Hashable, ExpressibleByStringLiteral {
-        public var rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
-        public init(stringLiteral v: String) { rawValue = v }
-
-        public static let invalidJSON: Code = "invalid_json"
-        public static let lineTooLong: Code = "line_too_long"
-        public static let notAnObject: Code = "not_an_object"
-        public static let unknownCommand: Code = "unknown_command"
-        public static let badArgument: Code = "bad_argument"
-        public static let forbidden: Code = "forbidden"
-        public static let unavailable: Code = "unavailable"
-        public static let conflict: Code = "conflict"
-        public static let internalError: Code = "internal"
+    private func arg(_ key: String) -> JSONValue? {
+        assert(spec.argument(key) != nil, "\(name) declares no argument \(key) in CommandCatalogue")
+        return arguments[key]
     }
-    public var code: Code
-    public var message: String
-    public init(_ code: Code, _ message: String) { self.code = code; self.message = message }
+    /// A number argument, if given.
+    public func number(_ key: String) -> Double? { arg(key)?.doubleValue }
+    /// A number argument as a whole number (truncated), if given.
+    public func int(_ key: String) -> Int? { number(key).map { Int($0) } }
+    /// A boolean argument, if given.
+    public func bool(_ key: String) -> Bool? { arg(key)?.boolValue }
+    /// A string argument, if given.
+    public func string(_ key: String) -> String? { arg(key)?.stringValue }
+    /// A string-array argument, if given.
+    public func strings(_ key: String) -> [String]? { arg(key)?.arrayValue?.compactMap(\.stringValue) }
+
+    /// The `watch` command's fields. Nil fields keep their current value.
+    public struct Watch: Sendable, Equatable {
+        /// The classes to receive.
+        public var classes: Set<EventClass>?
+        /// The attitude rate, Hz (0 = none).
+        public var attitudeHz: Double?
+        /// Raw samples on or off.
+        public var samples: Bool?
+        /// A watch change.
+        public init(classes: Set<EventClass>? = nil, attitudeHz: Double? = nil, samples: Bool? = nil) {
+            self.classes = classes; self.attitudeHz = attitudeHz; self.samples = samples
+        }
+        /// The fields of a parsed `watch` command.
+        public init(_ c: Command) {
+            self.init(classes: c.strings("classes").map { Set($0.compactMap(EventClass.init(rawValue:))) },
+                      attitudeHz: c.number("attitude_hz"), samples: c.bool("samples"))
+        }
+    }
 }
 
 /// A parsed request line: its id (echoed in the reply, any JSON scalar) and the command.
 public struct Request: Sendable, Equatable {
+    /// The client's `id`, echoed in the reply.
     public var id: JSONValue?
+    /// What to do.
     public var command: Command
+
+    /// A request (tests, and the parser).
+    public init(id: JSONValue?, command: Command) { self.id = id; self.command = command }
 
     /// The longest id echoed back, so a reply cannot be made huge by its request.
     public static let maxIDLength = 128
@@ -116,124 +100,65 @@ public struct Request: Sendable, Equatable {
         guard let cmd = cmdValue.stringValue else {
             return .failure(RequestError(id: id, cmd: nil, error: ProtocolError(.badArgument, "\"cmd\" must be a string")))
         }
+        guard let spec = CommandCatalogue.spec(cmd) else {
+            let known = CommandCatalogue.names.joined(separator: ", ")
+            return .failure(RequestError(id: id, cmd: nil, error: ProtocolError(.unknownCommand, "unknown command \"\(cmd.prefix(64))\"; known: \(known)")))
+        }
         do {
-            return .success(Request(id: id, command: try parseCommand(cmd, o)))
+            return .success(Request(id: id, command: try check(o, against: spec)))
         } catch {
-            return .failure(RequestError(id: id, cmd: Command.names.contains(cmd) ? cmd : nil, error: error))
+            return .failure(RequestError(id: id, cmd: cmd, error: error))
         }
     }
 
-    static func parseCommand(_ cmd: String, _ o: JSONObject) throws(ProtocolError) -> Command {
-        var f = Fields(o)
-        let command: Command
-        switch cmd {
-        case "watch":
-            var w = Command.Watch()
-            if let cls = try f.strings("classes") {
-                var set = Set<EventClass>()
-                for c in cls {
-                    guard let e = EventClass(rawValue: c) else {
-                        throw ProtocolError(.badArgument, "unknown class \"\(c)\" (known: \(EventClass.allCases.map(\.rawValue).joined(separator: ", ")))")
-                    }
-                    set.insert(e)
-                }
-                w.classes = set
-            }
-            w.attitudeHz = try f.number("attitude_hz", in: 0...1000)
-            w.samples = try f.bool("samples")
-            command = .watch(w)
-        case "status": command = .status
-        case "ping": command = .ping
-        case "game.start":
-            command = .gameStart(roundSeconds: try f.number("round_s", in: 5...3600), deck: try f.string("deck", maxLength: 4096))
-        case "game.stop": command = .gameStop
-        case "game.reset": command = .gameReset
-        case "game.neutral": command = .gameNeutral
-        case "history": command = .history(limit: Int(try f.number("n", in: 1...1000) ?? 10))
-        case "snooze": command = .snooze(distanceMeters: try f.number("distance_m", in: 1...100_000))
-        case "credits": command = .credits
-        case "credits.redeem":
-            let amount = try f.number("amount", in: 1...1_000_000)
-            if let a = amount, a != a.rounded() { throw ProtocolError(.badArgument, "\"amount\" must be a whole number") }
-            command = .creditsRedeem(amount: amount.map { Int($0) }, requestID: try f.string("request_id", maxLength: 128))
-        case "quest.complete": command = .questComplete(cell: try f.string("cell", maxLength: 64))
-        default:
-            throw ProtocolError(.unknownCommand, "unknown command \"\(cmd.prefix(64))\"; known: \(Command.names.joined(separator: ", "))")
+    /// Checks each declared argument in catalogue order (type, then bounds), then refuses any
+    /// field the command does not take.
+    static func check(_ o: JSONObject, against spec: CommandSpec) throws(ProtocolError) -> Command {
+        var args = JSONObject()
+        for a in spec.arguments {
+            guard let v = o[a.name] else { continue }
+            args[a.name] = try checkArgument(a, v)
         }
-        try f.finish(cmd)
-        return command
+        if let extra = o.keys.first(where: { $0 != "cmd" && $0 != "id" && spec.argument($0) == nil }) {
+            throw ProtocolError(.badArgument, "\(spec.name) takes no field \"\(extra.prefix(64))\"")
+        }
+        return Command(spec.name, args)
     }
 
-    /// Typed access to a request's fields that also rejects fields the command does not take.
-    struct Fields {
-        let o: JSONObject
-        var used: Set<String> = ["cmd", "id"]
-        init(_ o: JSONObject) { self.o = o }
-
-        mutating func number(_ k: String, in range: ClosedRange<Double>) throws(ProtocolError) -> Double? {
-            used.insert(k)
-            guard let v = o[k] else { return nil }
+    static func checkArgument(_ a: ArgumentSpec, _ v: JSONValue) throws(ProtocolError) -> JSONValue {
+        let k = a.name
+        switch a.kind {
+        case .number(let range), .wholeNumber(let range):
             guard let d = v.doubleValue else { throw ProtocolError(.badArgument, "\"\(k)\" must be a number, got \(v.typeName)") }
             guard range.contains(d) else { throw ProtocolError(.badArgument, "\"\(k)\" must be within \(range.lowerBound)…\(range.upperBound)") }
-            return d
-        }
-        mutating func bool(_ k: String) throws(ProtocolError) -> Bool? {
-            used.insert(k)
-            guard let v = o[k] else { return nil }
-            guard let b = v.boolValue else { throw ProtocolError(.badArgument, "\"\(k)\" must be true or false, got \(v.typeName)") }
-            return b
-        }
-        mutating func string(_ k: String, maxLength: Int) throws(ProtocolError) -> String? {
-            used.insert(k)
-            guard let v = o[k] else { return nil }
+            if case .wholeNumber = a.kind, d != d.rounded() { throw ProtocolError(.badArgument, "\"\(k)\" must be a whole number") }
+            return v
+        case .bool:
+            guard v.boolValue != nil else { throw ProtocolError(.badArgument, "\"\(k)\" must be true or false, got \(v.typeName)") }
+            return v
+        case .string(let maxLength):
             guard let s = v.stringValue else { throw ProtocolError(.badArgument, "\"\(k)\" must be a string, got \(v.typeName)") }
             guard s.utf8.count <= maxLength else { throw ProtocolError(.badArgument, "\"\(k)\" is longer than \(maxLength) bytes") }
-            return s
-        }
-        mutating func strings(_ k: String) throws(ProtocolError) -> [String]? {
-            used.insert(k)
-            guard let v = o[k] else { return nil }
-            guard let a = v.arrayValue, a.count <= 64 else { throw ProtocolError(.badArgument, "\"\(k)\" must be an array of strings") }
-            var out: [String] = []
-            for e in a {
+            return v
+        case .strings(let maxCount, let allowed, let noun):
+            guard let arr = v.arrayValue, arr.count <= maxCount else { throw ProtocolError(.badArgument, "\"\(k)\" must be an array of strings") }
+            for e in arr {
                 guard let s = e.stringValue else { throw ProtocolError(.badArgument, "\"\(k)\" must be an array of strings") }
-                out.append(s)
+                if let allowed, !allowed.contains(s) {
+                    throw ProtocolError(.badArgument, "unknown \(noun) \"\(s)\" (known: \(allowed.joined(separator: ", ")))")
+                }
             }
-            return out
-        }
-        func finish(_ cmd: String) throws(ProtocolError) {
-            if let extra = o.keys.first(where: { !used.contains($0) }) {
-                throw ProtocolError(.badArgument, "\(cmd) takes no field \"\(extra.prefix(64))\"")
-            }
+            return v
         }
     }
 }
 
 /// A request that failed to parse.
 public struct RequestError: Error, Sendable, Equatable {
+    /// The request's id, when it could be read.
     public var id: JSONValue?
+    /// The command's name, when it names one.
     public var cmd: String?
+    /// Why it was refused.
     public var error: ProtocolError
-}
-
-extension Event {
-    /// A successful reply to `cmd`, with result fields.
-    public static func reply(id: JSONValue?, cmd: String, result: JSONObject = JSONObject()) -> Event {
-        var o = JSONObject()
-        o["id"] = id ?? .null
-        o["cmd"] = .string(cmd)
-        o["ok"] = .bool(true)
-        for (k, v) in result.entries { o[k] = v }
-        return Event(.reply, t: nil, fields: o)
-    }
-
-    /// An error reply.
-    public static func reply(id: JSONValue?, cmd: String?, error: ProtocolError) -> Event {
-        var o = JSONObject()
-        o["id"] = id ?? .null
-        o["cmd"] = cmd.map { .string($0) } ?? .null
-        o["ok"] = .bool(false)
-        o["error"] = .object(["code": .string(error.code.rawValue), "message": .string(error.message)])
-        return Event(.reply, t: nil, fields: o)
-    }
 }

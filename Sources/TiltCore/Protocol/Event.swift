@@ -49,12 +49,13 @@ public struct Event: Sendable {
             w.endArray()
             w.field("roll_deg", a.roll * Self.deg, digits: 2)
             w.field("pitch_deg", a.pitch * Self.deg, digits: 2)
-            w.field("yaw_deg", a.yaw * Self.deg, digits: 2)
+            // Without a gyroscope the heading is unknown: no yaw, no bias (docs/protocol.md).
+            if a.hasYaw { w.field("yaw_deg", a.yaw * Self.deg, digits: 2) }
             w.field("at_rest", a.atRest)
-            w.field("gyro_bias", a.gyroBias, digits: 5)
+            if a.hasYaw { w.field("gyro_bias", a.gyroBias, digits: 5) }
         case .sample(let s):
             w.field("accel", s.accel, digits: 4)
-            w.field("gyro", s.gyro, digits: 5)
+            if s.hasGyro { w.field("gyro", s.gyro, digits: 5) }
         case .fields(let o):
             for (k, v) in o.entries { w.field(k, v) }
         }

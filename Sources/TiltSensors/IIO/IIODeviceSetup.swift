@@ -80,10 +80,15 @@ enum IIODeviceSetup {
                     if best == nil || common > best!.2 { best = (a, g, common) }
                 }
             }
-            guard let (a, g, _) = best else {
-                throw IIOError("no IIO device with accel and anglvel channels (\(inventory))")
+            if let (a, g, _) = best {
+                return [Choice(ref: a, accel: true, gyro: false), Choice(ref: g, accel: false, gyro: true)]
             }
-            return [Choice(ref: a, accel: true, gyro: false), Choice(ref: g, accel: false, gyro: true)]
+            // No gyroscope anywhere (an ADXL345, an accel-only HID sensor): tilt from the
+            // accelerometer alone is still enough for attitude's roll/pitch and the tilt game.
+            guard let a = accels.first else {
+                throw IIOError("no IIO device with accel channels (\(inventory))")
+            }
+            return [Choice(ref: a, accel: true, gyro: false)]
         }
 
         let names = spec.split(separator: "+", omittingEmptySubsequences: false)
@@ -98,12 +103,12 @@ enum IIODeviceSetup {
         guard names.count == 1, let d = named(names[0]) else {
             throw IIOError("no IIO device named \"\(spec)\" (\(inventory))")
         }
-        let missing = ["accel", "anglvel"].filter { !d.hasAxes($0) }
-        guard missing.isEmpty else {
-            throw IIOError("\(d.name) (\(d.id)) has no \(missing.joined(separator: "/")) x/y/z channels; "
+        guard d.hasAxes("accel") else {
+            throw IIOError("\(d.name) (\(d.id)) has no accel x/y/z channels; "
                 + "for split devices name both as \"accel+gyro\"")
         }
-        return [Choice(ref: d, accel: true, gyro: true)]
+        // A device with no gyroscope is used for tilt alone (its status says so).
+        return [Choice(ref: d, accel: true, gyro: d.hasAxes("anglvel"))]
     }
 
     /// Reads scales, offsets and the mount matrix, sets the sampling rate, and returns the device
@@ -189,7 +194,9 @@ enum IIODeviceSetup {
     /// Attaches the device's own trigger when it needs one: `trigger/current_trigger` exists and
     /// is empty, and a trigger named "<name>-dev<N>" (the kernel's convention for data-ready
     /// triggers), or else one starting with "<name>-", exists. Devices fed by a hardware FIFO have
-    /// no `trigger/` directory and need none.
+    /// no `trigger/` directory and need none. Throws `IIOMissingTrigger` when the device needs a
+    /// trigger and has none (a BMI160 or MPU-6050 whose interrupt line is not wired): its buffer
+    /// would never fill.
     static func attachTrigger(_ ref: IIODeviceRef, in ctx: IIOContext, logger: Logger?) throws -> String? {
         var current: OpaquePointer?
         let r = iio_device_get_trigger(ref.handle, &current)
@@ -199,9 +206,7 @@ enum IIODeviceSetup {
         let preferred = ref.number.map { "\(ref.name)-dev\($0)" }
         guard let trigger = triggers.first(where: { $0.name == preferred })
                 ?? triggers.first(where: { $0.name.hasPrefix("\(ref.name)-") }) else {
-            logger?.warning("device has an empty current_trigger and no trigger of its own; streaming may not start",
-                            metadata: ["device": "\(ref.id)"])
-            return nil
+            throw IIOMissingTrigger(device: "\(ref.name) (\(ref.id))")
         }
         let w = iio_device_set_trigger(ref.handle, trigger.handle)
         if w < 0 { throw IIOError.call("\(ref.id): attaching trigger \(trigger.name)", Int(w)) }

@@ -147,7 +147,8 @@ enum IIOPresence {
     }
 }
 
-/// CLOCK_MONOTONIC, the clock IIO timestamps use by default, in nanoseconds.
+/// CLOCK_MONOTONIC in nanoseconds: the clock tiltd sets for buffered timestamps (the kernel's default
+/// is CLOCK_REALTIME) and stamps polled samples with.
 enum IIOClock {
     static func monotonicNanoseconds() -> Nanoseconds {
         var ts = timespec()

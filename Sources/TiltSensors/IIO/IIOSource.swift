@@ -6,10 +6,12 @@ import TiltCore
 
 /// IMU samples from the kernel's IIO subsystem through libiio's local backend.
 ///
-/// Finds the device (one combined accel + gyro device such as inv_mpu6050, or split accel and gyro
-/// devices such as st_lsm6dsx, paired by timestamp), sets its sampling rate, attaches its trigger
-/// when it needs one, and streams buffered scans decoded by each channel's own scan type; devices
-/// without a buffer are polled at the rate. Output is SI (m/s², rad/s) after scale, offset and the
+/// Finds the device (one combined accel + gyro device such as inv_mpu6050, split accel and gyro
+/// devices such as st_lsm6dsx, paired by timestamp, or an accelerometer alone such as adxl345),
+/// sets its sampling rate, sets its timestamp clock to CLOCK_MONOTONIC, attaches its trigger when
+/// it needs one, and streams buffered scans decoded by each channel's own scan type; devices
+/// without a buffer, or whose buffer cannot fill (no trigger, no data within a second), are
+/// polled at the rate (`IIOReadMode`). Output is SI (m/s², rad/s) after scale, offset and the
 /// mount matrix, stamped with the kernel timestamp (ns). User calibration is not applied here.
 ///
 /// Device trouble never ends `run`: it is reported as a `retrying` status and retried with
@@ -26,11 +28,13 @@ public final class IIOSource: SampleSource {
         public var mountMatrix: Matrix3?
         /// Scans per libiio buffer; nil sizes it from the rate (about 10 ms, at least one).
         public var bufferSamples: Int?
+        /// Buffered, polled, or buffered with a fall-back to polling (`[imu] mode`).
+        public var mode: IIOReadMode
 
         public init(device: String = "auto", rateHz: Double = 60, mountMatrix: Matrix3? = nil,
-                    bufferSamples: Int? = nil) {
+                    bufferSamples: Int? = nil, mode: IIOReadMode = .auto) {
             self.device = device; self.rateHz = rateHz
-            self.mountMatrix = mountMatrix; self.bufferSamples = bufferSamples
+            self.mountMatrix = mountMatrix; self.bufferSamples = bufferSamples; self.mode = mode
         }
 
         /// Scans per buffer actually used. Reads never wait for a full buffer (see
@@ -69,9 +73,8 @@ public final class IIOSource: SampleSource {
             do {
                 let s = try IIOSession(configuration: configuration, logger: logger)
                 session = s
-                emit(.status(SourceStatus(source: "imu", state: .streaming, message: s.mode,
-                                          device: s.deviceSummary, rateHz: s.rateHz)))
-                logger?.info("IMU streaming", metadata: ["device": "\(s.deviceSummary)", "mode": "\(s.mode)",
+                emit(.status(s.status(.streaming)))
+                logger?.info("IMU streaming", metadata: ["device": "\(s.deviceSummary)", "mode": "\(s.message)",
                                                          "rate_hz": "\(s.rateHz)"])
                 try s.stream(stop: stop, wake: wake, emit: emit, logger: logger)
                 s.close()
@@ -91,145 +94,6 @@ public final class IIOSource: SampleSource {
                                           rateHz: configuration.rateHz, retryIn: delay)))
                 stop.sleep(seconds: delay)
             }
-        }
-    }
-}
-
-/// One attempt at streaming: a libiio context and the configured device(s) with their readers.
-final class IIOSession {
-    private let context: IIOContext
-    let devices: [IIOConfiguredDevice]
-    private var buffered: [IIOBufferedReader] = []
-    private var polled: [IIOPolledReader] = []
-    /// The rate the device(s) run at (the slower one for split devices), Hz.
-    let rateHz: Double
-    /// "mpu6050 (iio:device0)" or "lsm6ds3_accel (iio:device0) + lsm6ds3_gyro (iio:device1)".
-    let deviceSummary: String
-    /// How samples are read, for the status message.
-    private(set) var mode: String
-    /// Samples emitted so far.
-    private(set) var delivered = 0
-
-    init(configuration: IIOSource.Configuration, logger: Logger?) throws {
-        context = try IIOContext(timeoutMs: 1000)
-        let choices = try IIODeviceSetup.choose(configuration.device, in: context)
-        devices = try choices.map {
-            try IIODeviceSetup.configure($0, rateHz: configuration.rateHz,
-                                         mountOverride: configuration.mountMatrix, logger: logger)
-        }
-        rateHz = devices.map(\.rateHz).min() ?? configuration.rateHz
-        deviceSummary = devices.map(\.summary).joined(separator: " + ")
-        if devices.allSatisfy(\.isBufferCapable) {
-            var triggers: [String] = []
-            for d in devices {
-                if let t = try IIODeviceSetup.attachTrigger(d.ref, in: context, logger: logger) { triggers.append(t) }
-            }
-            let n = configuration.samplesPerBuffer
-            buffered = try devices.map { try IIOBufferedReader(device: $0, samplesPerBuffer: n) }
-            mode = "buffered, \(n) scan\(n == 1 ? "" : "s") per buffer"
-                + (triggers.isEmpty ? "" : ", trigger \(triggers.joined(separator: ", "))")
-                + (devices.count > 1 ? ", accel and gyro paired by timestamp" : "")
-        } else {
-            polled = devices.map { IIOPolledReader(device: $0) }
-            mode = "polled (no buffer)"
-        }
-    }
-
-    /// Releases the buffers (libiio disables them in sysfs) before the context goes.
-    func close() {
-        for b in buffered { b.close() }
-        buffered = []
-        polled = []
-    }
-
-    /// Streams until `stop`; throws when the device fails or vanishes.
-    func stream(stop: StopSignal, wake: IIOWakeup, emit: @Sendable (SourceOutput) -> Void, logger: Logger?) throws {
-        if buffered.isEmpty {
-            try streamPolled(stop: stop, wake: wake, emit: emit)
-        } else {
-            try streamBuffered(stop: stop, wake: wake, emit: emit, logger: logger)
-        }
-    }
-
-    private func streamBuffered(stop: StopSignal, wake: IIOWakeup, emit: @Sendable (SourceOutput) -> Void,
-                                logger: Logger?) throws {
-        var pairer = IMUPairer(rateHz: rateHz)
-        var fds = buffered.map { pollfd(fd: $0.pollFD, events: Int16(POLLIN), revents: 0) }
-        fds.append(pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0))
-        var lastData = IIOClock.monotonicNanoseconds()
-        var lastCheck = lastData
-        var silenceReported = false
-        while !stop.isStopped {
-            for i in fds.indices { fds[i].revents = 0 }
-            // 200 ms: how soon a vanished device is noticed while no data flows.
-            if poll(&fds, nfds_t(fds.count), 200) < 0 && errno != EINTR {
-                throw IIOError("poll: \(String(cString: strerror(errno)))")
-            }
-            var got = 0
-            for (i, reader) in buffered.enumerated() where fds[i].revents != 0 {
-                if fds[i].revents & Int16(POLLERR | POLLNVAL) != 0 {
-                    throw IIOError("\(reader.device.summary): data node failed")
-                }
-                got += try reader.drain { reading in
-                    if let a = reading.accel, let g = reading.gyro {
-                        emit(.sample(IMUSample(t: reading.t, accel: a, gyro: g)))
-                        delivered += 1
-                    } else {
-                        let done = reading.accel.map { pairer.addAccel(t: reading.t, $0) }
-                            ?? reading.gyro.map { pairer.addGyro(t: reading.t, $0) } ?? []
-                        for s in done { emit(.sample(s)) }
-                        delivered += done.count
-                    }
-                }
-            }
-            let now = IIOClock.monotonicNanoseconds()
-            if got > 0 { lastData = now; silenceReported = false }
-            // Data flowing proves the node is alive; when silent, check often that it still exists
-            // (a FIFO or a removed device never reports EOF: libiio holds it open read-write).
-            if now - lastCheck >= (got > 0 ? 1_000_000_000 : 200_000_000) {
-                lastCheck = now
-                for reader in buffered where !reader.isPresent() {
-                    throw IIOError("\(reader.device.summary) vanished")
-                }
-            }
-            if !silenceReported && now - lastData > 5_000_000_000 {
-                silenceReported = true
-                // "Never started" (a trigger that does not fire, a wrong device) and "stopped"
-                // (the sensor stalled, its feed ended) have different causes: say which.
-                let what = delivered == 0 ? "no IMU data in the 5 s since streaming began"
-                    : "no IMU data for 5 s after \(delivered) sample\(delivered == 1 ? "" : "s")"
-                logger?.warning("\(what); the device is present, waiting",
-                                metadata: ["device": "\(deviceSummary)", "samples": "\(delivered)"])
-            }
-        }
-    }
-
-    private func streamPolled(stop: StopSignal, wake: IIOWakeup, emit: @Sendable (SourceOutput) -> Void) throws {
-        let period = Int64(1e9 / max(rateHz, 0.1))
-        var next = IIOClock.monotonicNanoseconds()
-        var lastCheck = next
-        while !stop.isStopped {
-            let t = IIOClock.monotonicNanoseconds()
-            var accel: Vector3?, gyro: Vector3?
-            for reader in polled {
-                let r = try reader.read(at: t)
-                accel = accel ?? r.accel
-                gyro = gyro ?? r.gyro
-            }
-            if let accel, let gyro {
-                emit(.sample(IMUSample(t: t, accel: accel, gyro: gyro)))
-                delivered += 1
-            }
-            if t - lastCheck >= 1_000_000_000 {
-                lastCheck = t
-                for reader in polled where !reader.isPresent() {
-                    throw IIOError("\(reader.device.summary) vanished")
-                }
-            }
-            next += period
-            let now = IIOClock.monotonicNanoseconds()
-            if next <= now { next = now + period }  // overran (slow sysfs): skip, never burst
-            wake.wait(nanoseconds: next - now)
         }
     }
 }

@@ -56,8 +56,12 @@ public struct ReplaySource: SampleSource {
             return
         }
         let rate = samples.count > 1 ? Double(samples.count - 1) / (Double(samples.last!.t - first.t) * 1e-9) : 0
-        emit(.status(SourceStatus(source: "imu", state: .streaming, message: "replaying \(samples.count) samples",
-                                  device: summary, rateHz: rate.isFinite ? (rate * 10).rounded() / 10 : nil)))
+        // A recording of an accelerometer alone (empty gyro fields) says so, as the device did.
+        let accelOnly = !first.hasGyro
+        emit(.status(SourceStatus(source: "imu", state: .streaming,
+                                  message: "replaying \(samples.count) samples" + (accelOnly ? "; \(SourceStatus.noGyroscopeNote)" : ""),
+                                  device: summary, rateHz: rate.isFinite ? (rate * 10).rounded() / 10 : nil,
+                                  hasGyroscope: accelOnly ? false : nil)))
         let clock = ContinuousClock()
         let start = clock.now
         for s in samples {

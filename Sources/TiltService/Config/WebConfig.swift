@@ -30,13 +30,22 @@ extension Configuration {
         public init() {}
     }
 
+    /// "HOST:PORT" or "[IPv6]:PORT"; the port is required (unlike gpsd's `server`, there is no
+    /// conventional one) and 0 picks a free port, printed at start (tests, side-by-side runs).
+    static func listenAddress(_ text: String) -> (String, UInt16)? {
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else { return nil }
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        else if host.contains(":") { return nil }
+        return host.isEmpty ? nil : (host, port)
+    }
+
     /// Reads `[web]` (called by `parse`).
     static func readWeb(_ t: inout TableReader, base: String) throws(ConfigError) -> Web {
         var w = Web()
         let listen = try t.string("listen", default: "\(w.host):\(w.port)")
-        // Port 0 picks a free port (printed at start): for tests and side-by-side runs.
-        guard let (h, p) = splitHostPort(listen) ?? (listen.hasSuffix(":0") && listen.count > 2 ? (String(listen.dropLast(2)).trimmingCharacters(in: CharacterSet(charactersIn: "[]")), 0) : nil) else {
-            throw t.error("listen", "expected HOST:PORT, got \"\(listen)\"")
+        guard let (h, p) = Self.listenAddress(listen) else {
+            throw t.error("listen", "expected HOST:PORT or [IPv6]:PORT with a port in 0…65535, got \"\(listen)\"")
         }
         w.host = h; w.port = p
         if let code = try t.optionalString("pairing_code") {

@@ -4,17 +4,21 @@ import Logging
 import TiltCore
 import TiltSensors
 
-/// Runs a sample source on its own thread: calibration and fusion happen there, then each
-/// result hops once to the hub's loop. The source blocks in libiio (or sleeps for a replay),
-/// so it must not run on the event loop.
+/// Runs a sample source on its own thread: the time line (timestamp jumps smoothed, see
+/// `SampleTimeline`), calibration and fusion happen there, then each result hops once to the
+/// engine's loop. The source blocks in libiio (or sleeps for a replay), so it must not run on the
+/// event loop. Samples without a gyro (an accelerometer-only IMU) go through
+/// `AccelTiltEstimator` instead of the 6-axis `AttitudeEstimator`.
 public final class SensorPipeline: Sendable {
     let source: any SampleSource
-    let engine: Engine
+    let engine: EngineHandle
     let calibration: IMUCalibration
     let fusion: AttitudeEstimator.Parameters
     let logger: Logger
     /// Saves the gyro bias learnt at rest (`[calibration] persist_gyro_bias`); nil = off.
     let persister: BiasPersister?
+    /// Whether timestamps are checked for jumps (live devices) or kept exactly (recordings).
+    let smoothsClockSteps: Bool
     let thread = SourceThread(name: "tiltd-sampler")
     /// Samples handed to the loop and not yet processed. Bounded so a loop that cannot keep up
     /// (an overloaded machine) costs skipped samples, counted and reported, not unbounded
@@ -22,47 +26,72 @@ public final class SensorPipeline: Sendable {
     private let inFlight = InFlight()
     static let maxInFlight = 2048
 
-    public init(source: any SampleSource, engine: Engine, calibration: IMUCalibration,
-                fusion: AttitudeEstimator.Parameters = .init(), persister: BiasPersister? = nil, logger: Logger) {
+    /// - Parameter smoothsClockSteps: re-anchor timestamp jumps (a live device's clock can step);
+    ///   false keeps a recording's times exactly.
+    public init(source: any SampleSource, engine: EngineHandle, calibration: IMUCalibration,
+                fusion: AttitudeEstimator.Parameters = .init(), persister: BiasPersister? = nil,
+                smoothsClockSteps: Bool = false, logger: Logger) {
         self.source = source; self.engine = engine; self.calibration = calibration
-        self.fusion = fusion; self.persister = persister; self.logger = logger
+        self.fusion = fusion; self.persister = persister; self.smoothsClockSteps = smoothsClockSteps
+        self.logger = logger
     }
 
     /// Starts the sampling thread. `onEnd` runs when a finite source (a recording) is done.
     public func start(onEnd: @escaping @Sendable () -> Void = {}) {
-        let state = FusionState(calibrator: Calibrator(calibration), estimator: AttitudeEstimator(parameters: fusion))
-        let (source, engine, persister, inFlight) = (self.source, self.engine, self.persister, self.inFlight)
-        let loop = engine.hub.loop
+        let state = FusionState(calibrator: Calibrator(calibration), estimator: AttitudeEstimator(parameters: fusion),
+                                timeline: smoothsClockSteps ? SampleTimeline(parameters: .init(rateHz: 60)) : nil)
+        let (source, engine, persister, inFlight, logger) = (self.source, self.engine, self.persister, self.inFlight, self.logger)
         let skipped = SkipCounter()
         thread.start({ stop in
             do {
                 try source.run(stop: stop) { output in
                     switch output {
-                    case .sample(let raw):
+                    case .sample(var raw):
+                        if state.timeline != nil {
+                            let placed = state.timeline!.place(raw.t, arrival: Int64(MonotonicClock.nanoseconds()))
+                            raw.t = placed.t
+                            if let jump = placed.jump { Self.report(jump, logger: logger, engine: engine) }
+                        }
                         let s = state.calibrator.apply(raw)
-                        let a = state.estimator.update(s)
-                        persister?.feed(t: a.t, atRest: a.atRest, bias: a.gyroBias)
+                        let a = s.hasGyro ? state.estimator.update(s) : state.tilt.update(s)
+                        if s.hasGyro { persister?.feed(t: a.t, atRest: a.atRest, bias: a.gyroBias) }
                         if inFlight.value.load(ordering: .relaxed) >= Self.maxInFlight {
                             skipped.count += 1
                             return
                         }
                         inFlight.value.add(1, ordering: .relaxed)
                         let n = skipped.take()
-                        loop.execute {
+                        engine.execute { engine in
                             inFlight.value.subtract(1, ordering: .relaxed)
                             if n > 0 { engine.ingest(skipped: n) }
                             engine.ingest(sample: s, attitude: a)
                         }
                     case .status(let st):
-                        if st.state == .retrying || st.state == .starting { state.estimator.reset() }
-                        loop.execute { engine.ingest(status: st) }
+                        if st.state == .retrying || st.state == .starting {
+                            state.estimator.reset()
+                            state.tilt.reset()
+                        }
+                        if st.state != .noData { state.timeline?.resume() }
+                        if let r = st.rateHz, st.state == .streaming { state.timeline?.parameters = .init(rateHz: r) }
+                        engine.execute { $0.ingest(status: st) }
                     }
                 }
             } catch {
                 let st = SourceStatus(source: "imu", state: .finished, message: "\(error)")
-                loop.execute { engine.ingest(status: st) }
+                engine.execute { $0.ingest(status: st) }
             }
         }, onEnd: onEnd)
+    }
+
+    /// A timestamp jump: logged and sent to clients once, as a `status` line.
+    static func report(_ jump: SampleTimeline.Jump, logger: Logger, engine: EngineHandle) {
+        let message = "IMU timestamps jumped \(jump.summary) (the device's clock stepped); "
+            + "time re-anchored: attitude and rounds continue"
+        logger.warning("\(message)", metadata: ["from_ns": "\(jump.from)", "to_ns": "\(jump.to)"])
+        var fields = Event.statusFields(source: "imu", state: "clock_step", message: message)
+        fields["step_ns"] = .int(jump.step)
+        let event = Event(.status, t: nil, fields: fields)
+        engine.execute { $0.context.hub.publish(event) }
     }
 
     /// True once the source has returned (a recording ended, or after `shutdown`).
@@ -93,7 +122,10 @@ final class SkipCounter: @unchecked Sendable {
 final class FusionState: @unchecked Sendable {
     var calibrator: Calibrator
     var estimator: AttitudeEstimator
-    init(calibrator: Calibrator, estimator: AttitudeEstimator) {
-        self.calibrator = calibrator; self.estimator = estimator
+    /// For samples with no gyro.
+    var tilt = AccelTiltEstimator()
+    var timeline: SampleTimeline?
+    init(calibrator: Calibrator, estimator: AttitudeEstimator, timeline: SampleTimeline?) {
+        self.calibrator = calibrator; self.estimator = estimator; self.timeline = timeline
     }
 }

@@ -19,8 +19,8 @@ public final class ClientSession: @unchecked Sendable {
 
     public let id: Int
     public let credentials: Credentials?
-    /// Whether this peer may send mutating commands.
-    public let trusted: Bool
+    /// Whether this peer may send mutating commands (re-judged when a reload changes trust).
+    public internal(set) var trusted: Bool
 
     // What the client watches.
     public private(set) var classes: Set<EventClass>
@@ -111,7 +111,7 @@ public final class ClientSession: @unchecked Sendable {
             return
         }
         if queue.count >= queueLimit {
-            queue.removeFirst()
+            hub.countDropped(queue.removeFirst())
             dropped += 1
             droppedTotal += 1
         }
@@ -122,10 +122,9 @@ public final class ClientSession: @unchecked Sendable {
     func drain() {
         guard context.channel.isActive else { return }
         if dropped > 0, context.channel.isWritable {
-            var o = JSONObject()
-            o["dropped"] = .int(Int64(dropped))
+            let n = dropped
             dropped = 0
-            write(hub.encode(Event(.gap, t: nil, fields: o)))
+            write(hub.encode(.gap(dropped: n)))
         }
         while context.channel.isWritable, let line = queue.popFirst() {
             write(line)

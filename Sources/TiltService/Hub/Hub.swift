@@ -100,12 +100,17 @@ public final class Hub: @unchecked Sendable {
     }
 
     func hello(for client: ClientSession) -> Event {
-        var o = JSONObject()
-        o["version"] = .string(TiltdVersion.string)
-        o["protocol"] = .int(Int64(TiltdVersion.protocolNumber))
-        o["client"] = .object(client.summary)
-        if let handler { for (k, v) in handler.helloFields(for: client).entries { o[k] = v } }
-        return Event(.hello, t: lastSampleTime, fields: o)
+        .hello(version: TiltdVersion.string, protocolNumber: TiltdVersion.protocolNumber, client: client.summary,
+               state: handler?.helloFields(for: client) ?? JSONObject(), t: lastSampleTime)
+    }
+
+    /// Lines dropped for slow clients since start, per class (for `stats`).
+    public private(set) var droppedLines: [EventClass: Int] = [:]
+
+    /// Counts a line a client's full queue dropped.
+    func countDropped(_ line: ByteBuffer) {
+        let cls = line.withUnsafeReadableBytes { Event.lineClass($0) }
+        droppedLines[cls ?? .reply, default: 0] += 1
     }
 }
 

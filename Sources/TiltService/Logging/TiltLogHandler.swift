@@ -7,6 +7,7 @@ import Darwin
 #endif
 import Foundation
 import Logging
+import Synchronization
 
 /// The destination shared by every logger of the process: style, writer, repeat limiter and clocks.
 ///
@@ -20,6 +21,19 @@ public final class LogOutput: @unchecked Sendable {  // @unchecked: all mutable 
     private let wallClock: @Sendable () -> timespec
     private let lock = NSLock()
     private var limiter: RepeatLimiter?
+    /// Index in `Logger.Level.allCases` of the level set after start, or -1 (an atomic: read
+    /// on every log call of every thread).
+    private let overrideIndex = Atomic<Int>(-1)
+
+    /// A level for every logger of the process, set after start (`[log] level` on reload); nil
+    /// leaves each logger its own.
+    public var levelOverride: Logger.Level? {
+        get {
+            let i = overrideIndex.load(ordering: .relaxed)
+            return i >= 0 ? Logger.Level.allCases[i] : nil
+        }
+        set { overrideIndex.store(newValue.flatMap { Logger.Level.allCases.firstIndex(of: $0) } ?? -1, ordering: .relaxed) }
+    }
 
     /// Creates an output.
     ///
@@ -170,8 +184,12 @@ public struct TiltLogHandler: LogHandler {
     public let label: String
     /// Where lines go; shared by every handler made by ``bootstrap(output:level:)``.
     public let output: LogOutput
-    /// Minimum level written.
-    public var logLevel: Logger.Level
+    /// Minimum level written: the output's `levelOverride` once set, else this handler's own.
+    public var logLevel: Logger.Level {
+        get { output.levelOverride ?? ownLevel }
+        set { ownLevel = newValue }
+    }
+    private var ownLevel: Logger.Level
     /// Metadata attached to every line of this logger.
     public var metadata: Logger.Metadata = [:]
     /// Contextual metadata source, merged under the logger's and the call's metadata.
@@ -184,7 +202,7 @@ public struct TiltLogHandler: LogHandler {
     ) {
         self.label = label
         self.output = output
-        self.logLevel = logLevel
+        self.ownLevel = logLevel
         self.metadataProvider = metadataProvider
     }
 

@@ -11,12 +11,13 @@ public struct MonitorState: Sendable, Equatable {
         public var t: Int64?
         public var rollDeg: Double
         public var pitchDeg: Double
-        public var yawDeg: Double
+        /// Nil when the daemon has no heading (an accelerometer-only IMU).
+        public var yawDeg: Double?
         public var atRest: Bool?
         /// Gyro bias the fusion currently subtracts, rad/s.
         public var gyroBias: [Double]?
         /// Creates a reading.
-        public init(t: Int64?, rollDeg: Double, pitchDeg: Double, yawDeg: Double, atRest: Bool?, gyroBias: [Double]?) {
+        public init(t: Int64?, rollDeg: Double, pitchDeg: Double, yawDeg: Double?, atRest: Bool?, gyroBias: [Double]?) {
             self.t = t; self.rollDeg = rollDeg; self.pitchDeg = pitchDeg; self.yawDeg = yawDeg
             self.atRest = atRest; self.gyroBias = gyroBias
         }
@@ -154,8 +155,8 @@ public struct MonitorState: Sendable, Equatable {
     }
 
     mutating func applyAttitude(_ o: JSONObject) {
-        guard let r = o["roll_deg"]?.doubleValue, let p = o["pitch_deg"]?.doubleValue, let y = o["yaw_deg"]?.doubleValue else { return }
-        attitude = AttitudeReading(t: o["t_ns"]?.intValue, rollDeg: r, pitchDeg: p, yawDeg: y,
+        guard let r = o["roll_deg"]?.doubleValue, let p = o["pitch_deg"]?.doubleValue else { return }
+        attitude = AttitudeReading(t: o["t_ns"]?.intValue, rollDeg: r, pitchDeg: p, yawDeg: o["yaw_deg"]?.doubleValue,
                                    atRest: o["at_rest"]?.boolValue,
                                    gyroBias: o["gyro_bias"]?.arrayValue?.compactMap(\.doubleValue))
     }

@@ -23,7 +23,7 @@ public enum MonitorView {
 
         // Attitude
         if let a = s.attitude {
-            out.append("roll \(angle(a.rollDeg))   pitch \(angle(a.pitchDeg))   yaw \(angle(a.yawDeg))"
+            out.append("roll \(angle(a.rollDeg))   pitch \(angle(a.pitchDeg))   yaw \(a.yawDeg.map(angle) ?? "---")"
                        + (a.t.map { "   t \(fixed(Double($0) / 1e9, 3)) s" } ?? ""))
             let rest = a.atRest.map { $0 ? "yes" : "no" } ?? "?"
             let bias = a.gyroBias.map { "[" + $0.map { signed($0, 5) }.joined(separator: ", ") + "] rad/s" } ?? "?"
@@ -118,7 +118,7 @@ public enum MonitorView {
         guard s.connected else { return "disconnected, retrying..." + (s.disconnectReason.map { " (\($0))" } ?? "") }
         var parts: [String] = []
         if let a = s.attitude {
-            parts.append("roll=\(fixed(a.rollDeg, 1)) pitch=\(fixed(a.pitchDeg, 1)) yaw=\(fixed(a.yawDeg, 1))")
+            parts.append("roll=\(fixed(a.rollDeg, 1)) pitch=\(fixed(a.pitchDeg, 1)) yaw=\(a.yawDeg.map { fixed($0, 1) } ?? "-")")
             parts.append("at_rest=\(a.atRest.map { $0 ? "yes" : "no" } ?? "?")")
             if let b = a.gyroBias { parts.append("gyro_bias=" + b.map { fixed($0, 5) }.joined(separator: ",")) }
         } else {

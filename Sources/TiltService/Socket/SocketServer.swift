@@ -140,9 +140,7 @@ final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
     }
 
     /// root, the daemon's own user, and the configured uids/gids may change state.
-    func isTrusted(_ c: ClientSession.Credentials) -> Bool {
-        c.uid == 0 || c.uid == getuid() || config.trustedUIDs.contains(c.uid) || config.trustedGIDs.contains(c.gid)
-    }
+    func isTrusted(_ c: ClientSession.Credentials) -> Bool { SocketTrust.isTrusted(c, config) }
 
     func channelInactive(context: ChannelHandlerContext) {
         if let s = session { hub.remove(s) }

@@ -56,7 +56,10 @@ public final class MetricsExporter: Sendable {
         }
         if let v = s["fix_age_s"]?.doubleValue { gauge("tiltd_fix_age_seconds", "seconds since the latest GPS fix arrived", set: v) }
         for (result, v) in s["reloads"]?.objectValue?.entries ?? [] {
-            if let n = v.doubleValue, v.boolValue == nil { counter("tiltd_reloads_total", "configuration reloads, per result", labels: [("result", result)], set: n) }
+            if let n = v.doubleValue { counter("tiltd_reloads_total", "configuration reloads, per result (applied, refused)", labels: [("result", result)], set: n) }
+        }
+        if let last = s["reloads"]?["last"]?.stringValue {
+            gauge("tiltd_last_reload_applied", "1 when the latest reload was applied, 0 when it was refused", set: last == "applied" ? 1 : 0)
         }
     }
 

@@ -66,14 +66,14 @@ struct BrowserSocket: Sendable {
                 try await outbound.close(.policyViolation, reason: "too many messages")
                 return
             }
-            guard case .text(let text) = message, let value = try? JSONParser.parse(text), let o = value.objectValue else {
+            guard case .text(let text) = message, (try? JSONParser.parse(text))?.objectValue != nil else {
                 logger.warning("browser \(id) sent a message that is not a JSON object: closing it")
                 try await outbound.close(.unacceptableData, reason: "messages are JSON objects")
                 return
             }
-            switch BrowserCommands.check(o, paired: paired) {
-            case .failure(let refusal):
-                relay.hub.send(BrowserCommands.refusalLine(refusal, id: o["id"] ?? .null, cmd: o["cmd"]?.stringValue), to: id)
+            switch BrowserCommands.check(text, paired: paired) {
+            case .failure(let f):
+                relay.hub.send(BrowserCommands.refusalLine(f.refusal, id: f.id, cmd: f.cmd), to: id)
             case .success(let checked):
                 // Replies may come in any order; each goes back with the browser's own id.
                 Task { await forward(checked, to: id, logger: logger) }
@@ -88,7 +88,7 @@ struct BrowserSocket: Sendable {
             guard var o = reply.objectValue else { return }
             o["id"] = c.browserID
             relay.hub.send(jsonText(.object(o)), to: browser)
-            if c.name != "status" && c.name != "history" && c.name != "ping" {
+            if BrowserCommands.pairedOnly.contains(c.name) {
                 logger.info("browser \(browser): \(c.name) → \(reply["ok"]?.boolValue == true ? "ok" : (reply["error"]?["code"]?.stringValue ?? "?"))")
             }
         } catch {

@@ -1,0 +1,238 @@
+import CLibIIO
+import Foundation
+import Logging
+import TiltCore
+
+/// One attempt at streaming: a libiio context and the configured device(s) with their readers,
+/// buffered or polled as `IIOReadMode` decides (and, in auto mode, polled after all when the
+/// buffer stays silent).
+final class IIOSession {
+    private let context: IIOContext
+    let devices: [IIOConfiguredDevice]
+    private let configuration: IIOSource.Configuration
+    private var buffered: [IIOBufferedReader] = []
+    private var polled: [IIOPolledReader] = []
+    /// The rate the device(s) run at (the slower one for split devices), Hz.
+    let rateHz: Double
+    /// "mpu6050 (iio:device0)" or "lsm6ds3_accel (iio:device0) + lsm6ds3_gyro (iio:device1)".
+    let deviceSummary: String
+    /// False for an accelerometer alone: samples carry no gyro and attitude is tilt only.
+    let hasGyro: Bool
+    /// How samples are read, for the status message.
+    private(set) var mode: String
+    /// Which clock timestamps come from, for the status message.
+    private(set) var clockNote: String
+    /// Samples emitted so far.
+    private(set) var delivered = 0
+
+    init(configuration: IIOSource.Configuration, logger: Logger?) throws {
+        self.configuration = configuration
+        context = try IIOContext(timeoutMs: 1000)
+        let choices = try IIODeviceSetup.choose(configuration.device, in: context)
+        devices = try choices.map {
+            try IIODeviceSetup.configure($0, rateHz: configuration.rateHz,
+                                         mountOverride: configuration.mountMatrix, logger: logger)
+        }
+        rateHz = devices.map(\.rateHz).min() ?? configuration.rateHz
+        deviceSummary = devices.map(\.summary).joined(separator: " + ")
+        hasGyro = devices.contains { $0.gyro != nil }
+        mode = ""
+        clockNote = ""
+        let bufferable = devices.allSatisfy(\.isBufferCapable)
+        let pollable = devices.allSatisfy(\.isPollable)
+        switch configuration.mode {
+        case .polled:
+            guard pollable else {
+                throw IIOError("\(deviceSummary): [imu] mode = \"polled\" but it has no *_raw attributes to poll")
+            }
+            startPolled("polled ([imu] mode = \"polled\")")
+        case .buffered:
+            guard bufferable else {
+                throw IIOError("\(deviceSummary): [imu] mode = \"buffered\" but it has no buffer (use \"auto\" or \"polled\")")
+            }
+            try startBuffered(logger: logger)
+        case .auto:
+            guard bufferable else {
+                guard pollable else { throw IIOError("\(deviceSummary): neither a buffer nor *_raw attributes to read") }
+                startPolled("polled (no buffer)")
+                return
+            }
+            do {
+                try startBuffered(logger: logger)
+            } catch let missing as IIOMissingTrigger where pollable {
+                closeBuffers()
+                logger?.notice("polling instead of buffering", metadata: ["reason": "\(missing)"])
+                startPolled("polled: \(missing)")
+            }
+        }
+    }
+
+    /// The status for `state`, with the device, its rate and what is really happening.
+    func status(_ state: SourceStatus.State, _ detail: String? = nil) -> SourceStatus {
+        SourceStatus(source: "imu", state: state, message: detail.map { "\($0); \(message)" } ?? message,
+                     device: deviceSummary, rateHz: rateHz, hasGyroscope: hasGyro)
+    }
+
+    /// "buffered, 1 scan per buffer, trigger mpu6050-dev0; timestamps CLOCK_MONOTONIC".
+    var message: String {
+        [mode, clockNote, hasGyro ? nil : SourceStatus.noGyroscopeNote].compactMap { $0 }.joined(separator: "; ")
+    }
+
+    private func startPolled(_ why: String) {
+        polled = devices.map { IIOPolledReader(device: $0) }
+        mode = why
+        clockNote = "timestamps CLOCK_MONOTONIC at each read"
+    }
+
+    private func startBuffered(logger: Logger?) throws {
+        // The clock first: the kernel refuses to change it while the buffer is enabled.
+        let clocks = devices.filter { $0.timestamp != nil }.map { IIOTimestampClock.useMonotonic($0.ref) }
+        clockNote = clocks.first { !$0.monotonic }?.note ?? clocks.first?.note ?? "timestamps CLOCK_MONOTONIC at each read"
+        var triggers: [String] = []
+        for d in devices {
+            if let t = try IIODeviceSetup.attachTrigger(d.ref, in: context, logger: logger) { triggers.append(t) }
+        }
+        let n = configuration.samplesPerBuffer
+        buffered = try devices.map { try IIOBufferedReader(device: $0, samplesPerBuffer: n) }
+        mode = "buffered, \(n) scan\(n == 1 ? "" : "s") per buffer"
+            + (triggers.isEmpty ? "" : ", trigger \(triggers.joined(separator: ", "))")
+            + (devices.count > 1 ? ", accel and gyro paired by timestamp" : "")
+    }
+
+    private func closeBuffers() {
+        for b in buffered { b.close() }
+        buffered = []
+    }
+
+    /// Releases the buffers (libiio disables them in sysfs) before the context goes.
+    func close() {
+        closeBuffers()
+        polled = []
+    }
+
+    /// Streams until `stop`; throws when the device fails or vanishes.
+    func stream(stop: StopSignal, wake: IIOWakeup, emit: @Sendable (SourceOutput) -> Void, logger: Logger?) throws {
+        if !buffered.isEmpty {
+            let silent = try streamBuffered(stop: stop, wake: wake, emit: emit, logger: logger)
+            guard silent, !stop.isStopped else { return }
+            // Auto mode, and the buffer never delivered: its trigger does not fire (an interrupt
+            // line not wired, a wrong GPIO in the overlay). Polling works without one.
+            closeBuffers()
+            let why = "polled: the buffer delivered nothing in \(Self.silenceText(silenceLimit)) (no interrupt?)"
+            logger?.warning("IMU buffer silent, polling instead", metadata: ["device": "\(deviceSummary)"])
+            startPolled(why)
+            emit(.status(status(.streaming)))
+        }
+        try streamPolled(stop: stop, wake: wake, emit: emit)
+    }
+
+    /// How long a buffer may stay silent before it counts as `no_data` (and, in auto mode
+    /// before any sample, as not working): a second, or ten periods at slow rates.
+    var silenceLimit: Int64 { max(1_000_000_000, Int64(10e9 / max(rateHz, 0.1))) }
+
+    static func silenceText(_ ns: Int64) -> String {
+        let s = Double(ns) / 1e9
+        return s == s.rounded() ? "\(Int(s)) s" : "\(s) s"
+    }
+
+    /// Streams buffered scans. Returns true when it stopped because the buffer never delivered
+    /// and auto mode may poll instead; false on `stop`.
+    private func streamBuffered(stop: StopSignal, wake: IIOWakeup, emit: @Sendable (SourceOutput) -> Void,
+                                logger: Logger?) throws -> Bool {
+        var pairer = IMUPairer(rateHz: rateHz)
+        var fds = buffered.map { pollfd(fd: $0.pollFD, events: Int16(POLLIN), revents: 0) }
+        fds.append(pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0))
+        var lastData = IIOClock.monotonicNanoseconds()
+        var lastCheck = lastData
+        var silent = false
+        let canFallBack = configuration.mode == .auto && devices.allSatisfy(\.isPollable)
+        while !stop.isStopped {
+            for i in fds.indices { fds[i].revents = 0 }
+            // 200 ms: how soon a vanished device is noticed while no data flows.
+            if poll(&fds, nfds_t(fds.count), 200) < 0 && errno != EINTR {
+                throw IIOError("poll: \(String(cString: strerror(errno)))")
+            }
+            var got = 0
+            for (i, reader) in buffered.enumerated() where fds[i].revents != 0 {
+                if fds[i].revents & Int16(POLLERR | POLLNVAL) != 0 {
+                    throw IIOError("\(reader.device.summary): data node failed")
+                }
+                got += try reader.drain { reading in
+                    if let a = reading.accel, let g = reading.gyro {
+                        emit(.sample(IMUSample(t: reading.t, accel: a, gyro: g)))
+                        delivered += 1
+                    } else if !hasGyro, let a = reading.accel {
+                        emit(.sample(IMUSample(t: reading.t, accelOnly: a)))
+                        delivered += 1
+                    } else {
+                        let done = reading.accel.map { pairer.addAccel(t: reading.t, $0) }
+                            ?? reading.gyro.map { pairer.addGyro(t: reading.t, $0) } ?? []
+                        for s in done { emit(.sample(s)) }
+                        delivered += done.count
+                    }
+                }
+            }
+            let now = IIOClock.monotonicNanoseconds()
+            if got > 0 {
+                lastData = now
+                if silent {
+                    silent = false
+                    emit(.status(status(.streaming)))
+                }
+            }
+            // Data flowing proves the node is alive; when silent, check often that it still exists
+            // (a FIFO or a removed device never reports EOF: libiio holds it open read-write).
+            if now - lastCheck >= (got > 0 ? 1_000_000_000 : 200_000_000) {
+                lastCheck = now
+                for reader in buffered where !reader.isPresent() {
+                    throw IIOError("\(reader.device.summary) vanished")
+                }
+            }
+            if !silent && now - lastData > silenceLimit {
+                if delivered == 0 && canFallBack { return true }
+                silent = true
+                // "Never started" (a trigger that does not fire, a wrong device) and "stopped"
+                // (the sensor stalled, its feed ended) have different causes: say which.
+                let span = Self.silenceText(silenceLimit)
+                let what = delivered == 0 ? "no data in the \(span) since the buffer was enabled (trigger or interrupt not firing?)"
+                    : "no data for \(span) after \(delivered) sample\(delivered == 1 ? "" : "s")"
+                logger?.warning("\(what); the device is present, waiting",
+                                metadata: ["device": "\(deviceSummary)", "samples": "\(delivered)"])
+                emit(.status(status(.noData, what)))
+            }
+        }
+        return false
+    }
+
+    private func streamPolled(stop: StopSignal, wake: IIOWakeup, emit: @Sendable (SourceOutput) -> Void) throws {
+        let period = Int64(1e9 / max(rateHz, 0.1))
+        var next = IIOClock.monotonicNanoseconds()
+        var lastCheck = next
+        while !stop.isStopped {
+            let t = IIOClock.monotonicNanoseconds()
+            var accel: Vector3?, gyro: Vector3?
+            for reader in polled {
+                let r = try reader.read(at: t)
+                accel = accel ?? r.accel
+                gyro = gyro ?? r.gyro
+            }
+            if let accel, let gyro {
+                emit(.sample(IMUSample(t: t, accel: accel, gyro: gyro)))
+                delivered += 1
+            } else if !hasGyro, let accel {
+                emit(.sample(IMUSample(t: t, accelOnly: accel)))
+                delivered += 1
+            }
+            if t - lastCheck >= 1_000_000_000 {
+                lastCheck = t
+                for reader in polled where !reader.isPresent() {
+                    throw IIOError("\(reader.device.summary) vanished")
+                }
+            }
+            next += period
+            let now = IIOClock.monotonicNanoseconds()
+            if next <= now { next = now + period }  // overran (slow sysfs): skip, never burst
+            wake.wait(nanoseconds: next - now)
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import Dispatch
+import Foundation
+import Logging
+import TiltCore
+
+/// Reloads the config file, all or nothing (SIGHUP, the `reload` command, `tiltd reload`):
+/// the file is parsed and validated and every component's part prepared off the loop
+/// (`Engine.stage`); only if all of it succeeds does the engine swap it in (`Engine.apply`).
+/// Reloads run one at a time on their own queue.
+public final class Reloader: Sendable {
+    let path: String?
+    let engine: EngineHandle
+    let store: StoreWorker
+    let services: EngineServices
+    let notifier: SystemdNotifier
+    let logger: Logger
+    private let queue = DispatchQueue(label: "tiltd.reload")
+
+    /// A reloader for the file at `path` (nil: started without one; reloads are refused).
+    public init(path: String?, engine: EngineHandle, store: StoreWorker, services: EngineServices,
+                notifier: SystemdNotifier, logger: Logger) {
+        self.path = path; self.engine = engine; self.store = store; self.services = services
+        self.notifier = notifier; self.logger = logger
+    }
+
+    /// Reloads on the reload queue; `done` gets the `reload` reply's fields or the refusal.
+    public func reload(then done: @escaping @Sendable (Result<JSONObject, ConfigError>) -> Void = { _ in }) {
+        queue.async { [self] in done(reloadNow()) }
+    }
+
+    /// One reload, blocking (on `queue`).
+    private func reloadNow() -> Result<JSONObject, ConfigError> {
+        guard let path else {
+            return .failure(ConfigError(file: "-", line: nil, key: "", message: "the daemon was started without a config file"))
+        }
+        try? notifier.reloading()
+        let result: Result<JSONObject, ConfigError>
+        do {
+            let new = try Configuration.load(path: path)
+            let current = try engine.submit { $0.config }.wait()
+            let staged = try Engine.stage(new, current: current, store: store, services: services)
+            result = .success(try engine.submit { $0.apply(staged) }.wait())
+        } catch let e as ConfigError {
+            engine.execute { $0.refuse(e) }
+            result = .failure(e)
+        } catch {
+            result = .failure(ConfigError(file: path, line: nil, key: "", message: "the daemon is stopping: \(error)"))
+        }
+        // READY=1 ends the reload for systemd either way; STATUS= says what runs now.
+        let line = (try? engine.submit { $0.statusLine() }.wait()) ?? "reloaded"
+        try? notifier.ready(status: line)
+        return result
+    }
+}

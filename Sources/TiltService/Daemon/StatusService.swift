@@ -1,0 +1,55 @@
+import Dispatch
+import Foundation
+import NIOCore
+import ServiceLifecycle
+import TiltCore
+
+/// Tells systemd how the daemon is: READY=1 once serving, STATUS= when the status line
+/// changes, WATCHDOG=1 only while the sampler makes progress, STOPPING=1 at shutdown; reloads
+/// on SIGHUP; flushes the log's repeat summaries. Shut down first, so systemd hears
+/// STOPPING=1 before anything else stops.
+public final class StatusService: Service {
+    let engine: EngineHandle
+    let sampler: SamplerService
+    let reloader: Reloader
+    let notifier: SystemdNotifier
+    let logOutput: LogOutput?
+    private let signalQueue = DispatchQueue(label: "tiltd.sighup")
+
+    /// - Parameter logOutput: flushed on every tick so rate-limited repeats get their summary line.
+    public init(engine: EngineHandle, sampler: SamplerService, reloader: Reloader, notifier: SystemdNotifier, logOutput: LogOutput?) {
+        self.engine = engine; self.sampler = sampler; self.reloader = reloader; self.notifier = notifier; self.logOutput = logOutput
+    }
+
+    public func run() async throws {
+        let firstStatus = (try? await engine.submit { $0.statusLine() }.get()) ?? "starting"
+        try? notifier.ready(status: firstStatus)
+
+        // SIGHUP: reload the config; a bad one is refused and the old one kept.
+        signal(SIGHUP, SIG_IGN)
+        let hup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: signalQueue)
+        hup.setEventHandler { [reloader] in reloader.reload() }
+        hup.resume()
+
+        // The tick: STATUS= for systemctl, and the watchdog, fed only while the sampler beats.
+        let watchdog = SystemdWatchdog.interval()
+        let period: Duration = watchdog.map { max(.milliseconds(100), $0 / 4) } ?? .seconds(1)
+        let aliveWindow = UInt64(watchdog.map { Double($0.components.seconds) * 0.5e9 } ?? 5e9)
+        let (engine, sampler, notifier, logOutput) = (self.engine, self.sampler, self.notifier, self.logOutput)
+        try? await cancelWhenGracefulShutdown {
+            var lastStatus = ""
+            while !Task.isCancelled {
+                try await Task.sleep(for: period)
+                if let line = try? await engine.submit({ $0.statusLine() }).get(), line != lastStatus {
+                    lastStatus = line
+                    try? notifier.status(line)
+                }
+                if watchdog != nil, sampler.isAlive(within: aliveWindow) { try? notifier.watchdog() }
+                logOutput?.flushRepeats()
+            }
+        }
+        hup.cancel()
+        reloader.logger.info("stopping")
+        try? notifier.stopping()
+    }
+}

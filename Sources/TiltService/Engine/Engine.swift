@@ -1,0 +1,184 @@
+import Logging
+import NIOCore
+import TiltCore
+import TiltSensors
+
+/// The daemon's state and the only place it changes. Sensor outputs and client requests arrive
+/// here on the hub's event loop, one at a time; the engine routes each to the component that
+/// owns it (`Component`) and every change is published to all clients (host-authoritative).
+///
+/// Confined to `hub.loop`: not `Sendable`. Other threads reach it through a
+/// `NIOLoopBound<Engine>` (see `Daemon`), so the compiler checks the confinement.
+public final class Engine: RequestHandler {
+    let context: EngineContext
+    let services: EngineServices
+    let attitude: AttitudeComponent
+    let game: GameComponent
+    let places: PlacesComponent
+    let quests: QuestsComponent
+    let credits: CreditsComponent
+    let gps: GPSComponent
+    let clients: ClientsComponent
+    /// Command name → the component that answers it, built from each component's `commands`.
+    private var routes: [String: any Component] = [:]
+    /// Called on every sample (on the loop).
+    public var onSample: (() -> Void)?
+    /// Runs a `reload` (the daemon's `Reloader`); the callback gets the reply's fields or why
+    /// it was refused, on the loop. Nil when there is no config file to reload.
+    public var onReload: ((@escaping (Result<JSONObject, ConfigError>) -> Void) -> Void)?
+
+    /// - Parameters:
+    ///   - store: where rounds, visits, credits and quests go (nil: none, every write fails).
+    ///   - services: the long-running services a reload reconfigures (none in unit tests).
+    public init(hub: Hub, config: Configuration, logger: Logger, store: StoreWorker? = nil,
+                services: EngineServices = EngineServices()) {
+        context = EngineContext(hub: hub, store: store ?? StoreWorker(path: nil, logger: logger), logger: logger, config: config)
+        self.services = services
+        attitude = AttitudeComponent(context: context, sampler: services.sampler)
+        game = GameComponent(context: context)
+        places = PlacesComponent(context: context)
+        quests = QuestsComponent(context: context)
+        credits = CreditsComponent(context: context)
+        gps = GPSComponent(context: context, control: services.fixes)
+        clients = ClientsComponent(context: context, socketActivated: services.socketActivated)
+        for c in [attitude, game, places, quests, credits, gps, clients] as [any Component] {
+            for name in c.commands {
+                precondition(CommandCatalogue.spec(name) != nil, "\(name) is not in CommandCatalogue")
+                precondition(routes[name] == nil, "\(name) has two handlers")
+                routes[name] = c
+            }
+        }
+        game.nearbyPrompts = { [places] in places.nearbyPrompts() }
+        hub.handler = self
+    }
+
+    /// The configuration in force.
+    public var config: Configuration { context.config }
+    /// The latest attitude.
+    public var lastAttitude: Attitude? { context.lastAttitude }
+    /// The latest fix (after the course filter).
+    public var lastFix: Fix? { places.lastFix }
+    var hub: Hub { context.hub }
+
+    // MARK: start
+
+    /// What the engine starts from, loaded off the loop: the places file and the store's
+    /// history (round ids, credit cooldowns, quest cells).
+    public struct Startup: Sendable {
+        let places: PlacesComponent.Staged
+        let seeds: StoreWorker.Seeds
+    }
+
+    /// Loads the `Startup` for `config` (file and database I/O: call off the loop).
+    public static func load(_ config: Configuration, store: StoreWorker) throws(ConfigError) -> Startup {
+        Startup(places: try PlacesComponent.stage(config), seeds: store.seeds(cellSize: config.quests.options.cellSize))
+    }
+
+    /// Takes up `startup`, before serving. On the loop.
+    public func start(_ startup: Startup) {
+        places.apply(startup.places, config: config)
+        credits.prepare(lastCredits: startup.seeds.lastCredits)
+        quests.prepare(cells: startup.seeds.questCells)
+        game.prepare(lastRound: startup.seeds.lastRound, neutral: config.calibration.neutral)
+    }
+
+    // MARK: sensor input (on the loop)
+
+    /// A calibrated sample and the attitude computed from it.
+    public func ingest(sample: IMUSample, attitude a: Attitude) {
+        attitude.ingest(sample: sample, attitude: a)
+        game.ingest(a)
+        onSample?()
+    }
+
+    /// The sampler skipped `n` samples because this loop was behind.
+    public func ingest(skipped n: Int) { attitude.ingest(skipped: n) }
+
+    /// A source's status changed.
+    public func ingest(status: SourceStatus) { context.ingest(status: status) }
+
+    /// A GPS fix: places (course, snooze, geofences), then credits for the visits and quests.
+    public func ingest(fix: Fix) {
+        guard let (positioned, visits) = places.ingest(fix) else { return }
+        credits.record(visits)
+        quests.ingest(positioned)
+    }
+
+    // MARK: requests (on the loop)
+
+    public func handle(_ request: Request, from client: ClientSession) {
+        let reply = Reply(client: client, id: request.id, cmd: request.command.name)
+        switch request.command.name {
+        case "status": reply.ok(statusFields())
+        case "stats": reply.ok(statsFields())
+        case "reload":
+            guard let onReload else { return reply.fail(.unavailable, "this daemon has no config file to reload") }
+            onReload { result in
+                switch result {
+                case .success(let fields): reply.ok(fields)
+                case .failure(let e): reply.fail(.reloadRefused, e.description)
+                }
+            }
+        default:
+            guard let owner = routes[request.command.name] else {
+                return reply.fail(.internalError, "\(request.command.name) is in the catalogue but has no handler")
+            }
+            owner.handle(request.command, from: client, reply: reply)
+        }
+    }
+
+    public func helloFields(for client: ClientSession) -> JSONObject {
+        var o = JSONObject()
+        o["sources"] = context.sourcesJSON
+        o["game"] = .object(game.snapshot)
+        if let f = places.lastFix { o["fix"] = .object(Event.fixFields(f)) }
+        o["watch"] = .object(client.watchState)
+        return o
+    }
+
+    /// The body of a `status` reply.
+    public func statusFields() -> JSONObject {
+        var o = JSONObject()
+        o["version"] = .string(TiltdVersion.string)
+        o["sources"] = context.sourcesJSON
+        attitude.addStatus(to: &o)
+        clients.addStatus(to: &o)
+        o["samples_skipped"] = .int(Int64(attitude.samplesSkipped))
+        game.addStatus(to: &o)
+        places.addStatus(to: &o)
+        return o
+    }
+
+    /// One line for systemd's STATUS= and logs: "60 Hz from mpu6050, 3 clients, gpsd ok".
+    public func statusLine() -> String {
+        var parts: [String] = []
+        if let imu = context.statuses["imu"] {
+            if imu.state == .streaming, let r = attitude.rateHz {
+                parts.append("\(Int(r.rounded())) Hz from \(imu.device ?? "imu")")
+            } else {
+                parts.append("imu \(imu.state.rawValue): \(imu.message)")
+            }
+        }
+        parts.append("\(hub.clientCount) client\(hub.clientCount == 1 ? "" : "s")")
+        if let gps = context.statuses["gps"] { parts.append("gpsd \(gps.state == .streaming ? "ok" : gps.state.rawValue)") }
+        return parts.joined(separator: ", ")
+    }
+}
+
+/// The long-running services a reload reconfigures, as the engine sees them.
+public struct EngineServices: Sendable {
+    /// The sampler (`[imu]`, `[calibration]`).
+    public var sampler: (any SamplerControl)?
+    /// The GPS fix source (`[gps]`).
+    public var fixes: (any FixSourceControl)?
+    /// True when the listening socket came from systemd.
+    public var socketActivated = false
+    /// Sets the log level of every logger (`[log] level`).
+    public var setLogLevel: (@Sendable (Logger.Level) -> Void)?
+
+    /// No services (unit tests).
+    public init(sampler: (any SamplerControl)? = nil, fixes: (any FixSourceControl)? = nil, socketActivated: Bool = false,
+                setLogLevel: (@Sendable (Logger.Level) -> Void)? = nil) {
+        self.sampler = sampler; self.fixes = fixes; self.socketActivated = socketActivated; self.setLogLevel = setLogLevel
+    }
+}

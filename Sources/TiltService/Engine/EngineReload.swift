@@ -1,0 +1,83 @@
+import Logging
+import TiltCore
+
+/// A reload in two steps, so it applies all or nothing: `stage` (off the loop) validates the
+/// whole new configuration and prepares every component's part — files read, indexes built,
+/// sources made but not started — and throws, naming file, line and key, if any part cannot
+/// apply; `apply` (on the loop) then swaps every part in and cannot fail.
+extension Engine {
+    /// Every component's prepared part of a new configuration.
+    public struct StagedReload: Sendable {
+        let config: Configuration
+        let attitude: AttitudeComponent.Staged
+        let places: PlacesComponent.Staged
+        let quests: QuestsComponent.Staged
+        let gps: GPSComponent.Staged
+    }
+
+    /// Off the loop: checks `new` against `current` and prepares each component's part.
+    public static func stage(_ new: Configuration, current: Configuration, store: StoreWorker,
+                             services: EngineServices) throws(ConfigError) -> StagedReload {
+        try ClientsComponent.check(new, current: current, socketActivated: services.socketActivated)
+        if new.store.path != current.store.path {
+            throw new.error("store.path", "a new database path needs a restart (systemctl restart tiltd); nothing was changed")
+        }
+        let places = try PlacesComponent.stage(new)
+        let quests = QuestsComponent.stage(new, current: current, store: store)
+        let gps = GPSComponent.stage(new, current: current, control: services.fixes)
+        // Last: the sampler is built only once everything else has been accepted.
+        let attitude = try AttitudeComponent.stage(new, current: current, sampler: services.sampler)
+        return StagedReload(config: new, attitude: attitude, places: places, quests: quests, gps: gps)
+    }
+
+    /// On the loop: every component takes its part; clients get a `config` status line.
+    /// Returns the `reload` reply's fields.
+    public func apply(_ staged: StagedReload) -> JSONObject {
+        let old = context.config
+        let new = staged.config
+        var notes: [String] = []
+        context.config = new
+        clients.apply(new, notes: &notes)
+        places.apply(staged.places, config: new)
+        quests.apply(staged.quests, config: new)
+        game.apply(new, notes: &notes)
+        gps.apply(staged.gps, config: new, notes: &notes)
+        attitude.apply(staged.attitude, notes: &notes)
+        if new.logLevel != old.logLevel, let level = Logger.Level(rawValue: new.logLevel) { services.setLogLevel?(level) }
+        let changed = Self.changedSections(old, new)
+        let file = new.sourceFile ?? "the config"
+        let message = "reloaded \(file)" + (changed.isEmpty ? ": nothing changed" : ": \(changed.joined(separator: ", "))")
+            + (notes.isEmpty ? "" : " (\(notes.joined(separator: "; ")))")
+        context.logger.notice("\(message)")
+        context.stats.countReload(applied: true, message: message)
+        context.publish(.status(source: "config", state: "loaded", message: message))
+        return ["file": .string(file), "changed": .array(changed.map { .string($0) }), "notes": .array(notes.map { .string($0) })]
+    }
+
+    /// On the loop: a reload was refused; the running configuration stays.
+    public func refuse(_ error: ConfigError) {
+        let message = "reload refused: \(error.description)"
+        context.logger.error("reload refused, keeping the running config: \(error)")
+        context.stats.countReload(applied: false, message: message)
+        context.publish(.status(source: "config", state: "error", message: message))
+    }
+
+    /// The config sections that differ between `a` and `b`, by table name.
+    static func changedSections(_ a: Configuration, _ b: Configuration) -> [String] {
+        var out: [String] = []
+        if a.imu != b.imu { out.append("imu") }
+        if a.calibration != b.calibration || a.biasPersistence != b.biasPersistence { out.append("calibration") }
+        if a.socket != b.socket { out.append("socket") }
+        if a.store != b.store { out.append("store") }
+        if a.gps != b.gps { out.append("gps") }
+        if a.game != b.game { out.append("game") }
+        if a.places != b.places { out.append("places") }
+        if a.geofences != b.geofences { out.append("geofence") }
+        if a.quests != b.quests { out.append("quests") }
+        if a.redeemAmount != b.redeemAmount { out.append("credits") }
+        if a.snoozeDistance != b.snoozeDistance { out.append("snooze") }
+        if a.courseOnSpeed != b.courseOnSpeed || a.courseOffSpeed != b.courseOffSpeed { out.append("course") }
+        if a.logLevel != b.logLevel { out.append("log") }
+        return out
+    }
+}

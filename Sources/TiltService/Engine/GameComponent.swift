@@ -1,0 +1,299 @@
+import Foundation
+import NIOCore
+import TiltCore
+
+/// The tilt game: `game.*` and `history`, the `[game]` section, committing finished rounds to
+/// the store before their end is published. Loop-confined (see `Component`).
+final class GameComponent: Component {
+    let context: EngineContext
+    private(set) var game: TiltGame
+    /// Rules from a reload during a round: they take effect once it ends.
+    private var pendingRules: TiltGame.Configuration?
+    /// Prompts for the "nearby" deck, or why there are none (from the places component).
+    var nearbyPrompts: () -> Result<[String], NearbyUnavailable> = { .failure(NearbyUnavailable(reason: "no places")) }
+    /// Game events waiting for a round to be committed (see `publish(_:)`).
+    private var heldEvents: [GameEvent] = []
+    private var roundsInFlight = 0
+
+    init(context: EngineContext) {
+        self.context = context
+        let config = context.config.game
+        // Unseeded, each run shuffles differently; `[game] seed` makes the order repeatable.
+        let seed = config.seed ?? UInt64.random(in: 0...UInt64.max)
+        game = (try? TiltGame(configuration: config.rules, seed: seed)) ?? (try! TiltGame(seed: seed))
+    }
+
+    /// Seeds from the store and the calibration file, at start.
+    func prepare(lastRound: Int?, neutral: Quaternion?) {
+        if let lastRound { game.nextRoundID = lastRound + 1 }
+        // The pose `tiltd calibrate neutral` measured: relative mode starts from it.
+        if let n = neutral { _ = game.captureNeutral(Attitude(t: 0, q: n, atRest: true, gyroBias: .zero)) }
+    }
+
+    var snapshot: JSONObject { game.snapshot }
+
+    let commands = ["game.start", "game.stop", "game.reset", "game.neutral", "history"]
+
+    func handle(_ command: Command, from client: ClientSession, reply: Reply) {
+        let now = context.now
+        switch command.name {
+        case "game.start": start(command, reply: reply)
+        case "game.stop":
+            do {
+                let events = try game.stop(at: now)
+                reply.ok(["round": events.first?.round.map { .int(Int64($0)) } ?? .null])
+                emit(events)
+            } catch { reply.fail(error.code, error.message) }
+        case "game.reset":
+            let events = game.reset(at: now)
+            reply.ok()
+            emit(events)
+        case "game.neutral":
+            guard let a = context.lastAttitude else { return reply.fail(.unavailable, "no attitude yet: the IMU has not delivered a sample") }
+            let events = game.captureNeutral(a)
+            reply.ok(["captured": .bool(events.first?.kind == .neutralCaptured)])
+            emit(events)
+        case "history":
+            let limit = command.int("n") ?? 10
+            context.store.read({ try $0.recentRounds(limit: limit) }, then: { result in
+                switch result {
+                case .success(let rounds):
+                    reply.ok(["rounds": .array(rounds.map { r in
+                        if let text = r.resultJSON, let v = try? JSONParser.parse(text) { return v }
+                        return .object(["started_t_ns": .int(r.startedAt), "ended_t_ns": .int(r.endedAt), "score": .int(Int64(r.score))])
+                    })])
+                case .failure(let e): reply.fail(.unavailable, "history: \(e)")
+                }
+            }, on: context.loop)
+        default: reply.fail(.internalError, "\(command.name) is not a game command")
+        }
+    }
+
+    func addStatus(to o: inout JSONObject) { o["game"] = .object(game.snapshot) }
+
+    /// One attitude through the game.
+    func ingest(_ attitude: Attitude) {
+        let events = game.update(attitude)
+        if !events.isEmpty { emit(events) }
+    }
+
+    // MARK: game.start
+
+    private func start(_ command: Command, reply: Reply) {
+        // The round's clock is sample time: without samples flowing it would start at a
+        // stale time and the next sample would end it at once.
+        guard context.lastAttitude != nil, context.statuses["imu"]?.state == .streaming else {
+            let why = context.statuses["imu"].map { "the IMU is \($0.state.rawValue): \($0.message)" } ?? "no IMU samples yet"
+            return reply.fail(.unavailable, "cannot start a round: \(why)")
+        }
+        let source: DeckSource
+        do { source = try deckSource(command.string("deck")) } catch {
+            return reply.fail(error.code, error.message)
+        }
+        switch source {
+        case .ready(let deck, let note): begin(command, deck: deck, note: note, reply: reply)
+        case .file(let path, let note):
+            // Read on the blocking-I/O pool; the round starts when it is back on the loop.
+            BoundedFile.read(path, limit: BoundedFile.deckLimit, on: context.loop).assumeIsolated().whenComplete { [self] result in
+                switch result {
+                case .success(let bytes):
+                    let name = (path as NSString).lastPathComponent
+                    do {
+                        begin(command, deck: try PromptDeck(name: name, text: String(decoding: bytes, as: UTF8.self)), note: note, reply: reply)
+                    } catch {
+                        reply.fail(.deckUnavailable, "\(name): \(error)")
+                    }
+                case .failure(let e): reply.fail(.deckUnavailable, "cannot read deck: \(e)")
+                }
+            }
+        }
+    }
+
+    private func begin(_ command: Command, deck: any PromptProvider, note: String?, reply: Reply) {
+        applyPendingRules()
+        do {
+            let events = try game.start(at: context.now, roundSeconds: command.number("round_s"), deck: deck)
+            var result: JSONObject = ["round": .int(Int64(game.roundID ?? 0)), "deck": .string(deck.deckName)]
+            if let note {
+                result["deck_note"] = .string(note)
+                context.publish(.status(source: "game", state: "fallback", message: note))
+            }
+            reply.ok(result)
+            emit(events)
+        } catch {
+            reply.fail(error.code, error.message)
+        }
+    }
+
+    /// Where the deck for `game.start` comes from.
+    enum DeckSource {
+        /// In memory (built-in, "nearby"); `note` says why a fallback is used.
+        case ready(any PromptProvider, note: String?)
+        /// A file to read off the loop.
+        case file(String, note: String?)
+    }
+
+    /// The deck for `game.start`: a file in the deck directory, "nearby", or the configured one.
+    func deckSource(_ requested: String?) throws(ProtocolError) -> DeckSource {
+        let config = context.config
+        let name = requested ?? config.game.deck
+        guard name == "nearby" else { return try fileDeck(name, note: nil) }
+        switch nearbyPrompts() {
+        case .success(let prompts) where !prompts.isEmpty:
+            do { return .ready(try PromptDeck(name: "places near you", prompts: prompts), note: nil) } catch {
+                throw ProtocolError(.deckUnavailable, "places near you: \(error)")
+            }
+        case .success: return try fallback("no places within \(Int(config.places.nearby.radius)) m")
+        case .failure(let e): return try fallback(e.reason)
+        }
+    }
+
+    private func fallback(_ why: String) throws(ProtocolError) -> DeckSource {
+        let path = context.config.game.fallbackDeck
+        let name = path.map { ($0 as NSString).lastPathComponent } ?? BuiltInDeck.deck.deckName
+        return try fileDeck(path, note: "\(why): using the fallback deck \"\(name)\"")
+    }
+
+    private func fileDeck(_ path: String?, note: String?) throws(ProtocolError) -> DeckSource {
+        guard var path else { return .ready(BuiltInDeck.deck, note: note) }
+        if !path.hasPrefix("/") {
+            // A client names decks by file name, inside the config's directory: no paths.
+            guard !path.contains("/"), !path.hasPrefix(".") else {
+                throw ProtocolError(.badArgument, "deck must be a file name in the deck directory or \"nearby\"")
+            }
+            let dir = ((context.config.sourceFile ?? Configuration.defaultPath) as NSString).deletingLastPathComponent
+            path = (dir as NSString).appendingPathComponent(path)
+        }
+        return .file(path, note: note)
+    }
+
+    // MARK: events and rounds
+
+    /// Counts new game events for `stats`, publishes them, and applies rules held back by a reload
+    /// once a round is over.
+    func emit(_ events: [GameEvent]) {
+        context.stats.count(events)
+        publish(events)
+        applyPendingRules()
+    }
+
+    /// Publishes game events. A finished round's `round_ended`/`stopped` event is sent only
+    /// once the round is committed to the store — so a round a client saw end is never lost,
+    /// even to `kill -9` — and game events after it wait behind it to keep their order.
+    private func publish(_ events: [GameEvent]) {
+        for e in events {
+            if roundsInFlight > 0 {
+                heldEvents.append(e)
+            } else if let r = e.result, e.kind == .roundEnded || e.kind == .stopped {
+                heldEvents.append(e)
+                roundsInFlight += 1
+                saveRound(r)
+            } else {
+                context.publish(e.event)
+            }
+        }
+    }
+
+    private func saveRound(_ r: RoundResult) {
+        let record = Store.RoundRecord(
+            startedAt: r.startedAt, endedAt: r.endedAt, score: r.score, deck: r.deckName,
+            prompts: r.prompts.map { Store.PromptRecord(text: $0.prompt, decision: $0.decision.rawValue, decidedAt: $0.decidedAt) },
+            gameRound: r.round, resultJSON: JSONValue.object(r.json).jsonText)
+        context.store.write({ try $0.saveRound(record) }, then: { [self] result in
+            if case .failure(let error) = result { context.storeFailed("saving round \(r.round)", error) } else { context.storeSucceeded() }
+            roundsInFlight -= 1
+            // The committed round's end goes out first; what waited behind it is published in
+            // order (a further round end in it waits for its own commit).
+            var held = heldEvents
+            heldEvents = []
+            if !held.isEmpty { context.publish(held.removeFirst().event) }
+            publish(held)
+        }, on: context.loop)
+    }
+
+    // MARK: reload
+
+    /// On the loop: new rules apply now when no round runs, else once it ends — a round is
+    /// judged by one set of rules.
+    func apply(_ new: Configuration, notes: inout [String]) {
+        guard new.game.rules != game.configuration || pendingRules != nil else { return }
+        pendingRules = new.game.rules
+        if game.roundID != nil { notes.append("[game] rules take effect from the next round") }
+        applyPendingRules()
+    }
+
+    private func applyPendingRules() {
+        guard let rules = pendingRules, game.roundID == nil else { return }
+        pendingRules = nil
+        do { try game.setConfiguration(rules) } catch {
+            // Validated when the file was parsed; a refusal here is a bug, said out loud.
+            context.logger.error("game: new rules refused: \(error)")
+        }
+    }
+}
+
+/// Why the "nearby" deck has nothing.
+struct NearbyUnavailable: Error {
+    var reason: String
+}
+
+/// The deck used when none is configured.
+enum BuiltInDeck {
+    static let deck = try! PromptDeck(name: "built-in", prompts: [
+        "pizza", "sushi", "croissant", "ramen", "falafel", "pretzel", "dumplings", "tacos", "curry", "bagel",
+        "paella", "waffles", "lasagne", "pho", "kebab", "pancakes", "risotto", "burrito", "strudel", "noodles",
+    ])
+}
+
+// MARK: [game]
+
+extension Configuration {
+    /// `[game]`: the tilt game's rules and its deck.
+    public struct Game: Sendable, Equatable {
+        /// Thresholds, hysteresis, holds, round length, mode (validated by `TiltGame`).
+        public var rules = TiltGame.Configuration()
+        /// A deck file (one prompt per line, or a JSON array), or "nearby" for places near the fix.
+        public var deck: String?
+        /// The deck used when "nearby" has no fix or no places (a file; nil = a built-in list).
+        public var fallbackDeck: String?
+        /// Seeds the prompt shuffle; nil = a different order every run.
+        public var seed: UInt64?
+        /// The defaults.
+        public init() {}
+    }
+
+    mutating func readGame(_ t: inout TableReader, base: String) throws(ConfigError) {
+        var g = game.rules
+        g.mode = try t.string("mode", default: g.mode.rawValue, allowed: ["absolute", "relative"]) == "relative" ? .relative : .absolute
+        g.lowThresholdDeg = try t.double("low_threshold_deg", default: g.lowThresholdDeg, in: 0...180)
+        g.highThresholdDeg = try t.double("high_threshold_deg", default: g.highThresholdDeg, in: 0...180)
+        g.swapSides = try t.bool("swap_sides", default: g.swapSides)
+        g.hysteresisDeg = try t.double("hysteresis_deg", default: g.hysteresisDeg, in: 0...90)
+        g.holdSeconds = try t.double("hold_s", default: g.holdSeconds, in: 0...10)
+        g.neutralHoldSeconds = try t.double("neutral_hold_s", default: g.neutralHoldSeconds, in: 0...10)
+        g.debounceSeconds = try t.double("debounce_s", default: g.debounceSeconds, in: 0...10)
+        g.roundSeconds = try t.double("round_s", default: g.roundSeconds, in: 5...3600)
+        if let v = try t.vector("back_axis", in: -1...1) { g.backAxis = v }
+        g.captureNeutralAtRoundStart = try t.bool("capture_neutral_at_round_start", default: g.captureNeutralAtRoundStart)
+        do { try g.validate() } catch {
+            if case .invalidConfiguration(let field, let reason) = error { throw t.error(field, reason) }
+            throw t.error("", error.message)
+        }
+        game.rules = g
+        if let d = try t.optionalString("deck") { game.deck = d == "nearby" ? d : Self.resolve(d, base: base) }
+        if let d = try t.optionalString("fallback_deck") { game.fallbackDeck = Self.resolve(d, base: base) }
+        if t.has("seed") { game.seed = UInt64(try t.int("seed", default: 0, in: 0...Int.max)) }
+    }
+
+    var gameTOML: String {
+        let g = game.rules
+        var out = "[game]\nmode = \(TOMLText.quote(g.mode.rawValue))\nlow_threshold_deg = \(g.lowThresholdDeg)\nhigh_threshold_deg = \(g.highThresholdDeg)\n"
+        out += "swap_sides = \(g.swapSides)\nhysteresis_deg = \(g.hysteresisDeg)\nhold_s = \(g.holdSeconds)\n"
+        out += "neutral_hold_s = \(g.neutralHoldSeconds)\ndebounce_s = \(g.debounceSeconds)\nround_s = \(g.roundSeconds)\n"
+        out += "back_axis = \(TOMLText.vector(g.backAxis))\ncapture_neutral_at_round_start = \(g.captureNeutralAtRoundStart)\n"
+        if let d = game.deck { out += "deck = \(TOMLText.quote(d))\n" }
+        if let d = game.fallbackDeck { out += "fallback_deck = \(TOMLText.quote(d))\n" }
+        if let s = game.seed { out += "seed = \(s)\n" }
+        return out
+    }
+}

@@ -1,0 +1,98 @@
+import TiltCore
+
+/// Quest cells: `quest.available` on entering a cell, `quest.complete`, the `[quests]`
+/// section. Loop-confined (see `Component`).
+final class QuestsComponent: Component {
+    let context: EngineContext
+    private var quests: QuestGrid
+
+    init(context: EngineContext) {
+        self.context = context
+        quests = QuestGrid(options: context.config.quests.options)
+    }
+
+    /// Seeds the cells' history from the store, at start.
+    func prepare(cells: [Int64: QuestGrid.CellState]) {
+        quests = QuestGrid(options: context.config.quests.options, cells: cells)
+    }
+
+    let commands = ["quest.complete"]
+
+    func handle(_ command: Command, from client: ClientSession, reply: Reply) {
+        guard context.config.quests.enabled else { return reply.fail(.unavailable, "quests are disabled ([quests] enabled = false)") }
+        var requested: GeoGrid.Cell?
+        if let cellName = command.string("cell") {
+            guard let c = Self.parseCell(cellName) else {
+                return reply.fail(.badArgument, "cell must be a cell id or a name like \"r79237c65431\" (from quest.available)")
+            }
+            requested = c
+        }
+        switch quests.complete(cell: requested) {
+        case .failure(let refusal):
+            reply.fail(refusal.code, refusal.description)
+        case .success(let completion):
+            reply.ok(["cell": .int(completion.cell.id), "xp": .int(Int64(completion.xp)), "visits": .int(Int64(completion.visits))])
+            context.publish(completion.event)
+            context.storeWrite("recording a quest", { try $0.recordQuest(completion) })
+        }
+    }
+
+    /// A positioned fix: announces a cell whose quest is available.
+    func ingest(_ fix: Fix) {
+        if context.config.quests.enabled, let available = quests.update(fix) { context.publish(available.event) }
+    }
+
+    /// A quest cell from its id ("340320323698583") or name ("r79237c65431").
+    static func parseCell(_ s: String) -> GeoGrid.Cell? {
+        if let id = Int64(s) { return GeoGrid.Cell(id: id) }
+        guard s.hasPrefix("r"), let c = s.firstIndex(of: "c"),
+              let row = Int32(s[s.index(after: s.startIndex)..<c]), let col = Int32(s[s.index(after: c)...]) else { return nil }
+        return GeoGrid.Cell(row: row, column: col)
+    }
+
+    // MARK: reload
+
+    /// New cells' history when the cell size changed (cell ids depend on it), read off the loop.
+    struct Staged: Sendable {
+        var cells: [Int64: QuestGrid.CellState]?
+    }
+
+    /// Off the loop: a new cell size needs the store's history in the new cells.
+    static func stage(_ new: Configuration, current: Configuration, store: StoreWorker) -> Staged {
+        guard new.quests.options.cellSize != current.quests.options.cellSize else { return Staged() }
+        return Staged(cells: store.seeds(cellSize: new.quests.options.cellSize).questCells)
+    }
+
+    /// On the loop: the grid with the new options, keeping every cell's completions and cooldowns.
+    func apply(_ staged: Staged, config: Configuration) {
+        guard config.quests.options != quests.options || staged.cells != nil else { return }
+        quests = QuestGrid(options: config.quests.options, cells: staged.cells ?? quests.cellStates)
+    }
+}
+
+// MARK: [quests]
+
+extension Configuration {
+    /// `[quests]`: the quest grid.
+    public struct Quests: Sendable, Equatable {
+        /// Whether quests are announced and can be completed.
+        public var enabled = true
+        /// Cell size, cooldown and XP.
+        public var options = QuestGrid.Options()
+        /// The defaults.
+        public init() {}
+    }
+
+    mutating func readQuests(_ t: inout TableReader) throws(ConfigError) {
+        quests.enabled = try t.bool("enabled", default: true)
+        quests.options.cellSize = try t.double("cell_m", default: quests.options.cellSize, in: 10...100_000)
+        quests.options.cooldown = try t.double("cooldown_s", default: quests.options.cooldown, in: 0...31_536_000)
+        quests.options.baseXP = try t.int("base_xp", default: quests.options.baseXP, in: 1...1_000_000)
+        quests.options.minXP = try t.int("min_xp", default: quests.options.minXP, in: 0...1_000_000)
+    }
+
+    var questsTOML: String {
+        "[quests]\nenabled = \(quests.enabled)\ncell_m = \(quests.options.cellSize)\ncooldown_s = \(quests.options.cooldown)\n"
+            + "base_xp = \(quests.options.baseXP)\nmin_xp = \(quests.options.minXP)\n"
+    }
+}
