@@ -96,6 +96,13 @@ let package = Package(
         // The real daemon under the fake-hardware harness fanning attitude out to 100–1000 clients.
         .executableTarget(name: "FanoutBench", dependencies: ["TiltCore", "FakeHardware", "CEpoll"], path: "bench/fanout", exclude: ["run", "CEpoll"]),
         .systemLibrary(name: "CEpoll", path: "bench/fanout/CEpoll"),
+        // tiltd web: daemon line → browser-visible latency and CPU with 50 WebSocket clients (bench/web/run).
+        .executableTarget(name: "WebBench", dependencies: [
+            "TiltCore", "BrowserSupport", "TestSupport",
+            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ], path: "bench/web", exclude: ["run"]),
 
         // Helpers shared by the test targets: socket clients, processes, waiting on conditions.
         .target(name: "TestSupport", dependencies: ["TiltCore"], path: "Tests/TestSupport"),

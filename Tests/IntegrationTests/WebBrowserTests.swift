@@ -31,7 +31,7 @@ final class WebBrowserTests: XCTestCase {
 
         // A phone held up in portrait, and a desktop showing the live view.
         let game = try await devTools.openPage(rig.url + "/", width: 412, height: 860, mobile: true)
-        let live = try await devTools.openPage(rig.url + "/live", width: 1280, height: 960)
+        let live = try await devTools.openPage(rig.url + "/live", width: 1280, height: 1180)
         try await game.waitFor("document.getElementById('banner').textContent === 'connected'", timeout: 15)
         try await game.waitFor("model.state !== null", timeout: 10)
 
@@ -113,6 +113,8 @@ final class WebBrowserTests: XCTestCase {
         let attitudes = try await live.evaluate("tiltdTrace.filter((e) => e.cls === 'attitude').length")
         XCTAssertGreaterThan(attitudes.intValue ?? 0, 100, "attitude lines painted on the live view")
         try await live.waitFor("decisions.length === \(decisions.count)", timeout: 5)
+        // The map around the fix: the walk's places (names with distances) and the quest cells.
+        try await live.waitFor("document.querySelectorAll('#map text').length > 3 && document.querySelectorAll('#map rect').length > 4", timeout: 10)
         try await live.screenshot(to: "\(screenshotDir)/live.png")
 
         // The daemon dies: the page says so, then recovers when it is back.

@@ -38,6 +38,8 @@ final class WebRig: @unchecked Sendable {
         path = "\(dir)/tiltd.sqlite"
         [game]
         seed = 3
+        [places]
+        file = "\(repositoryRoot)/config/demo/places.geojson"
         [web]
         listen = "127.0.0.1:0"
         pairing_code = "\(Self.pairingCode)"
@@ -64,7 +66,9 @@ final class WebRig: @unchecked Sendable {
     }
 
     func startDaemon() throws {
-        daemon = try DaemonProcess(["run", "--config", "\(dir)/tiltd.toml", "--replay", recording], logPath: "\(dir)/daemon.log")
+        // The demo's GPX walk too, so the live view has a fix, places and quest cells to draw.
+        daemon = try DaemonProcess(["run", "--config", "\(dir)/tiltd.toml", "--replay", recording,
+                                    "--gpx", "\(repositoryRoot)/config/demo/walk.gpx", "--gpx-speed", "1"], logPath: "\(dir)/daemon.log")
         // Wait for the socket and for samples (a round's clock is sample time), not a fixed time.
         let c = try LineClient(path: socketPath, timeout: 20)
         var n = 0

@@ -30,6 +30,21 @@ extension Configuration {
         public init() {}
     }
 
+    /// `[web]` as TOML, every key with its value in force (`tiltd check-config`).
+    var webTOML: String {
+        let host = web.host.contains(":") ? "[\(web.host)]" : web.host
+        var out = "[web]\nlisten = \(TOMLText.quote("\(host):\(web.port)"))\n"
+        // The code is a secret: said to be set, not shown.
+        if web.pairingCode != nil { out += "# pairing_code is set (not shown)\n" }
+        out += "allowed_origins = [\(web.allowedOrigins.map(TOMLText.quote).joined(separator: ", "))]\n"
+        out += "max_connections = \(web.maxConnections)\nmax_clients = \(web.maxClients)\n"
+        out += "max_messages_per_s = \(web.maxMessagesPerSecond)\nmax_message_bytes = \(web.maxMessageBytes)\n"
+        out += "attitude_hz = \(web.attitudeHz)\n"
+        if let r = web.recordings { out += "recordings = \(TOMLText.quote(r))\n" }
+        out += "command_timeout_s = \(web.commandTimeout)\n"
+        return out
+    }
+
     /// "HOST:PORT" or "[IPv6]:PORT"; the port is required (unlike gpsd's `server`, there is no
     /// conventional one) and 0 picks a free port, printed at start (tests, side-by-side runs).
     static func listenAddress(_ text: String) -> (String, UInt16)? {

@@ -170,7 +170,10 @@ function drawMap() {
   for (const p of lastNearby.places) {
     const cx = p.east_m * k, cy = -p.north_m * k;
     el('circle', { cx, cy, r: 4, fill: '#f4f6f8' }, m);
-    el('text', { x: cx + 6, y: cy + 4, fill: '#f4f6f8', 'font-size': 11 }, m).textContent = `${p.name} ${p.distance_m} m`;
+    // Labels point inwards, so the ones on the right do not run off the map.
+    const right = cx > 40;
+    el('text', { x: right ? cx - 6 : cx + 6, y: cy + 4, fill: '#f4f6f8', 'font-size': 11, 'text-anchor': right ? 'end' : 'start',
+      stroke: '#1c2128', 'stroke-width': 3, 'paint-order': 'stroke' }, m).textContent = `${p.name} ${p.distance_m} m`;
   }
   el('circle', { cx: 0, cy: 0, r: 6, fill: '#4ea1ff', stroke: '#fff', 'stroke-width': 2 }, m);
   el('text', { x: -205, y: 205, fill: '#9aa4b1', 'font-size': 11 }, m).textContent = `±${lastNearby.radius_m} m · quest cells: blue = here, amber = available, green = done`;

@@ -11,7 +11,7 @@ function traceUpdate(line, what, detail) {
   const received = performance.timeOrigin + performance.now();
   requestAnimationFrame(() => {
     const painted = performance.timeOrigin + performance.now();
-    window.tiltdTrace.push(Object.assign({ seq: line.seq, cls: line.class, kind: line.kind || null, what, received, painted }, detail ? detail() : {}));
+    window.tiltdTrace.push(Object.assign({ seq: line.seq, t_ns: line.t_ns, cls: line.class, kind: line.kind || null, what, received, painted }, detail ? detail() : {}));
     if (window.tiltdTrace.length > 20000) window.tiltdTrace.splice(0, 10000);
   });
 }

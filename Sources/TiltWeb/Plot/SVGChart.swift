@@ -95,7 +95,8 @@ public struct SVGChart {
                 s += "<line x1=\"\(f(x(tick)))\" x2=\"\(f(x(tick)))\" y1=\"\(f(y0))\" y2=\"\(f(y0 + panelHeight))\" stroke=\"#eeeeee\"/>"
                 s += "<text x=\"\(f(x(tick)))\" y=\"\(f(y0 + panelHeight + 14))\" text-anchor=\"middle\">\(Self.label(tick)) s</text>\n"
             }
-            var legendX = Self.left + 250
+            // The legend sits at the right end of the title line, clear of the title.
+            var legendX = Self.left + plotW - 90 * Double(p.series.count)
             for ser in p.series {
                 s += "<polyline class=\"series\" data-name=\"\(esc(ser.name))\" fill=\"none\" stroke=\"\(ser.color)\" stroke-width=\"1.2\" points=\""
                 for (t, v) in thin(ser, t0: t0, t1: t1) where v.isFinite { s += "\(f(x(t))),\(f(y(v))) " }
