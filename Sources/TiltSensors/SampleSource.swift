@@ -4,6 +4,7 @@ import TiltCore
 
 /// What a source says about itself: shown to clients as `status` events and to systemd as STATUS=.
 public struct SourceStatus: Sendable, Equatable {
+    /// A source's state, as `status` lines name it.
     public enum State: String, Sendable {
         /// Opening or searching for the device.
         case starting
@@ -20,7 +21,9 @@ public struct SourceStatus: Sendable, Equatable {
 
     /// "imu" or "gps".
     public var source: String
+    /// Where the source is.
     public var state: State
+    /// What happened, for people.
     public var message: String
     /// The device or server in use, e.g. "mpu6050 (iio:device0)".
     public var device: String?
@@ -32,6 +35,7 @@ public struct SourceStatus: Sendable, Equatable {
     /// tilt from the accelerometer only and gestures that need rotation rates are unavailable.
     public var hasGyroscope: Bool?
 
+    /// A status; the optional fields only when known.
     public init(source: String, state: State, message: String, device: String? = nil,
                 rateHz: Double? = nil, retryIn: Double? = nil, hasGyroscope: Bool? = nil) {
         self.source = source; self.state = state; self.message = message
@@ -67,10 +71,12 @@ public final class StopSignal: Sendable {
     private let condition = Mutex<[@Sendable () -> Void]>([])
     private let beat = Atomic<UInt64>(0)
 
+    /// A signal not yet set.
     public init() {}
 
+    /// Whether stop was asked; also records a heartbeat (see the type's comment).
     public var isStopped: Bool {
-        beat.store(Self.monotonicNanoseconds(), ordering: .relaxed)
+        beat.store(MonotonicClock.nanoseconds(), ordering: .relaxed)
         return stopped.withLock { $0 }
     }
 
@@ -78,15 +84,9 @@ public final class StopSignal: Sendable {
     public var lastHeartbeat: UInt64 { beat.load(ordering: .relaxed) }
 
     /// Records a heartbeat without checking (for sources that wait elsewhere).
-    public func heartbeat() { beat.store(Self.monotonicNanoseconds(), ordering: .relaxed) }
+    public func heartbeat() { beat.store(MonotonicClock.nanoseconds(), ordering: .relaxed) }
 
-    /// CLOCK_MONOTONIC now, nanoseconds.
-    public static func monotonicNanoseconds() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
-
+    /// Asks the source to return; runs the `onStop` handlers once.
     public func stop() {
         stopped.withLock { $0 = true }
         let handlers = condition.withLock { h -> [@Sendable () -> Void] in let c = h; h = []; return c }
@@ -128,10 +128,14 @@ public protocol SampleSource: Sendable {
 
 /// Exponential backoff with a ceiling, for reconnecting to devices and servers.
 public struct Backoff: Sendable {
+    /// The first delay, seconds.
     public var initial: Double
+    /// The longest delay, seconds.
     public var maximum: Double
+    /// The next delay, seconds.
     public private(set) var current: Double
 
+    /// Delays from `initial` doubling up to `maximum` seconds.
     public init(initial: Double = 0.5, maximum: Double = 10) {
         self.initial = initial; self.maximum = maximum; self.current = initial
     }
@@ -143,6 +147,7 @@ public struct Backoff: Sendable {
         return d
     }
 
+    /// Back to the first delay (after a success).
     public mutating func reset() { current = initial }
 }
 

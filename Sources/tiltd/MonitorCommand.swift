@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import TiltCore
+import TiltSensors
 import TiltService
 #if canImport(Glibc)
 import Glibc
@@ -326,9 +327,5 @@ final class MonitorLoop {
         }
     }
 
-    private func monotonic() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
-    }
+    private func monotonic() -> Double { Double(MonotonicClock.nanoseconds()) * 1e-9 }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import ServiceLifecycle
+import Synchronization
 import TiltCore
 import TiltSensors
 import TiltService
@@ -11,9 +12,25 @@ struct Tiltd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tiltd",
         abstract: "IMU attitude, tilt game and places daemon for Linux.",
+        discussion: Tiltd.discussion,
         version: TiltdVersion.string,
         subcommands: [Run.self, Reload.self, Record.self, CheckConfig.self, Calibrate.self, Estimate.self, Monitor.self, Web.self, Plot.self]
     )
+}
+
+extension Tiltd {
+    /// The overview `tiltd --help` and tiltd(8) start with.
+    static let discussion = """
+        tiltd reads an IMU through the kernel's IIO interface (libiio) and, optionally, GPS fixes \
+        from gpsd; it fuses attitude, runs the tilt game, watches places, and streams JSON lines \
+        on a Unix socket (/run/tiltd/tiltd.sock) to any number of clients, of which trusted ones \
+        may send commands. Under systemd it runs as tiltd.service, socket-activated by \
+        tiltd.socket, with Type=notify readiness, STATUS= and the watchdog; SIGHUP (systemctl \
+        reload) re-reads the configuration, keeping the running one if the new one is invalid. \
+        Files: /etc/tiltd/tiltd.toml (configuration, tiltd.toml(5)), /etc/tiltd/calibration.toml \
+        (written by tiltd calibrate), /var/lib/tiltd/tiltd.sqlite (rounds, visits, credits, \
+        quests). The socket protocol is in tiltd-protocol(7).
+        """
 }
 
 /// Options every subcommand that reads the config takes.
@@ -118,33 +135,43 @@ struct Record: AsyncParsableCommand {
         let logger = makeLogger("tiltd", level: config.logLevel)
         let source: any SampleSource = try replay.map { ReplaySource(path: $0, speed: nil) }
             ?? DeviceSourceFactory.make(config.imu, logger: logger)
-        let recorder = try Recorder(path: out)
         let stop = StopSignal()
-        let box = RecordState(recorder: recorder, seconds: seconds, stop: stop)
+        let box = RecordState(recorder: try Recorder(path: out), seconds: seconds, stop: stop)
         try source.run(stop: stop) { output in
             switch output {
             case .sample(let s): box.add(s)
             case .status(let st): FileHandle.standardError.write(Data("\(st.source) \(st.state.rawValue): \(st.message)\n".utf8))
             }
         }
-        try recorder.close()
+        let count = try box.close()
         if let e = box.error { throw e }
-        print("recorded \(recorder.count) samples to \(out)")
+        print("recorded \(count) samples to \(out)")
     }
 }
 
-/// The recorder's state, touched only by the source's thread.
-final class RecordState: @unchecked Sendable {
-    let recorder: Recorder
+/// The recorder's state. The source delivers on the calling thread, so the lock is never
+/// contended; it is what lets the compiler check the state is not shared.
+final class RecordState: Sendable {
     let seconds: Double
     let stop: StopSignal
-    var first: Nanoseconds?
-    var error: Error?
-    init(recorder: Recorder, seconds: Double, stop: StopSignal) { self.recorder = recorder; self.seconds = seconds; self.stop = stop }
+    private struct State {
+        let recorder: Recorder
+        var first: Nanoseconds?
+        var error: Error?
+    }
+    private let state: Mutex<State>
+    init(recorder: sending Recorder, seconds: Double, stop: StopSignal) {
+        state = Mutex(State(recorder: recorder)); self.seconds = seconds; self.stop = stop
+    }
+    var error: Error? { state.withLock { $0.error } }
+    /// Closes the file; returns the samples written.
+    func close() throws -> Int { try state.withLock { try $0.recorder.close(); return $0.recorder.count } }
     func add(_ s: IMUSample) {
-        if first == nil { first = s.t }
-        if Double(s.t - first!) * 1e-9 >= seconds { stop.stop(); return }
-        do { try recorder.append(s) } catch { self.error = error; stop.stop() }
+        state.withLock { st in
+            if st.first == nil { st.first = s.t }
+            if Double(s.t - st.first!) * 1e-9 >= seconds { stop.stop(); return }
+            do { try st.recorder.append(s) } catch { st.error = error; stop.stop() }
+        }
     }
 }
 

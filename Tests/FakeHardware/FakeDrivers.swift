@@ -17,10 +17,12 @@ extension FakeIIODevice {
     public static func mpu6050(number: Int = 0, mountMatrix: Matrix3? = nil) -> FakeIIODevice {
         var d = FakeIIODevice(
             number: number, name: "mpu6050",
-            accel: FakeChannelGroup(type: "accel", scale: "0.000598", scanType: .be16, firstIndex: 0,
-                                    scaleAvailable: "0.000598 0.001196 0.002392 0.004785", calibbias: true),
-            gyro: FakeChannelGroup(type: "anglvel", scale: "0.001064724", scanType: .be16, firstIndex: 4,
-                                   scaleAvailable: "0.000133090 0.000266181 0.000532362 0.001064724", calibbias: true),
+            accel: FakeChannelGroup(
+                type: "accel", scale: "0.000598", scanType: .be16, firstIndex: 0,
+                scaleAvailable: "0.000598 0.001196 0.002392 0.004785", calibbias: true),
+            gyro: FakeChannelGroup(
+                type: "anglvel", scale: "0.001064724", scanType: .be16, firstIndex: 4,
+                scaleAvailable: "0.000133090 0.000266181 0.000532362 0.001064724", calibbias: true),
             extraScanChannels: [(id: "temp", index: 3, type: .be16)],
             timestampIndex: 7,
             frequency: .device(initial: "50", available: ["10", "20", "50", "100", "200", "500"]),
@@ -54,16 +56,18 @@ extension FakeIIODevice {
         let odrs = ["12.500", "26.000", "52.000", "104.000", "208.000", "416.000"]
         var accel = FakeIIODevice(
             number: accelNumber, name: "lsm6ds3_accel",
-            accel: FakeChannelGroup(type: "accel", scale: "0.000598205", scanType: .le16, firstIndex: 0,
-                                    scaleAvailable: "0.000598205 0.001196411 0.002392822 0.004785645"),
+            accel: FakeChannelGroup(
+                type: "accel", scale: "0.000598205", scanType: .le16, firstIndex: 0,
+                scaleAvailable: "0.000598205 0.001196411 0.002392822 0.004785645"),
             gyro: nil, timestampIndex: 3,
             frequency: .device(initial: "12.500", available: odrs),
             deviceMountMatrix: .identity)
         var gyro = FakeIIODevice(
             number: gyroNumber, name: "lsm6ds3_gyro",
             accel: nil,
-            gyro: FakeChannelGroup(type: "anglvel", scale: "0.000152716", scanType: .le16, firstIndex: 0,
-                                   scaleAvailable: "0.000152716 0.000305432 0.000610865 0.001221730"),
+            gyro: FakeChannelGroup(
+                type: "anglvel", scale: "0.000152716", scanType: .le16, firstIndex: 0,
+                scaleAvailable: "0.000152716 0.000305432 0.000610865 0.001221730"),
             timestampIndex: 3,
             frequency: .device(initial: "12.500", available: odrs),
             deviceMountMatrix: .identity)
@@ -86,10 +90,12 @@ extension FakeIIODevice {
     public static func bmi160WithoutInterrupt(number: Int = 0, mountMatrix: Matrix3? = nil) -> FakeIIODevice {
         var d = FakeIIODevice(
             number: number, name: "bmi160",
-            accel: FakeChannelGroup(type: "accel", scale: "0.000598", scanType: .le16, firstIndex: 7,
-                                    scaleAvailable: "0.000598 0.001197 0.002394 0.004788"),
-            gyro: FakeChannelGroup(type: "anglvel", scale: "0.001065", scanType: .le16, firstIndex: 4,
-                                   scaleAvailable: "0.001065 0.000532 0.000266 0.000133 0.000066"),
+            accel: FakeChannelGroup(
+                type: "accel", scale: "0.000598", scanType: .le16, firstIndex: 7,
+                scaleAvailable: "0.000598 0.001197 0.002394 0.004788"),
+            gyro: FakeChannelGroup(
+                type: "anglvel", scale: "0.001065", scanType: .le16, firstIndex: 4,
+                scaleAvailable: "0.001065 0.000532 0.000266 0.000133 0.000066"),
             timestampIndex: 10,
             frequency: .perType(initial: "100", available: ["25", "50", "100", "200", "400", "800", "1600"]))
         d.triggeredWithoutInterrupt = true
@@ -107,9 +113,10 @@ extension FakeIIODevice {
     public static func adxl345(number: Int = 0) -> FakeIIODevice {
         var d = FakeIIODevice(
             number: number, name: "adxl345",
-            accel: FakeChannelGroup(type: "accel", scale: "0.038300",
-                                    scanType: ScanType(bigEndian: false, signed: true, realBits: 13, storageBits: 16),
-                                    firstIndex: 0, calibbias: true),
+            accel: FakeChannelGroup(
+                type: "accel", scale: "0.038300",
+                scanType: ScanType(bigEndian: false, signed: true, realBits: 13, storageBits: 16),
+                firstIndex: 0, calibbias: true),
             gyro: nil, timestampIndex: nil, buffered: false,
             frequency: .perType(initial: "100.000000", available: nil))
         d.timestampClock = "realtime"
@@ -125,9 +132,10 @@ extension FakeIIODevice {
     public static func hidAccel3D(number: Int = 0) -> FakeIIODevice {
         var d = FakeIIODevice(
             number: number, name: "accel_3d",
-            accel: FakeChannelGroup(type: "accel", scale: "0.009806650", offset: "0",
-                                    scanType: ScanType(bigEndian: false, signed: true, realBits: 16, storageBits: 32),
-                                    firstIndex: 0),
+            accel: FakeChannelGroup(
+                type: "accel", scale: "0.009806650", offset: "0",
+                scanType: ScanType(bigEndian: false, signed: true, realBits: 16, storageBits: 32),
+                firstIndex: 0),
             gyro: nil, timestampIndex: 3,
             frequency: .perType(initial: "10.000000", available: nil),
             ownTrigger: "accel_3d-dev\(number)", triggerNumber: number)

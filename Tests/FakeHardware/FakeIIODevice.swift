@@ -98,8 +98,10 @@ extension FakeIIODevice {
     /// Standard gravity, m/s².
     public static let g = 9.80665
 
-    /// A device without a buffer (only *_raw attributes), with per-type sampling frequency
-    /// attributes and an accel offset: it must be polled.
+    /// Synthetic, not a real driver's layout: a device without a buffer (only *_raw
+    /// attributes), with per-type sampling frequency attributes and an accel offset, so it must
+    /// be polled. It is named "bmi160" for the tests that name it, but the real bmi160 driver
+    /// always has a triggered buffer: see `bmi160WithoutInterrupt` (FakeDrivers.swift).
     public static func polledOnly(number: Int = 0) -> FakeIIODevice {
         FakeIIODevice(
             number: number, name: "bmi160",
@@ -109,7 +111,8 @@ extension FakeIIODevice {
             frequency: .perType(initial: "100", available: ["25", "50", "100", "200"]))
     }
 
-    /// Big-endian 32-bit storage: accel has 20 significant bits shifted left by 4 and an offset,
+    /// Synthetic, not a real driver's layout (it exercises decoding corners):
+    /// big-endian 32-bit storage: accel has 20 significant bits shifted left by 4 and an offset,
     /// gyro uses all 32 bits; one device-level `mount_matrix`; a frequency with no `_available`
     /// list.
     public static func bigEndian32(number: Int = 0, mountMatrix: Matrix3? = nil) -> FakeIIODevice {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TiltCore
 
 /// Where the fake-hardware harness (`scripts/fakehw-ns`) put things, from its environment.
@@ -41,6 +42,8 @@ public final class FakeScenario: Sendable {
     public let devices: [FakeIIODevice]
     public let sysRoot: String
     public let devRoot: String
+    /// Attribute files made read-only by a bind mount (`makeReadOnly`), unmounted on `vanish`.
+    private let readOnlyMounts = Mutex<[String]>([])
 
     /// Builds the scenario's files. Fails if the tree is not empty (a previous test leaked).
     public init(_ devices: [FakeIIODevice], sysRoot: String? = FakeHarness.sysRoot,
@@ -77,6 +80,12 @@ public final class FakeScenario: Sendable {
     /// Makes the device disappear as on unplug: its sysfs directory, trigger and data node go.
     public func vanish(_ d: FakeIIODevice) {
         let fm = FileManager.default
+        let mounted = readOnlyMounts.withLock { m -> [String] in
+            let mine = m.filter { $0.hasPrefix(dir(d) + "/") }
+            m.removeAll { mine.contains($0) }
+            return mine
+        }
+        for path in mounted { _ = try? Self.run("/bin/umount", [path]) }
         try? fm.removeItem(atPath: dir(d))
         try? fm.removeItem(atPath: node(d))
         if d.ownTrigger != nil { try? fm.removeItem(atPath: "\(sysRoot)/trigger\(d.triggerNumber)") }
@@ -102,6 +111,27 @@ public final class FakeScenario: Sendable {
     /// Writes an attribute file relative to the device directory, as a driver would update it.
     public func setAttribute(_ d: FakeIIODevice, _ relativePath: String, _ value: String) throws {
         try writeFile("\(dir(d))/\(relativePath)", value)
+    }
+
+    /// Makes an attribute file refuse writes even from root (EROFS), as a kernel attribute
+    /// without write permission for the daemon's user would: a read-only bind mount of the file
+    /// onto itself, inside the harness's private mount namespace.
+    public func makeReadOnly(_ d: FakeIIODevice, _ relativePath: String) throws {
+        let path = "\(dir(d))/\(relativePath)"
+        try Self.run("/bin/mount", ["--bind", path, path])
+        readOnlyMounts.withLock { $0.append(path) }
+        try Self.run("/bin/mount", ["-o", "remount,bind,ro", path])
+    }
+
+    private static func run(_ tool: String, _ args: [String]) throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: tool)
+        p.arguments = args
+        try p.run()
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else {
+            throw FakeHardwareError("\(tool) \(args.joined(separator: " ")) exited with \(p.terminationStatus)")
+        }
     }
 
     /// Sets the polled `*_raw` attributes of a group.

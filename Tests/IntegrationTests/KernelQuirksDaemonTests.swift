@@ -34,7 +34,9 @@ final class KernelQuirksDaemonTests: XCTestCase {
 
     /// Writes the config, starts `tiltd run`, and connects an observer that records every line
     /// (all attitudes, samples off) and a client for commands.
-    private func start(_ devices: [FakeIIODevice], rateHz: Double, roundSeconds: Int = 30) throws -> (FakeScenario, LineClient) {
+    private func start(
+        _ devices: [FakeIIODevice], rateHz: Double, roundSeconds: Int = 30
+    ) throws -> (FakeScenario, LineClient) {
         let s = try FakeScenario(devices)
         scenario = s
         try """
@@ -69,8 +71,9 @@ final class KernelQuirksDaemonTests: XCTestCase {
         let (s, c) = try start([d], rateHz: 50)
         let log = try XCTUnwrap(log)
         let writer = try ScanWriter(scenario: s, device: d, timeout: 15)
-        let feeder = PacedFeeder(writer: writer, device: d, rateHz: 50, accel: head(d, rollDeg: 90),
-                                 t0: 1_764_000_000_000_000_000)
+        let feeder = PacedFeeder(
+            writer: writer, device: d, rateHz: 50, accel: head(d, rollDeg: 90),
+            t0: 1_764_000_000_000_000_000)
         defer { feeder.stop() }
         try waitUntil("attitude flowing", timeout: 15) { log.attitudes.count >= 25 }
         let st = try c.request(#"{"cmd":"status","id":2}"#, id: 2)
@@ -118,8 +121,9 @@ final class KernelQuirksDaemonTests: XCTestCase {
 
     func testBMI160WithoutInterruptGivesAttitudeByPollingWithinTwoSeconds() throws {
         let d = FakeIIODevice.bmi160WithoutInterrupt()
-        let tilted = d.rawCounts(Quaternion(roll: 0.5, pitch: -0.3, yaw: 0).conjugate.rotate(Vector3(0, 0, FakeIIODevice.g)),
-                                 group: d.accel!)
+        let tilted = d.rawCounts(
+            Quaternion(roll: 0.5, pitch: -0.3, yaw: 0).conjugate.rotate(Vector3(0, 0, FakeIIODevice.g)),
+            group: d.accel!)
         let launched = Date()
         let (s, c) = try start([d], rateHz: 100)
         try s.setRaw(d, d.accel!, tilted)
@@ -153,19 +157,25 @@ final class KernelQuirksDaemonTests: XCTestCase {
         let st = try c.request(#"{"cmd":"status","id":2}"#, id: 2)
         let imu = try XCTUnwrap(st["sources"]?.arrayValue?.first { $0["source"] == "imu" }, st.jsonText)
         XCTAssertEqual(imu["gyroscope"], .bool(false))
-        XCTAssertTrue(imu["message"]?.stringValue?.contains("no gyroscope: tilt from the accelerometer only") == true, imu.jsonText)
+        XCTAssertTrue(
+            imu["message"]?.stringValue?.contains("no gyroscope: tilt from the accelerometer only") == true,
+            imu.jsonText)
         try waitUntil("at rest", timeout: 10) { log.attitudes.last?["at_rest"] == .bool(true) }
 
         let reply = try c.request(#"{"cmd":"game.start","id":3}"#, id: 3, timeout: 10)
         XCTAssertEqual(reply["ok"], .bool(true), reply.jsonText)
-        func game(_ kind: String) -> Bool { log.lines.contains { $0["class"] == "game" && $0["kind"]?.stringValue == kind } }
+        func game(_ kind: String) -> Bool {
+            log.lines.contains { $0["class"] == "game" && $0["kind"]?.stringValue == kind }
+        }
         try waitUntil("a prompt", timeout: 10) { game("prompt") }
         // Nod down (roll 30°): "correct"; back upright; tilt up (roll 150°): "skip".
         try s.setRaw(d, d.accel!, head(d, rollDeg: 30))
         try waitUntil("correct", timeout: 10) { game("correct") }
         try s.setRaw(d, d.accel!, head(d, rollDeg: 90))
         let promptsBefore = log.lines.filter { $0["kind"] == "prompt" }.count
-        try waitUntil("the next prompt", timeout: 10) { log.lines.filter { $0["kind"] == "prompt" }.count > promptsBefore }
+        try waitUntil("the next prompt", timeout: 10) {
+            log.lines.filter { $0["kind"] == "prompt" }.count > promptsBefore
+        }
         try s.setRaw(d, d.accel!, head(d, rollDeg: 150))
         try waitUntil("skip", timeout: 10) { game("skip") }
         let decisions = log.lines.filter { $0["class"] == "game" && ($0["kind"] == "correct" || $0["kind"] == "skip") }
@@ -217,7 +227,8 @@ final class PacedFeeder: @unchecked Sendable {
             while !stopped.load(ordering: .relaxed) {
                 // Two scans per write, as a FIFO watermark of two would deliver them.
                 let scans = (0..<2).map { k in
-                    ScanWriter.scan(t: t0 + (i + k) * period + offset.load(ordering: .relaxed), accel: accel, gyro: [0, 0, 0])
+                    ScanWriter.scan(
+                        t: t0 + (i + k) * period + offset.load(ordering: .relaxed), accel: accel, gyro: [0, 0, 0])
                 }
                 guard (try? writer.write(scans)) != nil else { return }
                 i += 2

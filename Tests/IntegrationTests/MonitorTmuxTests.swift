@@ -46,7 +46,7 @@ final class MonitorTmuxTests: XCTestCase {
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         let path = Self.tmuxPath ?? "/usr/bin/tmux"
         let argv = ([path, "-S", tmuxSocket] + args).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
+        defer { for p in argv { free(p) } }
         var pid: pid_t = 0
         let rc = posix_spawn(&pid, path, &actions, nil, argv, environ)
         guard rc == 0 else { throw LineClient.Failure(description: "spawn tmux: \(String(cString: strerror(rc)))") }

@@ -43,7 +43,7 @@ final class ProtocolDocTests: XCTestCase {
     /// Fields the document marks "when known": shown in examples, absent in some real lines.
     static let optionalFields: Set<String> = ["t_ns", "track_deg", "alt_m", "eph_m", "epv_m", "speed_mps", "rate_hz",
                                               "retry_in_s", "device", "deck_note", "category", "fix", "sample_rate_hz",
-                                              "dwell_s", "lat", "lon"]
+                                              "dwell_s", "lat", "lon", "gyroscope"]
 
     static func sameShape(_ example: JSONValue, _ actual: JSONValue, path: String = "") -> String? {
         switch (example, actual) {
@@ -118,19 +118,19 @@ final class ProtocolDocTests: XCTestCase {
                 }
                 actual = try XCTUnwrap(reply, "no reply to \(ex.request)")
             }
-            let where_ = "docs/protocol.md:\(ex.line) \(ex.request)"
-            XCTAssertEqual(actual["cmd"], expected["cmd"], where_)
-            XCTAssertEqual(actual["ok"], expected["ok"], "\(where_) → \(actual.jsonText)")
-            XCTAssertEqual(actual["error"]?["code"], expected["error"]?["code"], "\(where_) → \(actual.jsonText)")
-            if let m = Self.sameShape(expected, actual) { XCTFail("\(where_): \(m) in \(actual.jsonText)") }
+            let location = "docs/protocol.md:\(ex.line) \(ex.request)"
+            XCTAssertEqual(actual["cmd"], expected["cmd"], location)
+            XCTAssertEqual(actual["ok"], expected["ok"], "\(location) → \(actual.jsonText)")
+            XCTAssertEqual(actual["error"]?["code"], expected["error"]?["code"], "\(location) → \(actual.jsonText)")
+            if let m = Self.sameShape(expected, actual) { XCTFail("\(location): \(m) in \(actual.jsonText)") }
             // The catalogue declares every field a reply carries, and every code it answers with.
             if let name = actual["cmd"]?.stringValue, let spec = CommandCatalogue.spec(name), let fields = actual.objectValue {
                 let envelope: Set<String> = ["class", "seq", "t_ns", "id", "cmd", "ok", "error"]
                 for k in fields.keys where !envelope.contains(k) {
-                    XCTAssertNotNil(spec.reply.first { $0.name == k }, "\(where_): reply field \(k) is not declared in CommandCatalogue")
+                    XCTAssertNotNil(spec.reply.first { $0.name == k }, "\(location): reply field \(k) is not declared in CommandCatalogue")
                 }
                 if let code = actual["error"]?["code"]?.stringValue {
-                    XCTAssertTrue(spec.allErrors.contains(ProtocolError.Code(rawValue: code)), "\(where_): \(code) is not declared for \(name)")
+                    XCTAssertTrue(spec.allErrors.contains(ProtocolError.Code(rawValue: code)), "\(location): \(code) is not declared for \(name)")
                 }
             }
         }

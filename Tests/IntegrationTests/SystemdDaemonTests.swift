@@ -111,11 +111,42 @@ final class SystemdDaemonTests: XCTestCase {
         try p.run()
         defer { p.terminate(); p.waitUntilExit() }
         try waitUntil("activation socket") { FileManager.default.fileExists(atPath: sock) }
+        // This first client is the one that starts the daemon: its hello must list the sources.
         let c = try LineClient(path: sock)
         let hello = try c.next("hello", timeout: 10)
         XCTAssertEqual(hello["protocol"], .int(1))
+        let sources = hello["sources"]?.arrayValue?.compactMap { $0["source"]?.stringValue } ?? []
+        XCTAssertTrue(sources.contains("imu"), "the activating client's hello lists the sources: \(hello)")
         _ = try c.next("attitude", timeout: 10)
         XCTAssertFalse(FileManager.default.fileExists(atPath: "\(dir)/tiltd.sock"), "did not bind its own socket")
+    }
+
+    func testStatusReturnsToTheRunningSummaryAfterAReload() throws {
+        let notify = try NotifyReceiver(path: "\(dir)/notify")
+        let d = try DaemonProcess(["run", "--config", try config(), "--replay", "\(repositoryRoot)/config/demo/head.csv"],
+                                  environment: ["NOTIFY_SOCKET": notify.path], logPath: "\(dir)/log")
+        defer { _ = d.stop() }
+        XCTAssertTrue(try XCTUnwrap(notify.next(timeout: 10), d.log).contains("READY=1"))
+        // Let the sampler stream, so the running summary says "N Hz from replay head.csv".
+        try waitUntil("a status with the rate", timeout: 10) {
+            notify.next(timeout: 0.5)?.contains { $0.hasPrefix("STATUS=") && $0.contains("Hz from") } ?? false
+        }
+        // A changed [calibration] restarts the sampler: at READY=1 the summary says "imu starting",
+        // and STATUS= must move on to the rate again once the replay streams.
+        let path = "\(dir)/tiltd.toml"
+        let edited = try String(contentsOfFile: path, encoding: .utf8) + "[calibration]\ngyro_bias = [0.001, 0, 0]\n"
+        try edited.write(toFile: path, atomically: true, encoding: .utf8)
+        kill(d.pid, SIGHUP)
+        var afterReload: [String] = []
+        try waitUntil("READY=1 after the reload", timeout: 10) {
+            if let m = notify.next(timeout: 0.5) { afterReload += m }
+            return afterReload.contains("READY=1")
+        }
+        XCTAssertTrue(afterReload.contains { $0.hasPrefix("RELOADING=1") }, "\(afterReload)")
+        try waitUntil("STATUS= back to the running summary", timeout: 10) {
+            if let m = notify.next(timeout: 0.5) { afterReload += m }
+            return afterReload.last { $0.hasPrefix("STATUS=") }?.contains("Hz from replay head.csv") ?? false
+        }
     }
 
     func testSighupReloadKeepsClientsAndRefusesBadConfig() throws {

@@ -86,6 +86,17 @@ final class PlacesGeofenceTests: XCTestCase {
         XCTAssertEqual(m.insideKeys, ["geofence:home"])
     }
 
+    func testFixWithoutUncertaintyIsNotTakenAsExact() {
+        var m = GeofenceMonitor(fences: [fence(radius: 30)])
+        // 25 m from the centre of a 30 m fence, no eph: with eph taken as 0 it would enter; with
+        // the assumed 25 m (σ ≈ 10 m) the fix is too close to the edge to say.
+        XCTAssertTrue(m.update(placesFix(at(25), 0)).isEmpty)
+        XCTAssertEqual(kinds(m.update(placesFix(at(10), 1))), ["enter home"])
+        // Just outside the exit ring (30 + 10 m) is not confidently outside either.
+        XCTAssertTrue(m.update(placesFix(at(45), 2)).isEmpty)
+        XCTAssertEqual(kinds(m.update(placesFix(at(60), 3))), ["exit home"])
+    }
+
     func testAntimeridianAndPolarFences() {
         let dateLine = GeoPoint(lat: -17.0, lon: 179.9998)          // east of the line it is −179.99…
         let pole = GeoPoint(lat: 89.9999, lon: 0)

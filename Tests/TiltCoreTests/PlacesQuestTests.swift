@@ -34,6 +34,12 @@ final class PlacesQuestTests: XCTestCase {
         XCTAssertEqual(q.complete(), .failure(.noFix))
         _ = q.update(placesFix(GeoPoint(lat: 1, lon: 1), 0, eph: 150))
         XCTAssertEqual(q.complete(), .failure(.uncertain(eph: 150, limit: 100)))
+        // A fix that gives no uncertainty is judged by the assumed one, not as exact.
+        var options = QuestGrid.Options()
+        options.maxEph = 10
+        var strict = QuestGrid(options: options)
+        _ = strict.update(placesFix(GeoPoint(lat: 1, lon: 1), 0))
+        XCTAssertEqual(strict.complete(), .failure(.uncertain(eph: Fix.assumedEphWhenUnknown, limit: 10)))
     }
 
     func testSavedStateIsRespectedAndPolarAndDatelineCellsWork() {

@@ -19,7 +19,9 @@ final class IIODriverHarnessTests: XCTestCase {
         super.tearDown()
     }
 
-    private func start(_ devices: [FakeIIODevice], _ config: IIOSource.Configuration) throws -> (FakeScenario, SourceRun) {
+    private func start(
+        _ devices: [FakeIIODevice], _ config: IIOSource.Configuration
+    ) throws -> (FakeScenario, SourceRun) {
         try requireFakeHardware()
         let s = try FakeScenario(devices)
         scenario = s
@@ -34,7 +36,8 @@ final class IIODriverHarnessTests: XCTestCase {
         try s.setRaw(d, d.accel!, [0, 0, 16384])
         try s.setRaw(d, d.gyro!, [0, 0, 0])
         let streaming = try XCTUnwrap(r.waitForStatus(.streaming), "\(r.statuses)")
-        XCTAssertTrue(streaming.message.hasPrefix("polled: bmi160 (iio:device0) has an empty current_trigger"), streaming.message)
+        XCTAssertTrue(
+            streaming.message.hasPrefix("polled: bmi160 (iio:device0) has an empty current_trigger"), streaming.message)
         XCTAssertEqual(s.attribute(d, "buffer/enable"), "0", "no buffer left enabled")
         XCTAssertTrue(r.wait { r.samples.count >= 20 }, "\(r.samples.count) samples")
         XCTAssertEqual(r.samples.last?.accel.z ?? 0, 16384 * 0.000598, accuracy: 1e-9)
@@ -55,7 +58,9 @@ final class IIODriverHarnessTests: XCTestCase {
         let (s, r) = try start([d], .init(device: "auto", rateHz: 100))
         _ = try XCTUnwrap(r.waitForStatus(.streaming), "\(r.statuses)")
         let writer = try ScanWriter(scenario: s, device: d)
-        XCTAssertEqual(writer.slots.map(\.id), ["anglvel_x", "anglvel_y", "anglvel_z", "accel_x", "accel_y", "accel_z", "timestamp"])
+        XCTAssertEqual(
+            writer.slots.map(\.id),
+            ["anglvel_x", "anglvel_y", "anglvel_z", "accel_x", "accel_y", "accel_z", "timestamp"])
         try writer.write([ScanWriter.scan(t: 2_000_000_000, accel: [100, -200, 16000], gyro: [7, -8, 9])])
         XCTAssertTrue(r.wait { !r.samples.isEmpty })
         let got = try XCTUnwrap(r.samples.first)
@@ -101,6 +106,22 @@ final class IIODriverHarnessTests: XCTestCase {
         let (_, r) = try start([d], .init(device: "auto", rateHz: 50))
         let streaming = try XCTUnwrap(r.waitForStatus(.streaming), "\(r.statuses)")
         XCTAssertTrue(streaming.message.contains("no current_timestamp_clock"), streaming.message)
+    }
+
+    func testUnwritableTimestampClockIsSaidInStatus() throws {
+        try requireFakeHardware()
+        let d = FakeIIODevice.mpu6050()
+        let s = try FakeScenario([d])
+        scenario = s
+        try s.makeReadOnly(d, "current_timestamp_clock")
+        let r = SourceRun(IIOSource(configuration: .init(device: "auto", rateHz: 50)))
+        run = r
+        let streaming = try XCTUnwrap(r.waitForStatus(.streaming), "\(r.statuses)")
+        XCTAssertTrue(
+            streaming.message.contains("timestamps CLOCK_REALTIME: cannot set current_timestamp_clock"),
+            streaming.message)
+        XCTAssertTrue(streaming.message.contains("steps are smoothed"), streaming.message)
+        XCTAssertEqual(s.timestampClock(d), "realtime")
     }
 
     func testADXL345IsPolledAccelOnly() throws {

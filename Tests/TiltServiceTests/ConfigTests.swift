@@ -9,6 +9,13 @@ final class ConfigTests: XCTestCase {
         try Configuration.parse(text: text, file: "/etc/tiltd/test.toml")
     }
 
+    func testRelativePathsAreTakenFromTheConfigFilesDirectory() throws {
+        let c = try parse("[socket]\npath = \"run/tiltd.sock\"\n[store]\npath = \"db/tiltd.sqlite\"\n")
+        XCTAssertEqual(c.socket.path, "/etc/tiltd/run/tiltd.sock")
+        XCTAssertEqual(c.store.path, "/etc/tiltd/db/tiltd.sqlite")
+        XCTAssertEqual(try parse("[socket]\npath = \"/run/x.sock\"\n").socket.path, "/run/x.sock")
+    }
+
     func assertError(_ text: String, line: Int?, key: String, contains: String, file: StaticString = #filePath, lineNo: UInt = #line) {
         do {
             _ = try parse(text)

@@ -30,4 +30,25 @@ final class EngineTests: XCTestCase {
         XCTAssertEqual(during["error"]?["code"], "unavailable")
         XCTAssertTrue(during["error"]?["message"]?.stringValue?.contains("vanished") ?? false, during.jsonText)
     }
+
+    /// `t_ns` of a fix is GPS time: a fix without GPS time has none, never the IMU's clock, and
+    /// the fix carries only the fields its source gave.
+    func testFixWithoutGPSTimeHasNoSampleTime() throws {
+        let f = try ServerFixture()
+        let c = try LineClient(path: f.path)
+        _ = try c.next("hello")
+        f.publishAttitudes(5, from: 50_000_000_000)
+        f.onLoop { f.engine.ingest(fix: Fix(mode: 2, lat: 52.5, lon: 13.4)) }
+        let untimed = try c.next("fix")
+        XCTAssertNil(untimed["t_ns"], untimed.jsonText)
+        XCTAssertNil(untimed["time_ns"], untimed.jsonText)
+        XCTAssertNil(untimed["speed_mps"], untimed.jsonText)
+        f.onLoop { f.engine.ingest(fix: Fix(mode: 2, time: 1_714_564_800_000_000_000, lat: 52.50001, lon: 13.4)) }
+        let timed = try c.next("fix")
+        XCTAssertEqual(timed["t_ns"]?.intValue, 1_714_564_800_000_000_000, timed.jsonText)
+        f.onLoop { f.engine.ingest(fix: Fix(mode: 2, time: 1_714_564_801_000_000_000, lat: 52.50006, lon: 13.4)) }
+        let next = try c.next("fix")
+        XCTAssertNil(next["speed_mps"], "not computed from the two positions: \(next.jsonText)")
+        XCTAssertNil(next["track_deg"], next.jsonText)
+    }
 }

@@ -109,7 +109,8 @@ final class StoreTests: XCTestCase {
         for (kind, t) in [(GeofenceMonitor.Kind.enter, 10), (.dwell, 610), (.exit, 700)] {
             try s.recordVisit(GeofenceMonitor.Event(kind: kind, fence: fence, t: Nanoseconds(t), enteredAt: 10, distance: 1))
         }
-        try s.recordVisit(GeofenceMonitor.Event(kind: .enter, fence: fence, t: 10, enteredAt: 10, distance: 1))  // replayed
+        // Replayed:
+        try s.recordVisit(GeofenceMonitor.Event(kind: .enter, fence: fence, t: 10, enteredAt: 10, distance: 1))
         XCTAssertEqual(try s.recentVisits(limit: 5).map { [$0.enteredAt, $0.dwelledAt, $0.exitedAt] }, [[10, 610, 700]])
 
         var q = QuestGrid()

@@ -8,6 +8,8 @@ final class SystemdInstallTests: XCTestCase {
     var stage: URL!
     var binary: URL!
     var exampleConfig: URL!
+    /// Stand-in pages (scripts/make-man's real ones need a build; ManPageTests checks those).
+    var manPages: URL!
 
     override func setUpWithError() throws {
         stage = FileManager.default.temporaryDirectory.appendingPathComponent("tiltd-stage-\(UUID().uuidString)")
@@ -19,6 +21,11 @@ final class SystemdInstallTests: XCTestCase {
         chmod(binary.path, 0o755)
         exampleConfig = stage.appendingPathComponent("example.toml")
         try "# example config\n".write(to: exampleConfig, atomically: true, encoding: .utf8)
+        manPages = stage.appendingPathComponent("man")
+        try FileManager.default.createDirectory(at: manPages, withIntermediateDirectories: true)
+        for page in ["tiltd.8", "tiltd.toml.5", "tiltd-protocol.7"] {
+            try ".TH STUB 1\n".write(to: manPages.appendingPathComponent(page), atomically: true, encoding: .utf8)
+        }
     }
 
     override func tearDownWithError() throws {
@@ -28,7 +35,7 @@ final class SystemdInstallTests: XCTestCase {
     private func run(_ script: String, _ arguments: [String] = [], prefix: String) throws -> SystemdTestSupport.ProcessResult {
         try SystemdTestSupport.runProcess(root.appendingPathComponent("scripts/\(script)").path, arguments, environment: [
             "DESTDIR": stage.appendingPathComponent("root").path, "PREFIX": prefix,
-            "TILTD_BINARY": binary.path, "CONFIG_SRC": exampleConfig.path,
+            "TILTD_BINARY": binary.path, "CONFIG_SRC": exampleConfig.path, "MAN_DIR": manPages.path,
         ])
     }
 
@@ -66,6 +73,9 @@ final class SystemdInstallTests: XCTestCase {
             "/usr/local/lib/systemd/system/tiltd.service",
             "/usr/local/lib/systemd/system/tiltd.socket",
             "/usr/local/lib/tiltd/tiltd-udev-setup",
+            "/usr/local/share/man/man5/tiltd.toml.5",
+            "/usr/local/share/man/man7/tiltd-protocol.7",
+            "/usr/local/share/man/man8/tiltd.8",
         ])
         XCTAssertTrue(result.stdout.contains("no user/group created"))
         XCTAssertEqual(mode("/usr/local/bin/tiltd"), 0o755)
@@ -88,6 +98,9 @@ final class SystemdInstallTests: XCTestCase {
             "/usr/lib/systemd/system/tiltd.socket",
             "/usr/lib/tiltd/tiltd-udev-setup",
             "/usr/lib/udev/rules.d/61-tiltd.rules",
+            "/usr/share/man/man5/tiltd.toml.5",
+            "/usr/share/man/man7/tiltd-protocol.7",
+            "/usr/share/man/man8/tiltd.8",
         ])
         XCTAssertTrue(try contents("/usr/lib/systemd/system/tiltd-web.service").contains("\nExecStart=/usr/bin/tiltd web --config /etc/tiltd/tiltd.toml\n"))
         let service = try contents("/usr/lib/systemd/system/tiltd.service")
@@ -137,7 +150,7 @@ final class SystemdInstallTests: XCTestCase {
 
         let missingConfig = try SystemdTestSupport.runProcess(root.appendingPathComponent("scripts/install").path, [], environment: [
             "DESTDIR": stage.appendingPathComponent("root").path, "TILTD_BINARY": binary.path,
-            "CONFIG_SRC": stage.appendingPathComponent("nope.toml").path,
+            "CONFIG_SRC": stage.appendingPathComponent("nope.toml").path, "MAN_DIR": manPages.path,
         ])
         XCTAssertEqual(missingConfig.status, 1)
         XCTAssertTrue(missingConfig.stderr.contains("example config"))
@@ -151,7 +164,8 @@ final class SystemdInstallTests: XCTestCase {
         let out = stage.appendingPathComponent("deb")
         let built = try SystemdTestSupport.runProcess(
             root.appendingPathComponent("scripts/build-deb").path, [out.path],
-            environment: ["TILTD_BINARY": binary.path, "CONFIG_SRC": exampleConfig.path, "VERSION": "9.8.7", "ARCH": "arm64"])
+            environment: ["TILTD_BINARY": binary.path, "CONFIG_SRC": exampleConfig.path, "MAN_DIR": manPages.path,
+                          "VERSION": "9.8.7", "ARCH": "arm64"])
         XCTAssertEqual(built.status, 0, built.stderr)
         let deb = out.appendingPathComponent("tiltd_9.8.7_arm64.deb").path
         let listing = try SystemdTestSupport.runProcess("/usr/bin/dpkg-deb", ["-c", deb])
@@ -163,7 +177,8 @@ final class SystemdInstallTests: XCTestCase {
         XCTAssertEqual(files, [
             "/etc/tiltd/tiltd.toml", "/usr/bin/tiltd", "/usr/lib/systemd/system/tiltd-web.service", "/usr/lib/systemd/system/tiltd.service",
             "/usr/lib/systemd/system/tiltd.socket", "/usr/lib/tiltd/tiltd-udev-setup",
-            "/usr/lib/udev/rules.d/61-tiltd.rules",
+            "/usr/lib/udev/rules.d/61-tiltd.rules", "/usr/share/man/man5/tiltd.toml.5",
+            "/usr/share/man/man7/tiltd-protocol.7", "/usr/share/man/man8/tiltd.8",
         ])
         XCTAssertTrue(listing.stdout.contains("root/root"))
         let conffiles = try SystemdTestSupport.runProcess("/usr/bin/dpkg-deb", ["-I", deb, "conffiles"])
@@ -178,7 +193,7 @@ final class SystemdInstallTests: XCTestCase {
             FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze"),
             "needs systemd-analyze (apt: systemd)")
         let result = try SystemdTestSupport.runProcess(root.appendingPathComponent("scripts/check-units").path, [],
-                                    environment: ["TILTD_BINARY": binary.path])
+                                    environment: ["TILTD_BINARY": binary.path, "MAN_DIR": manPages.path])
         XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
         XCTAssertTrue(result.stdout.contains("verify: OK (no findings)"), result.stdout)
         let exposure = result.stdout.split(separator: "\n")
@@ -199,7 +214,7 @@ final class SystemdInstallTests: XCTestCase {
             FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze"),
             "needs systemd-analyze (apt: systemd)")
         let result = try SystemdTestSupport.runProcess(root.appendingPathComponent("scripts/check-units").path, [],
-                                    environment: ["TILTD_BINARY": binary.path, "EXPOSURE_LIMIT": "0.5"])
+                                    environment: ["TILTD_BINARY": binary.path, "MAN_DIR": manPages.path, "EXPOSURE_LIMIT": "0.5"])
         XCTAssertEqual(result.status, 1)
         XCTAssertTrue(result.stderr.contains("is above the limit 0.5"), result.stderr)
     }

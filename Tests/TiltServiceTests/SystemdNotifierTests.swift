@@ -135,25 +135,4 @@ final class SystemdNotifierTests: XCTestCase {
         XCTAssertNil(SystemdWatchdog.interval(environment: ["WATCHDOG_PID": "42"], pid: 42))
         XCTAssertNil(SystemdWatchdog.interval(environment: ["WATCHDOG_USEC": "1000", "WATCHDOG_PID": "x"], pid: 42))
     }
-
-    func testPacerPingsAtHalfTheWatchdogInterval() {
-        var pacer = WatchdogPacer(watchdogInterval: .seconds(10))
-        XCTAssertEqual(pacer.pingIntervalNanoseconds, 5_000_000_000)
-        let second: UInt64 = 1_000_000_000
-        // 60 Hz samples for 12 s: pings at 0 s, 5 s and 10 s, never more often.
-        var pings: [UInt64] = []
-        for index in 0..<(12 * 60) {
-            let now = 100 * second + UInt64(index) * second / 60
-            if pacer.shouldPing(nowNanoseconds: now) { pings.append(now - 100 * second) }
-        }
-        XCTAssertEqual(pings, [0, 5 * second, 10 * second])
-        XCTAssertEqual(pacer.lastPingNanoseconds, 110 * second)
-    }
-
-    func testPacerPingsAgainExactlyAtHalfInterval() {
-        var pacer = WatchdogPacer(watchdogInterval: .seconds(2))
-        XCTAssertTrue(pacer.shouldPing(nowNanoseconds: 0))
-        XCTAssertFalse(pacer.shouldPing(nowNanoseconds: 999_999_999))
-        XCTAssertTrue(pacer.shouldPing(nowNanoseconds: 1_000_000_000))
-    }
 }

@@ -54,8 +54,10 @@ struct Trial {
         for line in gunzip(path).split(separator: "\n").dropFirst() {
             let f = line.split(separator: ",", omittingEmptySubsequences: false).map { Double($0) ?? .nan }
             guard f.count >= 12 else { continue }
-            samples.append(IMUSample(t: Int64((f[0] * 1e9).rounded()), accel: Vector3(f[1], f[2], f[3]),
-                                     gyro: Vector3(f[4], f[5], f[6])))
+            samples.append(
+                IMUSample(
+                    t: Int64((f[0] * 1e9).rounded()), accel: Vector3(f[1], f[2], f[3]),
+                    gyro: Vector3(f[4], f[5], f[6])))
             let q = Quaternion(w: f[7], x: f[8], y: f[9], z: f[10])
             reference.append([q.w, q.x, q.y, q.z].allSatisfy(\.isFinite) ? q : nil)
             scored.append(f[11] == 1)
@@ -103,7 +105,9 @@ func f2(_ x: Double) -> String { String(format: "%.2f", x) }
 func broad(_ options: Options) {
     let trials = files("\(options.datasets)/broad", suffix: ".csv.gz").map(Trial.init)
     print("BROAD: inclination RMSE, degrees (movement phases, reference present); 6-axis = accel + gyro,")
-    print("accel-only = the same rows with the gyro ignored (AccelTiltEstimator, cutoff \(options.tilt.cutoffHz) Hz, gate \(options.tilt.gate))")
+    print(
+        "accel-only = the same rows with the gyro ignored (AccelTiltEstimator, cutoff \(options.tilt.cutoffHz) Hz, gate \(options.tilt.gate))"
+    )
     print("")
     print("| trial | 6-axis 285.7 Hz | accel-only 285.7 Hz | 6-axis 57.1 Hz | accel-only 57.1 Hz |")
     print("|---|---|---|---|---|")
@@ -147,8 +151,8 @@ func decisions(_ attitudes: [Attitude]) -> [(kind: String, t: Int64)] {
     config.mode = .relative
     config.backAxis = Vector3(1, 0, 0)  // X points back when worn (the dataset's README)
     guard var game = try? TiltGame(configuration: config, seed: 1),
-          let deck = try? PromptDeck(name: "bench", prompts: (1...2000).map { "p\($0)" }),
-          let first = attitudes.first, let start = try? game.start(at: first.t, roundSeconds: 3600, deck: deck)
+        let deck = try? PromptDeck(name: "bench", prompts: (1...2000).map { "p\($0)" }),
+        let first = attitudes.first, let start = try? game.start(at: first.t, roundSeconds: 3600, deck: deck)
     else { fail("cannot start a game") }
     var events = start
     for a in attitudes { events += game.update(a) }
@@ -158,7 +162,9 @@ func decisions(_ attitudes: [Attitude]) -> [(kind: String, t: Int64)] {
 func headGestures(_ options: Options) {
     print("")
     print("head-gestures: the tilt game's decisions (relative mode, back axis +X, default thresholds), 30 Hz;")
-    print("shared = accel-only decisions of the same kind within 0.5 s of a 6-axis one; delay = mean (accel-only − 6-axis) time of shared ones")
+    print(
+        "shared = accel-only decisions of the same kind within 0.5 s of a 6-axis one; delay = mean (accel-only − 6-axis) time of shared ones"
+    )
     print("")
     print("| log | 6-axis correct/skip | accel-only correct/skip | shared | delay ms |")
     print("|---|---|---|---|---|")
@@ -168,7 +174,9 @@ func headGestures(_ options: Options) {
         let tilt = decisions(headAttitudes(path, accelOnly: true, options))
         var used = Set<Int>(), shared = 0, delay = 0.0
         for d in six {
-            if let j = tilt.indices.first(where: { !used.contains($0) && tilt[$0].kind == d.kind && abs(tilt[$0].t - d.t) <= 500_000_000 }) {
+            if let j = tilt.indices.first(where: {
+                !used.contains($0) && tilt[$0].kind == d.kind && abs(tilt[$0].t - d.t) <= 500_000_000
+            }) {
                 used.insert(j); shared += 1; delay += Double(tilt[j].t - d.t) / 1e6
             }
         }
@@ -176,12 +184,16 @@ func headGestures(_ options: Options) {
             "\(ds.filter { $0.kind == "correct" }.count)/\(ds.filter { $0.kind == "skip" }.count)"
         }
         let name = (path as NSString).lastPathComponent
-        print("| \(name) | \(counts(six)) | \(counts(tilt)) | \(shared) | \(shared > 0 ? String(format: "%.0f", delay / Double(shared)) : "-") |")
+        print(
+            "| \(name) | \(counts(six)) | \(counts(tilt)) | \(shared) | \(shared > 0 ? String(format: "%.0f", delay / Double(shared)) : "-") |"
+        )
         totals.six += six.count; totals.tilt += tilt.count; totals.shared += shared
         if shared > 0 { delays.append(delay / Double(shared)) }
     }
     let meanDelay = delays.isEmpty ? 0 : delays.reduce(0, +) / Double(delays.count)
-    print("| **all** | **\(totals.six)** | **\(totals.tilt)** | **\(totals.shared)** | **\(String(format: "%.0f", meanDelay))** |")
+    print(
+        "| **all** | **\(totals.six)** | **\(totals.tilt)** | **\(totals.shared)** | **\(String(format: "%.0f", meanDelay))** |"
+    )
 }
 
 let options = Options(CommandLine.arguments)

@@ -55,6 +55,9 @@ func runConfiguration(_ cfg: FanoutConfiguration, tiltd: String) throws -> Fanou
     [imu]
     device = "auto"
     rate_hz = \(cfg.rateHz)
+    # The feeder starts after all clients have connected, later than the one second auto mode
+    # waits for a buffer's first scan before it polls instead: stay buffered.
+    mode = "buffered"
     [socket]
     path = "\(socketPath)"
     [store]

@@ -54,7 +54,9 @@ public struct AccelCalibration: Sendable {
         public var meanAccel: Vector3
         /// Means of the pose's windows (the residual is taken over these).
         public var windowMeans: [Vector3]
+        /// When the pose began (sample time, ns).
         public var start: Nanoseconds
+        /// How long it was held, seconds.
         public var seconds: Double
         fileprivate var sum: Vector3
         fileprivate var count: Int
@@ -74,11 +76,14 @@ public struct AccelCalibration: Sendable {
 
     /// The result of `fit`.
     public struct Fit: Sendable, Equatable {
+        /// Which accelerometer model was fitted.
         public enum Model: String, Sendable {
             case perAxis = "per-axis offset and scale"
             case full = "offset and full 3×3 matrix"
         }
+        /// The model chosen (per-axis scale, or a full matrix when the poses support it).
         public var model: Model
+        /// Offset to subtract, m/s².
         public var offset: Vector3
         /// Per-axis scale (the diagonal of the per-axis model, also kept when the full model wins).
         public var scale: Vector3
@@ -88,6 +93,7 @@ public struct AccelCalibration: Sendable {
         public var residualBefore: Double, residualAfter: Double
         /// The per-axis model's residual, and the full model's (nil when there were too few poses to try it).
         public var residualPerAxis: Double, residualFull: Double?
+        /// Poses and still windows the fit used.
         public var poses: Int, windows: Int
 
         /// `base` with this fit's accelerometer values (a per-axis fit clears any old matrix).
@@ -103,14 +109,18 @@ public struct AccelCalibration: Sendable {
     /// The full model needs this many poses (9 parameters + 3 to judge it).
     public static let posesForFullModel = 12
 
+    /// Seconds a face must be held still to count.
     public let holdSeconds: Double
+    /// How far from an axis (degrees) gravity may be and still name a face.
     public let faceToleranceDegrees: Double
+    /// The poses captured so far, in order.
     public private(set) var poses: [Pose] = []
     private var detector: StillnessDetector
     /// The stretch in progress, and its index in `poses` once captured.
     private var current: Pose?
     private var currentIndex: Int?
 
+    /// A calibration that captures poses held `holdSeconds`.
     public init(holdSeconds: Double = 2, faceToleranceDegrees: Double = 15,
                 thresholds: StillnessThresholds = StillnessThresholds()) {
         self.holdSeconds = holdSeconds

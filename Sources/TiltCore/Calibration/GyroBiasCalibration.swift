@@ -11,6 +11,7 @@ public struct GyroBiasCalibration: Sendable {
         public var bias: Vector3
         /// RMS deviation of the rate from the bias, rad/s (the gyro's noise).
         public var noise: Double
+        /// Samples averaged.
         public var samples: Int
         /// Time covered, seconds.
         public var seconds: Double
@@ -28,14 +29,17 @@ public struct GyroBiasCalibration: Sendable {
     /// is a turn, not a bias.
     public static let largestPlausibleBias = 0.35
 
+    /// Seconds of stillness to measure.
     public let seconds: Double
     private var detector: StillnessDetector
     private var firstT: Nanoseconds?
     private var sumGyro = Vector3.zero
     private var count = 0
     private var windows: [StillnessWindow] = []
+    /// Where the measurement is.
     public private(set) var progress: Progress = .measuring(seconds: 0)
 
+    /// A measurement over `seconds` of stillness judged by `thresholds`.
     public init(seconds: Double = 5, thresholds: StillnessThresholds = StillnessThresholds()) {
         self.seconds = seconds
         self.detector = StillnessDetector(thresholds: thresholds)

@@ -12,15 +12,19 @@ import Foundation
 /// With a 6-axis IMU the heading part of the result is arbitrary (it drifts); the tilt part
 /// (roll and pitch against gravity) is what the pose is for.
 public struct NeutralPoseCapture: Sendable {
+    /// The captured neutral pose.
     public struct Result: Sendable, Equatable {
         /// Mean attitude (sensor → z-up world), a unit quaternion with w ≥ 0.
         public var q: Quaternion
         /// Largest angle between any window's mean attitude and `q`, degrees: how steady the pose was.
         public var spreadDegrees: Double
+        /// Samples averaged.
         public var samples: Int
+        /// Time covered, seconds.
         public var seconds: Double
     }
 
+    /// Where the capture is.
     public enum Progress: Sendable, Equatable {
         /// Waiting for the estimator to settle or for stillness (`reason` when motion reset it).
         case waiting(reason: String?)
@@ -30,7 +34,9 @@ public struct NeutralPoseCapture: Sendable {
         case refused(CalibrationError)
     }
 
+    /// Seconds the head must be held steady.
     public let seconds: Double
+    /// Seconds ignored at the start (the wearer settling).
     public let settleSeconds: Double
     private var detector: StillnessDetector
     private var firstT: Nanoseconds?
@@ -43,8 +49,10 @@ public struct NeutralPoseCapture: Sendable {
     private var stretchCount = 0
     private var stretchStart: Nanoseconds = 0
     private var longest = 0.0
+    /// Where the capture is.
     public private(set) var progress: Progress = .waiting(reason: nil)
 
+    /// A capture of `seconds` after `settleSeconds`, steadiness judged by `thresholds`.
     public init(seconds: Double = 3, settleSeconds: Double = 1, thresholds: StillnessThresholds = .wornHead) {
         self.seconds = seconds; self.settleSeconds = settleSeconds
         self.detector = StillnessDetector(thresholds: thresholds)

@@ -25,6 +25,7 @@ public struct StillnessThresholds: Sendable, Equatable {
     /// A window needs at least this many samples to be judged still.
     public var minSamples: Int = 3
 
+    /// The defaults (a device put down or held firmly).
     public init() {}
 
     /// For a device that is put down or held firmly: gyro and accel calibration.
@@ -45,8 +46,11 @@ public struct StillnessThresholds: Sendable, Equatable {
 public struct StillnessWindow: Sendable, Equatable {
     /// First and last sample time in the window.
     public var start: Nanoseconds, end: Nanoseconds
+    /// Samples in the window.
     public var count: Int
+    /// Mean acceleration over the window, m/s².
     public var meanAccel: Vector3
+    /// Mean angular rate over the window, rad/s.
     public var meanGyro: Vector3
     /// Sum of the samples' rates and accelerations (to build exact sample means over a stretch).
     public var sumAccel: Vector3, sumGyro: Vector3
@@ -67,6 +71,7 @@ public struct StillnessWindow: Sendable, Equatable {
 /// Pure: time comes from the samples. `add` returns a window once a sample arrives past its end;
 /// that sample opens the next window.
 public struct StillnessDetector: Sendable {
+    /// What counts as still.
     public let thresholds: StillnessThresholds
     private var pending: [IMUSample] = []
     /// The first still window of the current stretch, if there is one.
@@ -74,6 +79,7 @@ public struct StillnessDetector: Sendable {
     /// Start time of the current still stretch and when its last window ended.
     public private(set) var stretchEnd: Nanoseconds?
 
+    /// A detector judging windows by `thresholds`.
     public init(thresholds: StillnessThresholds = StillnessThresholds()) {
         self.thresholds = thresholds
         pending.reserveCapacity(256)
@@ -175,7 +181,10 @@ func fmt(_ x: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", 
 
 /// A calibration that could not be made, with the reason a person can act on.
 public struct CalibrationError: Error, Equatable, CustomStringConvertible {
+    /// Why, for people.
     public var message: String
+    /// A refusal saying `message`.
     public init(_ message: String) { self.message = message }
+    /// Same as `message`.
     public var description: String { message }
 }

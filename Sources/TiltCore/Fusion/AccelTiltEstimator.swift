@@ -28,9 +28,11 @@ public struct AccelTiltEstimator: Sendable {
         /// A longer gap between samples restarts the filter from the next sample, s.
         public var maxGap: Double = 0.5
 
+        /// The defaults.
         public init() {}
     }
 
+    /// The filter's parameters.
     public var parameters: Parameters
     /// True while the accelerometer has been steady for `restSeconds`.
     public private(set) var atRest = false
@@ -41,6 +43,7 @@ public struct AccelTiltEstimator: Sendable {
     private var stillSeconds = 0.0
     private var lastT: Nanoseconds?
 
+    /// An estimator with `parameters`, before its first sample.
     public init(parameters: Parameters = Parameters()) { self.parameters = parameters }
 
     /// Forgets the state; the next sample starts afresh.

@@ -89,6 +89,7 @@ public struct AttitudeEstimator: Sendable {
         case unknown(String)
         case badValue(String, Double)
 
+        /// The parameters, for logs and benches.
         public var description: String {
             switch self {
             case .unknown(let n): "unknown fusion parameter '\(n)' (known: \(Parameters.names.joined(separator: ", ")))"

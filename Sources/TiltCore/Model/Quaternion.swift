@@ -3,12 +3,15 @@ import Foundation
 /// A unit quaternion, scalar first. `q.rotate(v)` turns a sensor-frame vector into the
 /// z-up global frame (v_global = q ⊗ v ⊗ q⁻¹), the convention of the BROAD dataset and of tiltd's output.
 public struct Quaternion: Sendable, Equatable, Codable {
+    /// The components, scalar first.
     public var w: Double, x: Double, y: Double, z: Double
 
+    /// A quaternion from its components (not normalised).
     @inlinable public init(w: Double, x: Double, y: Double, z: Double) {
         self.w = w; self.x = x; self.y = y; self.z = z
     }
 
+    /// No rotation.
     public static let identity = Quaternion(w: 1, x: 0, y: 0, z: 0)
 
     /// Rotation by `angle` radians about `axis` (need not be unit length).
@@ -29,15 +32,20 @@ public struct Quaternion: Sendable, Equatable, Codable {
                   z: cr * cp * sy - sr * sp * cy)
     }
 
+    /// The vector part (x, y, z).
     @inlinable public var vector: Vector3 { Vector3(x, y, z) }
+    /// The conjugate: the inverse rotation for a unit quaternion.
     @inlinable public var conjugate: Quaternion { Quaternion(w: w, x: -x, y: -y, z: -z) }
+    /// The length (1 for a rotation).
     @inlinable public var norm: Double { (w * w + x * x + y * y + z * z).squareRoot() }
+    /// Scaled to unit length (identity for a zero quaternion).
     @inlinable public var normalized: Quaternion {
         let n = norm
         guard n > 0, n.isFinite else { return .identity }
         return Quaternion(w: w / n, x: x / n, y: y / n, z: z / n)
     }
 
+    /// The Hamilton product: rotation `b`, then `a`.
     @inlinable public static func * (a: Quaternion, b: Quaternion) -> Quaternion {
         Quaternion(w: a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z,
                    x: a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,

@@ -9,12 +9,16 @@
 /// Lines starting with `#` are comments; blank lines are ignored. A device with no gyroscope
 /// leaves `gx,gy,gz` empty (`1000000000,0.0123,9.8061,0.0410,,,`).
 public enum RecordingFormat {
+    /// The CSV header row.
     public static let header = "t_ns,ax,ay,az,gx,gy,gz"
+    /// The comment line a recording starts with.
     public static let banner = "# tiltd recording v1: t_ns = sensor clock (ns), accel m/s², gyro rad/s, sensor frame"
 
     /// A row that is not a sample.
     public struct LineError: Error, Equatable, CustomStringConvertible {
+        /// What is wrong with the row.
         public var message: String
+        /// Same as `message`.
         public var description: String { message }
     }
 

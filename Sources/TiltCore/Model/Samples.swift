@@ -5,12 +5,16 @@ public typealias Nanoseconds = Int64
 /// One IMU sample in SI units: acceleration in m/s² (gravity included, +g upward at rest on the
 /// axis pointing up) and angular rate in rad/s, both in the sensor (body) frame.
 public struct IMUSample: Sendable, Equatable {
+    /// Sample time (the sensor's clock), ns.
     public var t: Nanoseconds
+    /// Acceleration, m/s², sensor frame, gravity included.
     public var accel: Vector3
+    /// Angular rate, rad/s, sensor frame (zero when `hasGyro` is false).
     public var gyro: Vector3
     /// False for a device with no gyroscope (`gyro` is then zero and meaningless).
     public var hasGyro: Bool
 
+    /// A sample; `hasGyro` false for an accelerometer-only IMU.
     public init(t: Nanoseconds, accel: Vector3, gyro: Vector3, hasGyro: Bool = true) {
         self.t = t; self.accel = accel; self.gyro = gyro; self.hasGyro = hasGyro
     }
@@ -34,12 +38,16 @@ public struct Attitude: Sendable, Equatable {
     /// False when the heading is unknown (tilt from the accelerometer only): `q` has yaw 0.
     public var hasYaw: Bool
 
+    /// An attitude; `hasYaw` false when yaw is unknown (no gyro).
     public init(t: Nanoseconds, q: Quaternion, atRest: Bool, gyroBias: Vector3, hasYaw: Bool = true) {
         self.t = t; self.q = q; self.atRest = atRest; self.gyroBias = gyroBias; self.hasYaw = hasYaw
     }
 
+    /// Roll, radians (Z-Y-X Euler).
     public var roll: Double { q.roll }
+    /// Pitch, radians (Z-Y-X Euler).
     public var pitch: Double { q.pitch }
+    /// Yaw, radians (Z-Y-X Euler).
     public var yaw: Double { q.yaw }
 }
 
@@ -49,7 +57,9 @@ public struct Fix: Sendable, Equatable {
     public var mode: Int
     /// Fix time, nanoseconds since the Unix epoch (GPS time as reported), if known.
     public var time: Nanoseconds?
+    /// Latitude, degrees (WGS 84).
     public var lat: Double?
+    /// Longitude, degrees (WGS 84).
     public var lon: Double?
     /// Altitude above mean sea level, metres.
     public var alt: Double?
@@ -61,7 +71,11 @@ public struct Fix: Sendable, Equatable {
     public var eph: Double?
     /// Vertical position uncertainty (95 %), metres.
     public var epv: Double?
+    /// Seconds from the host's system clock to `time`, set by a live source only when they are
+    /// more than a day apart (a receiver's GPS week-number rollover, or a host clock not set).
+    public var clockOffset: Double?
 
+    /// A fix; unknown values nil.
     public init(mode: Int, time: Nanoseconds? = nil, lat: Double? = nil, lon: Double? = nil,
                 alt: Double? = nil, speed: Double? = nil, track: Double? = nil,
                 eph: Double? = nil, epv: Double? = nil) {

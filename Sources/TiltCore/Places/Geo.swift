@@ -8,6 +8,7 @@ public struct GeoPoint: Sendable, Equatable, Hashable {
     /// Degrees, any value; functions normalise it to −180…180 where it matters.
     public var lon: Double
 
+    /// A point at `lat`, `lon` degrees.
     public init(lat: Double, lon: Double) { self.lat = lat; self.lon = lon }
 
     /// True when both coordinates are finite and the latitude is within ±90°.
@@ -24,6 +25,15 @@ extension Fix {
     /// One-sigma horizontal uncertainty in metres, from `eph` (a 95 % radius).
     /// For a circular 2-D normal error, 95 % of fixes fall within 2.4477 σ.
     public var horizontalSigma: Double? { eph.map { $0 / 2.4477 } }
+
+    /// The 95 % horizontal uncertainty assumed for a fix that reports none (a GPX without hdop, a
+    /// receiver that gives no error estimate): a consumer receiver's under partly open sky. Such a
+    /// fix is never taken as exact — with eph 0 it would enter a fence the moment its centre
+    /// crossed the edge and let a quest complete however wrong it was.
+    public static let assumedEphWhenUnknown = 25.0
+
+    /// `eph`, or `assumedEphWhenUnknown` when the source gave none.
+    public var ephOrAssumed: Double { eph ?? Self.assumedEphWhenUnknown }
 }
 
 /// Spherical-earth geometry. All angles in degrees, distances in metres.
@@ -87,6 +97,7 @@ public enum Geo {
 /// from the poles it agrees with the haversine to better than 0.1 %; within `exactBelowPole`
 /// degrees of a pole it falls back to the haversine.
 public struct LocalDistance: Sendable {
+    /// The point distances are measured around.
     public let centre: GeoPoint
     private let metresPerDegLat: Double
     private let metresPerDegLon: Double
@@ -95,6 +106,7 @@ public struct LocalDistance: Sendable {
     /// Latitudes beyond ±85° use the exact formula.
     public static let exactBeyondLatitude = 85.0
 
+    /// Precomputes the metres per degree at `centre`.
     public init(centre: GeoPoint) {
         self.centre = centre
         metresPerDegLat = Geo.earthRadius * Geo.rad

@@ -13,14 +13,19 @@ import Foundation
 public struct GeoGrid: Sendable, Equatable {
     /// Identifies one cell of one grid (ids of grids with other sizes do not compare).
     public struct Cell: Sendable, Hashable, Comparable, CustomStringConvertible {
+        /// The cell's row (latitude band).
         public var row: Int32
+        /// The cell's column in its row.
         public var column: Int32
+        /// The cell at `row`, `column`.
         public init(row: Int32, column: Int32) { self.row = row; self.column = column }
         /// The stable integer id: `row << 32 | column`.
         public var id: Int64 { Int64(row) << 32 | Int64(UInt32(bitPattern: column)) }
         /// The cell back from `id`.
         public init(id: Int64) { row = Int32(truncatingIfNeeded: id >> 32); column = Int32(truncatingIfNeeded: id & 0xFFFF_FFFF) }
+        /// The cell's name, "r<row>c<column>".
         public var description: String { "r\(row)c\(column)" }
+        /// Ordered by id.
         public static func < (a: Cell, b: Cell) -> Bool { a.id < b.id }
     }
 

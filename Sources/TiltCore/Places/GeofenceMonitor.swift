@@ -15,16 +15,22 @@
 public struct GeofenceMonitor: Sendable {
     /// Tuning of the uncertainty rules.
     public struct Options: Sendable, Equatable {
+        /// Enter only when the fix is inside by this many 1-sigma errors.
         public var enterSigmas = 1.0
+        /// Exit only when the fix is outside the exit ring by this many 1-sigma errors.
         public var exitSigmas = 1.0
+        /// The exit ring lies at least this many metres beyond the radius.
         public var exitMarginMin = 10.0
+        /// …or this fraction of the radius, whichever is larger.
         public var exitMarginFraction = 0.25
-        /// eph (95 %, metres) assumed for fixes that carry none (e.g. a GPX without hdop).
-        public var unknownEph = 0.0
+        /// eph (95 %, metres) assumed for fixes that carry none (e.g. a GPX without hdop): never 0,
+        /// which would take them as exact.
+        public var unknownEph = Fix.assumedEphWhenUnknown
         /// Bucket edge of the spatial index, metres.
         public var indexCellSize = 250.0
         /// Fences wider than this are checked one by one instead of bucketed.
         public var largeFenceRadius = 2_000.0
+        /// The defaults.
         public init() {}
     }
 
@@ -33,7 +39,9 @@ public struct GeofenceMonitor: Sendable {
 
     /// One fence event.
     public struct Event: Sendable, Equatable {
+        /// Enter, exit or dwell.
         public var kind: Kind
+        /// The fence.
         public var fence: Fence
         /// The fix time.
         public var t: Nanoseconds
@@ -42,6 +50,7 @@ public struct GeofenceMonitor: Sendable {
         /// Distance from the fence centre, metres.
         public var distance: Double
 
+        /// An event (times in ns, distance in metres).
         public init(kind: Kind, fence: Fence, t: Nanoseconds, enteredAt: Nanoseconds, distance: Double) {
             self.kind = kind; self.fence = fence; self.t = t; self.enteredAt = enteredAt; self.distance = distance
         }
@@ -52,13 +61,16 @@ public struct GeofenceMonitor: Sendable {
         var dwelled: Bool
     }
 
+    /// The fences watched, in order (events are ordered by it).
     public let fences: [Fence]
+    /// Hysteresis and index settings.
     public let options: Options
     private var index: SpatialIndex
     private var largeFences: [Int32] = []
     private var inside: [Int32: Visit] = [:]
     private var lastTime: Nanoseconds?
 
+    /// A monitor of `fences`, the wearer inside none yet.
     public init(fences: [Fence], options: Options = Options()) {
         self.fences = fences
         self.options = options
@@ -163,11 +175,16 @@ public struct CreditPolicy: Sendable {
         /// "dwell:<fence key>:<enter time ns>": one visit, one id, so re-processing the same
         /// visit (a replay, a restart) cannot credit it twice — the ledger rejects the repeat.
         public var requestId: String
+        /// The fence's key.
         public var fenceKey: String
+        /// The fence's name.
         public var name: String
+        /// The dwell's fix time, ns.
         public var t: Nanoseconds
+        /// Credits granted.
         public var amount: Int
 
+        /// A grant.
         public init(requestId: String, fenceKey: String, name: String, t: Nanoseconds, amount: Int) {
             self.requestId = requestId; self.fenceKey = fenceKey; self.name = name; self.t = t; self.amount = amount
         }

@@ -17,9 +17,11 @@ public struct NearbyPlaces: Sendable {
         public var limit = 100
         /// Metres moved before `update` recomputes the list.
         public var requery = 25.0
+        /// The defaults.
         public init() {}
     }
 
+    /// Radius, categories and size of the deck.
     public let options: Options
     /// The places that pass the category filter.
     public let places: [Place]
@@ -33,6 +35,7 @@ public struct NearbyPlaces: Sendable {
     public private(set) var latest: Fix?
     private var cached: (centre: GeoPoint, names: [String])?
 
+    /// An index of the places in `options.categories` (built once; queries are cheap).
     public init(places all: [Place], options: Options = Options()) {
         self.options = options
         let cats = Set(options.categories.map(Place.normalizedCategory))

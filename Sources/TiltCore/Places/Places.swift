@@ -4,9 +4,11 @@ import Foundation
 public struct Place: Sendable, Equatable {
     /// Stable identifier: the feature's `id` (or `properties.id`), else its name.
     public var id: String
+    /// The place's name, shown as a prompt and in place events.
     public var name: String
     /// Normalised category (lower case, `_`/`-` read as spaces): "cafe", "food market", ….
     public var category: String
+    /// Where it is.
     public var point: GeoPoint
     /// Per-place override: earns a credit on dwell (`properties.credit`).
     public var credit: Bool?
@@ -15,6 +17,7 @@ public struct Place: Sendable, Equatable {
     /// Per-place override of the dwell time, seconds (`properties.dwell_s`).
     public var dwell: Double?
 
+    /// A place; nil overrides take the `[places]` defaults.
     public init(id: String, name: String, category: String, point: GeoPoint,
                 credit: Bool? = nil, radius: Double? = nil, dwell: Double? = nil) {
         self.id = id; self.name = name; self.category = Place.normalizedCategory(category); self.point = point
@@ -45,14 +48,18 @@ public struct Place: Sendable, Equatable {
 public struct PlacesFile: Sendable {
     /// Why a places file could not be read at all.
     public struct Error: Swift.Error, Equatable, CustomStringConvertible {
+        /// What is wrong with the file.
         public var message: String
+        /// Same as `message`.
         public var description: String { message }
     }
 
+    /// The places read, in file order.
     public var places: [Place]
     /// One line per skipped feature: "feature 12: missing properties.name".
     public var skipped: [String]
 
+    /// A parsed file.
     public init(places: [Place], skipped: [String] = []) { self.places = places; self.skipped = skipped }
 
     /// Parses the bytes of a GeoJSON file.
@@ -144,8 +151,11 @@ public struct PlacesFile: Sendable {
 /// A `[[geofence]]` entry from the config. The lead's config code maps TOML onto it and calls
 /// `validate()`.
 public struct Geofence: Sendable, Equatable {
+    /// The geofence's name (unique in the config).
     public var name: String
+    /// Centre latitude, degrees.
     public var lat: Double
+    /// Centre longitude, degrees.
     public var lon: Double
     /// Metres.
     public var radius: Double
@@ -161,6 +171,7 @@ public struct Geofence: Sendable, Equatable {
     /// Default credit cooldown: 1 hour.
     public static let defaultCooldown = 3600.0
 
+    /// A geofence (radius metres, dwell and cooldown seconds).
     public init(name: String, lat: Double, lon: Double, radius: Double,
                 dwell: Double = Geofence.defaultDwell, cooldown: Double = Geofence.defaultCooldown,
                 credit: Bool = false) {
@@ -183,15 +194,22 @@ public struct Geofence: Sendable, Equatable {
 public struct Fence: Sendable, Equatable {
     /// Stable key for events and the store: "geofence:<name>" or "place:<id>".
     public var key: String
+    /// The name shown in place events.
     public var name: String
     /// The place's category, or nil for a config geofence.
     public var category: String?
+    /// The fence's centre.
     public var centre: GeoPoint
+    /// Radius, metres.
     public var radius: Double
+    /// Seconds inside before `dwell`.
     public var dwell: Double
+    /// At most one credit per this many seconds.
     public var cooldown: Double
+    /// Whether a dwell earns a credit.
     public var credit: Bool
 
+    /// A fence.
     public init(key: String, name: String, category: String?, centre: GeoPoint, radius: Double,
                 dwell: Double, cooldown: Double, credit: Bool) {
         self.key = key; self.name = name; self.category = category; self.centre = centre
@@ -208,10 +226,13 @@ public struct Fence: Sendable, Equatable {
     public struct PlaceDefaults: Sendable, Equatable {
         /// Metres; a café's door to its back wall plus GPS slack.
         public var radius: Double = 30
+        /// Seconds inside before `dwell`.
         public var dwell: Double = Geofence.defaultDwell
+        /// At most one credit per this many seconds.
         public var cooldown: Double = Geofence.defaultCooldown
         /// Categories that earn credits when a place has no `credit` property.
         public var creditCategories: Set<String> = []
+        /// The defaults.
         public init() {}
     }
 

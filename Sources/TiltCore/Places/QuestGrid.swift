@@ -12,18 +12,25 @@ public struct QuestGrid: Sendable {
         public var cellSize = 200.0
         /// Seconds a cell cools down after a completion.
         public var cooldown = 3600.0
+        /// XP for a cell's first completion.
         public var baseXP = 100
+        /// The least XP a repeat completion gives.
         public var minXP = 10
         /// Largest eph (95 %, metres) a fix may have to complete a quest; nil = half the cell size.
         public var maxEph: Double? = nil
+        /// The defaults.
         public init() {}
     }
 
     /// What the store keeps per cell.
     public struct CellState: Sendable, Equatable {
+        /// Completions so far.
         public var visits: Int
+        /// No completion before this fix time, ns.
         public var cooldownUntil: Nanoseconds?
+        /// XP earned in the cell.
         public var xp: Int
+        /// A cell's state.
         public init(visits: Int = 0, cooldownUntil: Nanoseconds? = nil, xp: Int = 0) {
             self.visits = visits; self.cooldownUntil = cooldownUntil; self.xp = xp
         }
@@ -31,14 +38,20 @@ public struct QuestGrid: Sendable {
 
     /// A completed quest, to be written to the store and announced.
     public struct Completion: Sendable, Equatable {
+        /// The cell.
         public var cell: GeoGrid.Cell
+        /// The grid's cell size, metres.
         public var cellSize: Double
+        /// The fix time, ns.
         public var t: Nanoseconds
+        /// XP granted.
         public var xp: Int
         /// Completions of this cell including this one.
         public var visits: Int
+        /// No completion before this fix time, ns.
         public var cooldownUntil: Nanoseconds
 
+        /// A completion.
         public init(cell: GeoGrid.Cell, cellSize: Double, t: Nanoseconds, xp: Int, visits: Int, cooldownUntil: Nanoseconds) {
             self.cell = cell; self.cellSize = cellSize; self.t = t; self.xp = xp; self.visits = visits
             self.cooldownUntil = cooldownUntil
@@ -54,14 +67,18 @@ public struct QuestGrid: Sendable {
 
     /// A quest offered on entering a cell.
     public struct Available: Sendable, Equatable {
+        /// The cell entered.
         public var cell: GeoGrid.Cell
+        /// The cell's centre.
         public var centre: GeoPoint
+        /// The fix time, ns.
         public var t: Nanoseconds
         /// Earlier completions here.
         public var visits: Int
         /// What completing it now would grant.
         public var xp: Int
 
+        /// An announcement.
         public init(cell: GeoGrid.Cell, centre: GeoPoint, t: Nanoseconds, visits: Int, xp: Int) {
             self.cell = cell; self.centre = centre; self.t = t; self.visits = visits; self.xp = xp
         }
@@ -91,6 +108,7 @@ public struct QuestGrid: Sendable {
             }
         }
 
+        /// A message for the error reply.
         public var description: String {
             switch self {
             case .noFix: "no position fix yet"
@@ -101,7 +119,9 @@ public struct QuestGrid: Sendable {
         }
     }
 
+    /// Cell size, cooldown and XP.
     public let options: Options
+    /// The cells.
     public let grid: GeoGrid
     private var cells: [Int64: CellState]
     /// The cell of the latest positioned fix.
@@ -113,6 +133,7 @@ public struct QuestGrid: Sendable {
     /// Every cell's state (completions, cooldowns), to carry into a grid with new options.
     public var cellStates: [Int64: CellState] { cells }
 
+    /// A grid with `cells`' history (from the store).
     public init(options: Options = Options(), cells: [Int64: CellState] = [:]) {
         self.options = options
         grid = GeoGrid(cellSize: options.cellSize)
@@ -150,7 +171,8 @@ public struct QuestGrid: Sendable {
     public mutating func complete(cell requested: GeoGrid.Cell? = nil) -> Result<Completion, Refusal> {
         guard let fix = lastFix, let p = fix.point, let t = fix.time else { return .failure(.noFix) }
         let limit = options.maxEph ?? options.cellSize / 2
-        if let eph = fix.eph, eph > limit { return .failure(.uncertain(eph: eph, limit: limit)) }
+        // A fix that gives no uncertainty is judged by the assumed one, not taken as exact.
+        if fix.ephOrAssumed > limit { return .failure(.uncertain(eph: fix.ephOrAssumed, limit: limit)) }
         let here = grid.cell(p)
         let c = requested ?? here
         guard c == here else { return .failure(.notInCell(requested: c, current: here)) }

@@ -16,6 +16,7 @@ public struct SnoozeGate: Sendable {
 
     /// Payload of the `place` event `{"event":"woke",...}`.
     public struct Woke: Sendable, Equatable {
+        /// The fix time it woke at, ns.
         public var t: Nanoseconds
         /// Distance from the snooze origin when it woke, metres.
         public var moved: Double
@@ -29,6 +30,7 @@ public struct SnoozeGate: Sendable {
         }
     }
 
+    /// Metres to move before the snooze ends.
     public var distance: Double
     /// True while snoozing.
     public private(set) var snoozing = false
@@ -36,6 +38,7 @@ public struct SnoozeGate: Sendable {
     public private(set) var origin: GeoPoint?
     private var since: Nanoseconds?
 
+    /// A gate that ends snoozes after `distance` metres.
     public init(distance: Double = 50) { self.distance = distance }
 
     /// Starts a snooze at `fix` (or at the next positioned fix when it has none). Returns the
@@ -58,7 +61,7 @@ public struct SnoozeGate: Sendable {
         guard let p = fix.point else { return .suppress }
         guard let o = origin else { origin = p; since = since ?? fix.time; return .suppress }
         let d = Geo.distance(o, p)
-        if d - (fix.horizontalSigma ?? 0) >= distance {
+        if d - fix.ephOrAssumed / 2.4477 >= distance {
             let woke = Woke(t: fix.time ?? 0, moved: d, since: since)
             cancel()
             return .woke(woke)

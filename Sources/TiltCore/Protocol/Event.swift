@@ -6,26 +6,41 @@ public enum EventClass: String, CaseIterable, Sendable, Codable {
     public static let defaultStream: Set<EventClass> = [.status, .attitude, .game, .fix, .place, .quest, .credit]
     /// Always delivered, whatever the client watches.
     public static let alwaysDelivered: Set<EventClass> = [.hello, .reply, .gap]
+
+    /// Lines whose `t_ns` is GPS time (ns since the Unix epoch, as the receiver reported it).
+    /// They carry no `t_ns` when no GPS time is known: the IMU's clock is another clock, and one
+    /// field never mixes two (docs/protocol.md). Every other class uses the IMU's sample clock.
+    public var usesGPSTime: Bool {
+        switch self {
+        case .fix, .place, .quest, .credit: true
+        default: false
+        }
+    }
 }
 
 /// One outgoing event before it has a sequence number. The hub numbers it and encodes it once
 /// for all clients.
 public struct Event: Sendable {
+    /// What follows `class`, `seq` and `t_ns` on the line.
     public enum Payload: Sendable {
         case attitude(Attitude)
         case sample(IMUSample)
         case fields(JSONObject)
     }
 
+    /// The line's class (what a client's `watch` filters on).
     public var cls: EventClass
     /// The sample (or fix) time the event belongs to, if any.
     public var t: Nanoseconds?
+    /// The line's body.
     public var payload: Payload
 
+    /// An event of `cls` at sample time `t` (nil: the hub stamps the latest).
     public init(_ cls: EventClass, t: Nanoseconds?, _ payload: Payload) {
         self.cls = cls; self.t = t; self.payload = payload
     }
 
+    /// An event whose body is `fields`, in order.
     public init(_ cls: EventClass, t: Nanoseconds?, fields: JSONObject) {
         self.init(cls, t: t, .fields(fields))
     }

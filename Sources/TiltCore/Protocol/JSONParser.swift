@@ -6,11 +6,15 @@
 public struct JSONParser {
     /// Why and where parsing failed (byte offset into the input).
     public struct Error: Swift.Error, Equatable, CustomStringConvertible {
+        /// What is wrong.
         public var message: String
+        /// The byte offset where it was found.
         public var offset: Int
+        /// "message at byte N", as error replies say.
         public var description: String { "\(message) at byte \(offset)" }
     }
 
+    /// The deepest nesting accepted (a request needs 2).
     public static let maxDepth = 32
 
     /// Parses one complete JSON text; trailing non-space bytes are an error.
@@ -24,6 +28,7 @@ public struct JSONParser {
         return v
     }
 
+    /// Parses a string.
     public static func parse(_ text: String) throws(Error) -> JSONValue { try parse(Array(text.utf8)) }
 
     private let bytes: [UInt8]

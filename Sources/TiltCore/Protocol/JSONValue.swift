@@ -9,14 +9,19 @@ public enum JSONValue: Sendable, Equatable {
     case array([JSONValue])
     case object(JSONObject)
 
+    /// The value at `key` of an object; nil for other values or a missing key.
     public subscript(key: String) -> JSONValue? {
         if case .object(let o) = self { return o[key] }
         return nil
     }
 
+    /// The string, if this is one.
     public var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
+    /// The boolean, if this is one.
     public var boolValue: Bool? { if case .bool(let b) = self { return b } else { return nil } }
+    /// The object, if this is one.
     public var objectValue: JSONObject? { if case .object(let o) = self { return o } else { return nil } }
+    /// The array, if this is one.
     public var arrayValue: [JSONValue]? { if case .array(let a) = self { return a } else { return nil } }
     /// Any JSON number as a Double.
     public var doubleValue: Double? {
@@ -50,16 +55,22 @@ public enum JSONValue: Sendable, Equatable {
 
 /// An ordered JSON object.
 public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
+    /// The members in insertion order.
     public private(set) var entries: [(key: String, value: JSONValue)] = []
 
+    /// An empty object.
     public init() {}
+    /// An object with the literal's members, in order (a repeated key keeps its first place, last value).
     public init(dictionaryLiteral elements: (String, JSONValue)...) {
         for (k, v) in elements { self[k] = v }
     }
 
+    /// The keys in order.
     public var keys: [String] { entries.map(\.key) }
+    /// True with no members.
     public var isEmpty: Bool { entries.isEmpty }
 
+    /// Gets a member; setting nil removes it, setting a new key appends it.
     public subscript(key: String) -> JSONValue? {
         get { entries.first(where: { $0.key == key })?.value }
         set {
@@ -71,6 +82,7 @@ public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
         }
     }
 
+    /// Same members in the same order.
     public static func == (a: JSONObject, b: JSONObject) -> Bool {
         a.entries.count == b.entries.count
             && zip(a.entries, b.entries).allSatisfy { $0.key == $1.key && $0.value == $1.value }
@@ -79,16 +91,23 @@ public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
 
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
     ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByNilLiteral {
+    /// A string.
     public init(stringLiteral v: String) { self = .string(v) }
+    /// An integer.
     public init(integerLiteral v: Int64) { self = .int(v) }
+    /// A number.
     public init(floatLiteral v: Double) { self = .double(v) }
+    /// A boolean.
     public init(booleanLiteral v: Bool) { self = .bool(v) }
+    /// An array.
     public init(arrayLiteral v: JSONValue...) { self = .array(v) }
+    /// `null`.
     public init(nilLiteral: ()) { self = .null }
 }
 
 extension JSONValue {
     /// Convenience for numbers that may be missing: nil becomes absent, not null (see `JSONObject`).
     public static func number(_ d: Double) -> JSONValue { d.isFinite ? .double(d) : .null }
+    /// A vector as [x, y, z].
     public static func vector(_ v: Vector3) -> JSONValue { .array([.number(v.x), .number(v.y), .number(v.z)]) }
 }

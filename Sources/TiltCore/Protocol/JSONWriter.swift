@@ -1,12 +1,14 @@
 /// Appends JSON text to a byte buffer. Hand-written because it runs once per event on the
 /// per-sample path, where Foundation's encoders cost tens of microseconds.
 public struct JSONWriter: Sendable {
+    /// The UTF-8 written so far.
     public var bytes: [UInt8]
     /// One bit per open container: set once it holds a value (so the next one needs a comma).
     /// A bit set instead of a stack keeps the writer allocation-free; nesting is capped at 64.
     private var commaBits: UInt64 = 0
     private var depth = 0
 
+    /// An empty writer reserving `capacity` bytes.
     public init(capacity: Int = 256) {
         bytes = []
         bytes.reserveCapacity(capacity)
@@ -14,9 +16,13 @@ public struct JSONWriter: Sendable {
 
     // MARK: structure
 
+    /// Opens an object `{`.
     public mutating func beginObject() { separate(); bytes.append(UInt8(ascii: "{")); push() }
+    /// Closes the innermost object `}`.
     public mutating func endObject() { bytes.append(UInt8(ascii: "}")); depth -= 1 }
+    /// Opens an array `[`.
     public mutating func beginArray() { separate(); bytes.append(UInt8(ascii: "[")); push() }
+    /// Closes the innermost array `]`.
     public mutating func endArray() { bytes.append(UInt8(ascii: "]")); depth -= 1 }
 
     private mutating func push() {
@@ -45,7 +51,9 @@ public struct JSONWriter: Sendable {
 
     // MARK: values
 
+    /// Writes `null`.
     public mutating func null() { separate(); appendASCII("null") }
+    /// Writes `true` or `false`.
     public mutating func bool(_ b: Bool) {
         separate()
         appendASCII(b ? "true" : "false")
@@ -55,7 +63,9 @@ public struct JSONWriter: Sendable {
     private mutating func appendASCII(_ s: StaticString) {
         s.withUTF8Buffer { bytes.append(contentsOf: $0) }
     }
+    /// Writes an integer.
     public mutating func int(_ i: Int64) { separate(); appendInt(i) }
+    /// Writes an integer.
     public mutating func int(_ i: Int) { int(Int64(i)) }
     /// Non-finite numbers are written as null (JSON has no NaN).
     public mutating func double(_ d: Double) {
@@ -101,8 +111,10 @@ public struct JSONWriter: Sendable {
         return p
     }
 
+    /// Writes a string, escaped.
     public mutating func string(_ s: String) { separate(); appendString(s) }
 
+    /// Writes any JSON value.
     public mutating func value(_ v: JSONValue) {
         switch v {
         case .null: null()
@@ -123,12 +135,19 @@ public struct JSONWriter: Sendable {
 
     // MARK: key + value shorthands
 
+    /// Writes `"k":"v"`.
     public mutating func field(_ k: String, _ v: String) { key(k); string(v) }
+    /// Writes `"k":v`.
     public mutating func field(_ k: String, _ v: Int64) { key(k); int(v) }
+    /// Writes `"k":v`.
     public mutating func field(_ k: String, _ v: Int) { key(k); int(Int64(v)) }
+    /// Writes `"k":true|false`.
     public mutating func field(_ k: String, _ v: Bool) { key(k); bool(v) }
+    /// Writes `"k":v` with at most `digits` decimals.
     public mutating func field(_ k: String, _ v: Double, digits: Int) { key(k); double(v, digits: digits) }
+    /// Writes `"k":` and any value.
     public mutating func field(_ k: String, _ v: JSONValue) { key(k); value(v) }
+    /// Writes `"k":[x,y,z]` with at most `digits` decimals.
     public mutating func field(_ k: String, _ v: Vector3, digits: Int) {
         key(k); beginArray(); double(v.x, digits: digits); double(v.y, digits: digits); double(v.z, digits: digits); endArray()
     }

@@ -64,6 +64,7 @@ extension Event {
         if let v = f.track { o["track_deg"] = r(v, 10) }
         if let v = f.eph { o["eph_m"] = r(v, 100) }
         if let v = f.epv { o["epv_m"] = r(v, 100) }
+        if let v = f.clockOffset { o["clock_offset_s"] = .number(v.rounded()) }
         return o
     }
 
@@ -82,7 +83,7 @@ extension Event {
 
 extension Event {
     /// A `credit` line for a redeem that was committed: `amount` spent, `balance` left.
-    public static func creditRedeemed(amount: Int, balance: Int, requestID: String, t: Nanoseconds) -> Event {
+    public static func creditRedeemed(amount: Int, balance: Int, requestID: String, t: Nanoseconds?) -> Event {
         Event(.credit, t: t, fields: ["event": "redeemed", "amount": .int(Int64(amount)), "balance": .int(Int64(balance)),
                                       "request_id": .string(requestID)])
     }

@@ -29,6 +29,7 @@ public struct SampleTimeline: Sendable {
         /// within the scheduling noise of a loaded machine).
         public var minimumJump: Nanoseconds = 50_000_000
 
+        /// Parameters for samples every `period` ns.
         public init(period: Nanoseconds) { self.period = max(1, period) }
 
         /// Parameters for a sampling rate in Hz.
@@ -64,6 +65,7 @@ public struct SampleTimeline: Sendable {
         public var jump: Jump?
     }
 
+    /// What counts as a jump.
     public var parameters: Parameters
     /// Added to sensor timestamps to get output times; 0 until the first jump.
     public private(set) var offset: Nanoseconds = 0
@@ -75,6 +77,7 @@ public struct SampleTimeline: Sendable {
     private var lastArrival: Nanoseconds?
     private var resuming = false
 
+    /// A time line before its first sample.
     public init(parameters: Parameters) { self.parameters = parameters }
 
     /// The source reconnected (a new session, maybe a new device or another reading mode): the

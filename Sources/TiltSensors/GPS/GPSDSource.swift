@@ -18,12 +18,15 @@ public struct GPSDConfig: Sendable {
     /// which makes gpsd open its devices again (a tcp:// feed that hung up stays gone until gpsd
     /// restarts; a hotplugged receiver comes back through gpsd's own device handling).
     public var silenceTimeout: Double
+    /// Seconds a connection attempt may take before it counts as failed (a host that is down).
+    public var connectTimeout: Double
 
     /// The default is gpsd's own: 127.0.0.1:2947.
     public init(host: String = "127.0.0.1", port: Int = 2947, pollInterval: Double = 0.25,
-                backoff: Backoff = Backoff(initial: 0.5, maximum: 10), silenceTimeout: Double = 10) {
+                backoff: Backoff = Backoff(initial: 0.5, maximum: 10), silenceTimeout: Double = 10,
+                connectTimeout: Double = 5) {
         self.host = host; self.port = port; self.pollInterval = pollInterval; self.backoff = backoff
-        self.silenceTimeout = silenceTimeout
+        self.silenceTimeout = silenceTimeout; self.connectTimeout = connectTimeout
     }
 
     /// Reads a `server` setting: "HOST:PORT", "HOST" (port 2947), or "[IPv6]:PORT".
@@ -122,6 +125,9 @@ public struct GPSDSource: FixSource {
     private func session(_ data: UnsafeMutablePointer<gps_data_t>, stop: StopSignal,
                          emit: @Sendable (FixOutput) -> Void, backoff: inout Backoff) -> SessionEnd {
         memset(data, 0, MemoryLayout<gps_data_t>.size)
+        if let unreachable = TCPReachability.timedOut(host: config.host, port: config.port, timeout: config.connectTimeout) {
+            return .failed("cannot connect to gpsd at \(endpoint): \(unreachable)")
+        }
         let opened = gps_open(config.host, String(config.port), data)
         if opened != 0 {
             // libgps leaves its own (negative) reason in errno, e.g. -6 when nothing listens.
@@ -136,6 +142,8 @@ public struct GPSDSource: FixSource {
         let timeoutMicroseconds = Int32(max(1_000, config.pollInterval * 1e6))
         var message = [CChar](repeating: 0, count: 4096)
         var streaming = false
+        // Whether the last status said the fix time is far from the system clock.
+        var clockFlagged = false
         // Wall time only guards the connection here; fixes carry the receiver's own time.
         var lastReport = ContinuousClock.now
         let silenceLimit = Duration.milliseconds(Int64(config.silenceTimeout * 1000))
@@ -160,11 +168,15 @@ public struct GPSDSource: FixSource {
             }
             guard read > 0, Self.isTPV(message) else { continue }
             lastReport = .now
-            let fix = Self.fix(from: UnsafePointer(data))
-            if !streaming {
+            var fix = Self.fix(from: UnsafePointer(data))
+            fix.clockOffset = FixTimeCheck.offset(fixTime: fix.time, systemTime: FixTimeCheck.systemNow())
+            let offClock = fix.clockOffset != nil
+            if !streaming || offClock != clockFlagged {
                 streaming = true
+                clockFlagged = offClock
                 backoff.reset()
-                emit(.status(status(.streaming, "fixes from gpsd at \(endpoint)")))
+                let note = fix.clockOffset.map { "; " + FixTimeCheck.describe($0) } ?? ""
+                emit(.status(status(.streaming, "fixes from gpsd at \(endpoint)\(note)")))
             }
             emit(.fix(fix))
         }
@@ -201,9 +213,20 @@ public struct GPSDSource: FixSource {
         fix.alt = known(raw.altMSL)
         fix.speed = known(raw.speed)
         fix.track = known(raw.track)
-        fix.eph = known(raw.eph)
+        fix.eph = known(raw.eph) ?? horizontalError(epx: known(raw.epx), epy: known(raw.epy))
         fix.epv = known(raw.epv)
         return fix
+    }
+
+    /// A 95 % horizontal radius from per-axis errors, for receivers that report epx/epy but no
+    /// eph: √(epx² + epy²), the conservative combination; one axis alone stands for both.
+    static func horizontalError(epx: Double?, epy: Double?) -> Double? {
+        switch (epx, epy) {
+        case let (x?, y?): (x * x + y * y).squareRoot()
+        case let (x?, nil): x * 2.0.squareRoot()
+        case let (nil, y?): y * 2.0.squareRoot()
+        case (nil, nil): nil
+        }
     }
 
     private func status(_ state: SourceStatus.State, _ message: String, retryIn: Double? = nil) -> SourceStatus {

@@ -41,21 +41,27 @@ enum IIOTimestampClock {
     /// `SampleTimeline` smooths the steps of whatever clock remains.
     static func useMonotonic(_ ref: IIODeviceRef) -> Outcome {
         guard ref.hasAttribute(file) else {
-            return Outcome(monotonic: false, note: "timestamps on the device's own clock (no \(file); "
-                + "CLOCK_REALTIME before Linux 4.10): steps are smoothed")
+            return Outcome(
+                monotonic: false,
+                note: "timestamps on the device's own clock (no \(file); "
+                    + "CLOCK_REALTIME before Linux 4.10): steps are smoothed")
         }
         let before = ref.attribute(file).map(trim)
         if before == "monotonic" { return Outcome(monotonic: true, note: "timestamps CLOCK_MONOTONIC") }
         do {
             try ref.writeAttribute(file, "monotonic")
         } catch {
-            return Outcome(monotonic: false, note: "timestamps CLOCK_\((before ?? "realtime").uppercased()): cannot set "
-                + "\(file) (\(error)); steps are smoothed")
+            return Outcome(
+                monotonic: false,
+                note: "timestamps CLOCK_\((before ?? "realtime").uppercased()): cannot set "
+                    + "\(file) (\(error)); steps are smoothed")
         }
         let after = ref.attribute(file).map(trim)
         guard after == "monotonic" else {
-            return Outcome(monotonic: false, note: "timestamps CLOCK_\((after ?? "realtime").uppercased()): "
-                + "\(file) did not take \"monotonic\"; steps are smoothed")
+            return Outcome(
+                monotonic: false,
+                note: "timestamps CLOCK_\((after ?? "realtime").uppercased()): "
+                    + "\(file) did not take \"monotonic\"; steps are smoothed")
         }
         return Outcome(monotonic: true, note: "timestamps CLOCK_MONOTONIC (\(file) was \(before ?? "unset"))")
     }

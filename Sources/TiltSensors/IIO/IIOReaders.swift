@@ -75,7 +75,7 @@ final class IIOBufferedReader {
             if n < 0 { throw IIOError.call("\(device.summary): reading scans", n) }
             guard let start = iio_buffer_start(buffer) else { break }
             let scans = n / step
-            let now = IIOClock.monotonicNanoseconds()
+            let now = Nanoseconds(MonotonicClock.nanoseconds())
             let period = Int64(1e9 / max(device.rateHz, 1))
             for i in 0..<scans {
                 let scan = UnsafeRawPointer(start + i * step)
@@ -144,15 +144,5 @@ enum IIOPresence {
     static func sameNode(_ path: String, _ node: (dev: UInt64, ino: UInt64)) -> Bool {
         var st = stat()
         return stat(path, &st) == 0 && UInt64(st.st_dev) == node.dev && UInt64(st.st_ino) == node.ino
-    }
-}
-
-/// CLOCK_MONOTONIC in nanoseconds: the clock tiltd sets for buffered timestamps (the kernel's default
-/// is CLOCK_REALTIME) and stamps polled samples with.
-enum IIOClock {
-    static func monotonicNanoseconds() -> Nanoseconds {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 }

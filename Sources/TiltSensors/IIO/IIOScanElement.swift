@@ -4,7 +4,9 @@ import TiltCore
 /// How one scan element is stored in a buffered scan, from the channel's `scan_elements/*_type`
 /// (`le:s16/16>>0`): byte order, signedness, significant bits, storage size and shift.
 public struct IIOElementFormat: Sendable, Equatable {
+    /// Stored big-endian (`be:`).
     public var bigEndian: Bool
+    /// Two's complement (`s`) rather than unsigned (`u`).
     public var signed: Bool
     /// Significant bits.
     public var bits: Int
@@ -13,6 +15,7 @@ public struct IIOElementFormat: Sendable, Equatable {
     /// Right shift that brings the value to bit 0.
     public var shift: Int
 
+    /// A format from its parts.
     public init(bigEndian: Bool, signed: Bool, bits: Int, storageBytes: Int, shift: Int) {
         self.bigEndian = bigEndian; self.signed = signed; self.bits = bits
         self.storageBytes = storageBytes; self.shift = shift
@@ -65,11 +68,15 @@ public struct IIOElementFormat: Sendable, Equatable {
 /// Turns a channel's integer value into SI units the way the IIO ABI defines:
 /// value = (raw + offset) × scale.
 public struct IIOChannelScale: Sendable, Equatable {
+    /// `in_*_scale`: SI units per count.
     public var scale: Double
+    /// `in_*_offset`: counts added before scaling.
     public var offset: Double
 
+    /// A conversion from its sysfs values.
     public init(scale: Double, offset: Double) { self.scale = scale; self.offset = offset }
 
+    /// A raw value in SI units.
     @inlinable public func si(_ raw: Int64) -> Double { (Double(raw) + offset) * scale }
 }
 

@@ -30,8 +30,9 @@ final class IIOSession {
         context = try IIOContext(timeoutMs: 1000)
         let choices = try IIODeviceSetup.choose(configuration.device, in: context)
         devices = try choices.map {
-            try IIODeviceSetup.configure($0, rateHz: configuration.rateHz,
-                                         mountOverride: configuration.mountMatrix, logger: logger)
+            try IIODeviceSetup.configure(
+                $0, rateHz: configuration.rateHz,
+                mountOverride: configuration.mountMatrix, logger: logger)
         }
         rateHz = devices.map(\.rateHz).min() ?? configuration.rateHz
         deviceSummary = devices.map(\.summary).joined(separator: " + ")
@@ -48,12 +49,15 @@ final class IIOSession {
             startPolled("polled ([imu] mode = \"polled\")")
         case .buffered:
             guard bufferable else {
-                throw IIOError("\(deviceSummary): [imu] mode = \"buffered\" but it has no buffer (use \"auto\" or \"polled\")")
+                throw IIOError(
+                    "\(deviceSummary): [imu] mode = \"buffered\" but it has no buffer (use \"auto\" or \"polled\")")
             }
             try startBuffered(logger: logger)
         case .auto:
             guard bufferable else {
-                guard pollable else { throw IIOError("\(deviceSummary): neither a buffer nor *_raw attributes to read") }
+                guard pollable else {
+                    throw IIOError("\(deviceSummary): neither a buffer nor *_raw attributes to read")
+                }
                 startPolled("polled (no buffer)")
                 return
             }
@@ -69,8 +73,9 @@ final class IIOSession {
 
     /// The status for `state`, with the device, its rate and what is really happening.
     func status(_ state: SourceStatus.State, _ detail: String? = nil) -> SourceStatus {
-        SourceStatus(source: "imu", state: state, message: detail.map { "\($0); \(message)" } ?? message,
-                     device: deviceSummary, rateHz: rateHz, hasGyroscope: hasGyro)
+        SourceStatus(
+            source: "imu", state: state, message: detail.map { "\($0); \(message)" } ?? message,
+            device: deviceSummary, rateHz: rateHz, hasGyroscope: hasGyro)
     }
 
     /// "buffered, 1 scan per buffer, trigger mpu6050-dev0; timestamps CLOCK_MONOTONIC".
@@ -87,14 +92,16 @@ final class IIOSession {
     private func startBuffered(logger: Logger?) throws {
         // The clock first: the kernel refuses to change it while the buffer is enabled.
         let clocks = devices.filter { $0.timestamp != nil }.map { IIOTimestampClock.useMonotonic($0.ref) }
-        clockNote = clocks.first { !$0.monotonic }?.note ?? clocks.first?.note ?? "timestamps CLOCK_MONOTONIC at each read"
+        clockNote =
+            clocks.first { !$0.monotonic }?.note ?? clocks.first?.note ?? "timestamps CLOCK_MONOTONIC at each read"
         var triggers: [String] = []
         for d in devices {
             if let t = try IIODeviceSetup.attachTrigger(d.ref, in: context, logger: logger) { triggers.append(t) }
         }
         let n = configuration.samplesPerBuffer
         buffered = try devices.map { try IIOBufferedReader(device: $0, samplesPerBuffer: n) }
-        mode = "buffered, \(n) scan\(n == 1 ? "" : "s") per buffer"
+        mode =
+            "buffered, \(n) scan\(n == 1 ? "" : "s") per buffer"
             + (triggers.isEmpty ? "" : ", trigger \(triggers.joined(separator: ", "))")
             + (devices.count > 1 ? ", accel and gyro paired by timestamp" : "")
     }
@@ -137,12 +144,14 @@ final class IIOSession {
 
     /// Streams buffered scans. Returns true when it stopped because the buffer never delivered
     /// and auto mode may poll instead; false on `stop`.
-    private func streamBuffered(stop: StopSignal, wake: IIOWakeup, emit: @Sendable (SourceOutput) -> Void,
-                                logger: Logger?) throws -> Bool {
+    private func streamBuffered(
+        stop: StopSignal, wake: IIOWakeup, emit: @Sendable (SourceOutput) -> Void,
+        logger: Logger?
+    ) throws -> Bool {
         var pairer = IMUPairer(rateHz: rateHz)
         var fds = buffered.map { pollfd(fd: $0.pollFD, events: Int16(POLLIN), revents: 0) }
         fds.append(pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0))
-        var lastData = IIOClock.monotonicNanoseconds()
+        var lastData = Nanoseconds(MonotonicClock.nanoseconds())
         var lastCheck = lastData
         var silent = false
         let canFallBack = configuration.mode == .auto && devices.allSatisfy(\.isPollable)
@@ -165,14 +174,15 @@ final class IIOSession {
                         emit(.sample(IMUSample(t: reading.t, accelOnly: a)))
                         delivered += 1
                     } else {
-                        let done = reading.accel.map { pairer.addAccel(t: reading.t, $0) }
+                        let done =
+                            reading.accel.map { pairer.addAccel(t: reading.t, $0) }
                             ?? reading.gyro.map { pairer.addGyro(t: reading.t, $0) } ?? []
                         for s in done { emit(.sample(s)) }
                         delivered += done.count
                     }
                 }
             }
-            let now = IIOClock.monotonicNanoseconds()
+            let now = Nanoseconds(MonotonicClock.nanoseconds())
             if got > 0 {
                 lastData = now
                 if silent {
@@ -194,10 +204,13 @@ final class IIOSession {
                 // "Never started" (a trigger that does not fire, a wrong device) and "stopped"
                 // (the sensor stalled, its feed ended) have different causes: say which.
                 let span = Self.silenceText(silenceLimit)
-                let what = delivered == 0 ? "no data in the \(span) since the buffer was enabled (trigger or interrupt not firing?)"
+                let what =
+                    delivered == 0
+                    ? "no data in the \(span) since the buffer was enabled (trigger or interrupt not firing?)"
                     : "no data for \(span) after \(delivered) sample\(delivered == 1 ? "" : "s")"
-                logger?.warning("\(what); the device is present, waiting",
-                                metadata: ["device": "\(deviceSummary)", "samples": "\(delivered)"])
+                logger?.warning(
+                    "\(what); the device is present, waiting",
+                    metadata: ["device": "\(deviceSummary)", "samples": "\(delivered)"])
                 emit(.status(status(.noData, what)))
             }
         }
@@ -206,10 +219,10 @@ final class IIOSession {
 
     private func streamPolled(stop: StopSignal, wake: IIOWakeup, emit: @Sendable (SourceOutput) -> Void) throws {
         let period = Int64(1e9 / max(rateHz, 0.1))
-        var next = IIOClock.monotonicNanoseconds()
+        var next = Nanoseconds(MonotonicClock.nanoseconds())
         var lastCheck = next
         while !stop.isStopped {
-            let t = IIOClock.monotonicNanoseconds()
+            let t = Nanoseconds(MonotonicClock.nanoseconds())
             var accel: Vector3?, gyro: Vector3?
             for reader in polled {
                 let r = try reader.read(at: t)
@@ -230,7 +243,7 @@ final class IIOSession {
                 }
             }
             next += period
-            let now = IIOClock.monotonicNanoseconds()
+            let now = Nanoseconds(MonotonicClock.nanoseconds())
             if next <= now { next = now + period }  // overran (slow sysfs): skip, never burst
             wake.wait(nanoseconds: next - now)
         }

@@ -31,6 +31,7 @@ public final class IIOSource: SampleSource {
         /// Buffered, polled, or buffered with a fall-back to polling (`[imu] mode`).
         public var mode: IIOReadMode
 
+        /// Settings; the defaults find the IMU and read it at 60 Hz.
         public init(device: String = "auto", rateHz: Double = 60, mountMatrix: Matrix3? = nil,
                     bufferSamples: Int? = nil, mode: IIOReadMode = .auto) {
             self.device = device; self.rateHz = rateHz
@@ -44,6 +45,7 @@ public final class IIOSource: SampleSource {
         }
     }
 
+    /// The device, rate and read mode asked for.
     public let configuration: Configuration
     private let logger: Logger?
 
@@ -55,10 +57,12 @@ public final class IIOSource: SampleSource {
         self.logger = logger
     }
 
+    /// "iio DEVICE at RATE Hz", for status lines.
     public var summary: String {
         "iio \(configuration.device) at \(IIOText.rateText(configuration.rateHz)) Hz"
     }
 
+    /// Finds, configures and streams the device until `stop`, reporting trouble as `retrying` statuses and retrying with backoff.
     public func run(stop: StopSignal, emit: @escaping @Sendable (SourceOutput) -> Void) throws {
         let wake = try IIOWakeup()
         stop.onStop { wake.signal() }
@@ -129,9 +133,9 @@ final class IIOWakeup: Sendable {
         var left = nanoseconds
         if left > 2_000_000 {
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let start = IIOClock.monotonicNanoseconds()
+            let start = Nanoseconds(MonotonicClock.nanoseconds())
             if poll(&p, 1, Int32((left - 1_000_000) / 1_000_000)) > 0 { return }
-            left -= IIOClock.monotonicNanoseconds() - start
+            left -= Nanoseconds(MonotonicClock.nanoseconds()) - start
         }
         guard left > 0 else { return }
         var ts = timespec(tv_sec: Int(left / 1_000_000_000), tv_nsec: Int(left % 1_000_000_000))

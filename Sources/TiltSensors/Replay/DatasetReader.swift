@@ -19,15 +19,21 @@ public enum DatasetReader {
 
     /// The samples of one file, in file order.
     public struct Dataset: Sendable {
+        /// The format recognised.
         public var format: Format
+        /// The samples, SI units.
         public var samples: [IMUSample]
     }
 
     /// Why a file could not be read. Always names the file, and the line when there is one.
     public struct ReadError: Error, CustomStringConvertible, Equatable {
+        /// The file.
         public var path: String
+        /// The 1-based line, when the problem is in one.
         public var line: Int?
+        /// What is wrong.
         public var message: String
+        /// "path:line: message".
         public var description: String {
             if let line { return "\(path):\(line): \(message)" }
             return "\(path): \(message)"

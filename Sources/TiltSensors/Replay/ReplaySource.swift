@@ -7,18 +7,22 @@ import TiltCore
 /// (`speed == nil`). Sample times are shifted so the first sample is at the recording's first
 /// `t_ns`, unchanged: events carry the recording's times, so a replay is repeatable.
 public struct ReplaySource: SampleSource {
+    /// The recording.
     public let path: String
     /// Playback speed factor; nil = as fast as possible.
     public let speed: Double?
 
+    /// A replay of `path` at `speed` × real time (nil: as fast as possible).
     public init(path: String, speed: Double?) {
         self.path = path; self.speed = speed
     }
 
+    /// "replay FILE" and the speed, for status lines.
     public var summary: String { "replay \((path as NSString).lastPathComponent)" + (speed.map { $0 == 1 ? "" : " ×\($0)" } ?? " (fast)") }
 
     /// A recording that cannot be read or has a bad row.
     public struct Error: Swift.Error, CustomStringConvertible {
+        /// What went wrong.
         public var description: String
     }
 
@@ -48,6 +52,7 @@ public struct ReplaySource: SampleSource {
         return out
     }
 
+    /// Emits every sample, paced by their times, then a `finished` status; returns at the end or on `stop`.
     public func run(stop: StopSignal, emit: @escaping @Sendable (SourceOutput) -> Void) throws {
         emit(.status(SourceStatus(source: "imu", state: .starting, message: "loading \(path)", device: summary)))
         let samples = try Self.load(path: path)
@@ -81,8 +86,10 @@ public struct ReplaySource: SampleSource {
 public final class Recorder {
     private let handle: FileHandle
     private var buffer = ""
+    /// Samples written.
     public private(set) var count = 0
 
+    /// Creates (or truncates) `path` and writes the banner and header.
     public init(path: String) throws {
         guard FileManager.default.createFile(atPath: path, contents: nil) else {
             throw ReplaySource.Error(description: "\(path): cannot create")
@@ -91,6 +98,7 @@ public final class Recorder {
         buffer = RecordingFormat.banner + "\n" + RecordingFormat.header + "\n"
     }
 
+    /// Writes one sample (buffered).
     public func append(_ s: IMUSample) throws {
         buffer += RecordingFormat.format(s)
         buffer += "\n"
@@ -98,11 +106,13 @@ public final class Recorder {
         if buffer.utf8.count > 64 * 1024 { try flush() }
     }
 
+    /// Writes out the buffer.
     public func flush() throws {
         try handle.write(contentsOf: Data(buffer.utf8))
         buffer = ""
     }
 
+    /// Flushes and closes the file.
     public func close() throws {
         try flush()
         try handle.synchronize()

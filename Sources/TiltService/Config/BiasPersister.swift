@@ -13,6 +13,7 @@ public struct BiasPersistPolicy: Sendable {
     /// Smallest change worth a write, rad/s (≈ 0.01 °/s, below any gyro's bias stability).
     public static let minChange = 0.0002
 
+    /// The `[calibration] persist_*` settings in force.
     public let settings: Configuration.BiasPersistence
     /// Bias already subtracted before the estimator (the calibration file's); the estimator
     /// learns only what is left, so the value to save is `applied + learnt`.
@@ -22,6 +23,7 @@ public struct BiasPersistPolicy: Sendable {
     private var lastSaveT: Nanoseconds?
     private var lastSaved: Vector3
 
+    /// A policy for `settings`, starting from the bias the calibration already applies.
     public init(settings: Configuration.BiasPersistence, appliedBias: Vector3) {
         self.settings = settings; self.appliedBias = appliedBias; self.lastSaved = appliedBias
     }
@@ -53,6 +55,7 @@ public struct BiasPersistPolicy: Sendable {
 /// them. `feed` is a few comparisons under an uncontended lock; the file write (fsyncs) runs on
 /// this object's own serial queue, never on the sampler thread or the event loop.
 public final class BiasPersister: Sendable {
+    /// The calibration file the bias is saved to.
     public let path: String
     private let policy: Mutex<BiasPersistPolicy>
     private let queue = DispatchQueue(label: "tiltd.bias-persister")

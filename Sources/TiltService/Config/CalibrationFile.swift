@@ -13,12 +13,18 @@ public enum CalibrationFile {
     /// The values a calibration file holds; nil = the key is absent (the main config's value, or
     /// the default, applies).
     public struct Contents: Sendable, Equatable {
+        /// Accelerometer offset, m/s², subtracted first; nil keeps the file's.
         public var accelOffset: Vector3?
+        /// Per-axis accelerometer scale; nil keeps the file's.
         public var accelScale: Vector3?
+        /// A full 3×3 accelerometer model replacing the scale; nil keeps the file's.
         public var accelMatrix: Matrix3?
+        /// Gyro bias, rad/s; nil keeps the file's.
         public var gyroBias: Vector3?
+        /// The neutral head pose [w, x, y, z]; nil keeps the file's.
         public var neutral: Quaternion?
 
+        /// An update that sets only the values given.
         public init(accelOffset: Vector3? = nil, accelScale: Vector3? = nil, accelMatrix: Matrix3? = nil,
                     gyroBias: Vector3? = nil, neutral: Quaternion? = nil) {
             self.accelOffset = accelOffset; self.accelScale = accelScale; self.accelMatrix = accelMatrix
@@ -39,6 +45,7 @@ public enum CalibrationFile {
 
     /// A write that failed; the old file is unchanged.
     public struct WriteError: Error, CustomStringConvertible {
+        /// What went wrong, with the file.
         public var description: String
     }
 

@@ -6,7 +6,9 @@ import TiltCore
 public struct Configuration: Sendable {
     /// `[store]`: the SQLite database.
     public struct Store: Sendable, Equatable {
+        /// The SQLite database (WAL mode; relative paths from the config's directory).
         public var path = "/var/lib/tiltd/tiltd.sqlite"
+        /// The defaults.
         public init() {}
     }
 
@@ -18,13 +20,19 @@ public struct Configuration: Sendable {
         public var afterSeconds: Double = 60
         /// `persist_interval_min`: at most one save per this many minutes (sample time).
         public var intervalMinutes: Double = 30
+        /// The defaults.
         public init() {}
     }
 
+    /// `[imu]` (see `AttitudeComponent`).
     public var imu = IMU()
+    /// `[game]` (see `GameComponent`).
     public var game = Game()
+    /// `[places]` (see `PlacesComponent`).
     public var places = Places()
+    /// Every `[[geofence]]`, in file order.
     public var geofences: [Geofence] = []
+    /// `[quests]` (see `QuestsComponent`).
     public var quests = Quests()
     /// Credits spent by one `credits.redeem` unless it names an amount.
     public var redeemAmount = 10
@@ -32,13 +40,19 @@ public struct Configuration: Sendable {
     public var snoozeDistance = 50.0
     /// Course is reported above `on` m/s and hidden again below `off`.
     public var courseOnSpeed = 1.0
+    /// Speed (m/s) below which course is hidden again.
     public var courseOffSpeed = 0.5
+    /// The IMU calibration: the main file's `[calibration]` overlaid by the calibration file.
     public var calibration = IMUCalibration.none
+    /// `[calibration] persist_*`: saving the gyro bias learnt at rest.
     public var biasPersistence = BiasPersistence()
     /// The calibration file in use (written by `tiltd calibrate`), resolved to an absolute path.
     public var calibrationFile: String?
+    /// `[socket]` (see `ClientsComponent`).
     public var socket = Socket()
+    /// `[store]`.
     public var store = Store()
+    /// `[gps]` (see `GPSComponent`).
     public var gps = GPS()
     /// `[web]`: read by `tiltd web` only.
     public var web = Web()
@@ -49,9 +63,12 @@ public struct Configuration: Sendable {
     /// The parsed file, for the line of a key in later errors (`error(_:_:)`).
     public var document: TOMLDocument?
 
+    /// The defaults.
     public init() {}
 
+    /// The config file read when no `--config` is given.
     public static let defaultPath = "/etc/tiltd/tiltd.toml"
+    /// The calibration file, next to the config, unless `[calibration] file` names another.
     public static let defaultCalibrationFileName = "calibration.toml"
 
     /// Loads and validates the file at `path` and the calibration file it names.
@@ -94,7 +111,7 @@ public struct Configuration: Sendable {
         }
         c.calibrationFile = calPath
 
-        if var t = try root.table("socket") { try c.readSocket(&t); try t.finish() }
+        if var t = try root.table("socket") { try c.readSocket(&t, base: baseDir); try t.finish() }
 
         if var t = try root.table("store") {
             c.store.path = resolve(try t.string("path", default: c.store.path), base: baseDir)

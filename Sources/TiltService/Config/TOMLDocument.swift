@@ -7,7 +7,9 @@ import TOMLKit
 /// come from a light scan of the text (`KeyLocator`) that understands table headers, arrays of
 /// tables and dotted keys — enough to point at the line of any key a person wrote.
 public struct TOMLDocument: Sendable {
+    /// The file the text came from (used in errors).
     public let file: String
+    /// The root table, as JSON values (dates as strings).
     public let root: JSONObject
     let lines: [String: Int]
 

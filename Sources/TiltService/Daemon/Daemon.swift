@@ -36,8 +36,8 @@ public struct Daemon: Sendable {
         self.inheritedFD = inheritedFD; self.notifier = notifier; self.logOutput = logOutput
     }
 
-    /// Loads what the engine starts from, starts listening, and returns the services in start
-    /// order. Throws `ConfigError` or `SocketServer.StartError` before anything runs.
+    /// Loads what the engine starts from and returns the services in start order. Throws
+    /// `ConfigError` before anything runs; the group's run throws `SocketServer.StartError`.
     public func services() async throws -> [ServiceGroupConfiguration.ServiceConfiguration] {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         do {
@@ -58,7 +58,8 @@ public struct Daemon: Sendable {
         let sampler = SamplerService(input: input, engine: handle, exitWhenDone: exitWhenDone, logger: logger)
         let first = try sampler.prepare(config)
         sampler.firstPipeline.withLock { $0 = first }
-        let fixes = FixSourceService(first: try FixSourceService.makeFirst(gps: config.gps, gpx: gpx), isReplay: gpx != nil, engine: handle)
+        let firstFixSource = try FixSourceService.makeFirst(gps: config.gps, gpx: gpx)
+        let fixes = FixSourceService(first: firstFixSource, isReplay: gpx != nil, engine: handle)
         var setLogLevel: (@Sendable (Logger.Level) -> Void)?
         if let output = logOutput { setLogLevel = { level in output.levelOverride = level } }
         let services = EngineServices(sampler: sampler, fixes: fixes, socketActivated: inheritedFD != nil, setLogLevel: setLogLevel)
@@ -67,14 +68,20 @@ public struct Daemon: Sendable {
         try await loop.submit {
             let engine = Engine(hub: hub, config: config, logger: logger, store: store, services: services)
             engine.start(startup)
+            // Under socket activation the client that started the daemon is already queued and is
+            // accepted at once: its hello must list the sources, not "sources":[].
+            engine.ingest(status: SourceStatus(source: "imu", state: .starting, message: "opening \(first.source.summary)"))
+            if let f = firstFixSource {
+                engine.ingest(status: SourceStatus(source: "gps", state: .starting, message: "starting \(f.summary)"))
+            }
             engine.onReload = { done in
                 let done = NIOLoopBound(done, eventLoop: loop)
                 reloader.reload { result in loop.execute { done.value(result) } }
             }
             handle.attach(engine)
         }.get()
-        let server = SocketServer(config: config.socket, hub: hub, logger: logger)
-        try server.start(inheritedFD: inheritedFD)
+        let socket = SocketService(server: SocketServer(config: config.socket, hub: hub, logger: logger), loop: loop,
+                                   inheritedFD: inheritedFD)
 
         func service(_ s: any Service) -> ServiceGroupConfiguration.ServiceConfiguration {
             .init(service: s, successTerminationBehavior: .gracefullyShutdownGroup)
@@ -82,10 +89,11 @@ public struct Daemon: Sendable {
         return [
             service(EventLoopService(group: group)),
             service(StoreService(store: store)),
-            service(SocketService(server: server, loop: loop, ownedPath: inheritedFD == nil ? config.socket.path : nil)),
+            service(socket),
             service(fixes),
             service(sampler),
-            service(StatusService(engine: handle, sampler: sampler, reloader: reloader, notifier: notifier, logOutput: logOutput)),
+            service(StatusService(engine: handle, sampler: sampler, socket: socket, reloader: reloader, notifier: notifier,
+                                  logOutput: logOutput)),
         ]
     }
 }

@@ -9,6 +9,7 @@ import TiltSensors
 /// the engine. A reload that enables, disables or moves gpsd replaces the source.
 public final class FixSourceService: Service, FixSourceControl {
     let engine: EngineHandle
+    /// True when fixes come from `--gpx` (a reload does not change that source).
     public let isReplay: Bool
     /// The running source's thread; replaced only on `control` (serial).
     private let running = Mutex<(source: any FixSource, thread: SourceThread)?>(nil)
@@ -36,10 +37,12 @@ public final class FixSourceService: Service, FixSourceControl {
                                pace: gpx.speed.map { .realTime(factor: $0) } ?? .asFastAsPossible)
     }
 
+    /// A gpsd client for `gps`, not started; nil when `[gps]` is disabled.
     public func prepare(_ gps: Configuration.GPS) -> (any FixSource)? {
         gps.enabled ? GPSDSource(config: GPSDConfig(host: gps.host, port: Int(gps.port))) : nil
     }
 
+    /// Stops the running source and starts `source` (nil: none), on the service's own queue.
     public func replace(with source: (any FixSource)?) {
         control.async { [self] in
             let wasRunning = stopRunning()
@@ -51,6 +54,7 @@ public final class FixSourceService: Service, FixSourceControl {
         }
     }
 
+    /// Runs the first source until graceful shutdown, then stops whatever runs.
     public func run() async throws {
         if let first { control.sync { start(first) } }
         try? await gracefulShutdown()

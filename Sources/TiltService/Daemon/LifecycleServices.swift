@@ -12,6 +12,7 @@ public final class EventLoopService: Service {
     /// Owns `group` (one thread: the hub's loop).
     public init(group: MultiThreadedEventLoopGroup) { self.group = group }
 
+    /// Waits for graceful shutdown, then shuts the loop down.
     public func run() async throws {
         try? await gracefulShutdown()
         try await group.shutdownGracefully()
@@ -26,30 +27,39 @@ public final class StoreService: Service {
     /// Drains `store` at shutdown.
     public init(store: StoreWorker) { self.store = store }
 
+    /// Waits for graceful shutdown, then drains the queued writes.
     public func run() async throws {
         try? await gracefulShutdown()
         store.drain()
     }
 }
 
-/// The socket server as a service: already listening when the group starts (so READY=1 is
-/// true); at shutdown it first lets the loop deliver what is queued, then closes every client
-/// and removes the socket file it made.
+/// The socket server as a service. It starts listening only once the group runs — so the
+/// group's SIGTERM handling is in place before any client can see the daemon — and says so
+/// through `listening` (READY=1 waits for it). At shutdown it first lets the loop deliver what
+/// is queued, then closes every client and removes the socket file it made.
 public final class SocketService: Service {
     let server: SocketServer
     let loop: any EventLoop
-    /// The socket file to remove at the end (nil when systemd owns the socket).
-    let ownedPath: String?
+    let inheritedFD: CInt?
+    /// Finishes once the socket listens (or failed to).
+    public let listening: AsyncStream<Void>
+    private let listeningContinuation: AsyncStream<Void>.Continuation
 
-    /// Serves through `server` (started by the caller).
-    public init(server: SocketServer, loop: any EventLoop, ownedPath: String?) {
-        self.server = server; self.loop = loop; self.ownedPath = ownedPath
+    /// Serves through `server` on `inheritedFD` (systemd's) or `[socket] path`.
+    public init(server: SocketServer, loop: any EventLoop, inheritedFD: CInt?) {
+        self.server = server; self.loop = loop; self.inheritedFD = inheritedFD
+        (listening, listeningContinuation) = AsyncStream.makeStream()
     }
 
+    /// Waits for graceful shutdown, lets the loop deliver what is queued, then closes every client.
     public func run() async throws {
+        defer { listeningContinuation.finish() }
+        try server.start(inheritedFD: inheritedFD)
+        listeningContinuation.finish()
         try? await gracefulShutdown()
         _ = try? await loop.submit {}.get()
         server.stop()
-        if let ownedPath { try? FileManager.default.removeItem(atPath: ownedPath) }
+        if inheritedFD == nil { try? FileManager.default.removeItem(atPath: server.config.path) }
     }
 }

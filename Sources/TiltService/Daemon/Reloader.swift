@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Logging
+import Synchronization
 import TiltCore
 
 /// Reloads the config file, all or nothing (SIGHUP, the `reload` command, `tiltd reload`):
@@ -15,6 +16,10 @@ public final class Reloader: Sendable {
     let notifier: SystemdNotifier
     let logger: Logger
     private let queue = DispatchQueue(label: "tiltd.reload")
+    /// The STATUS= line systemd shows now, whoever sent it (the status tick or a reload): the
+    /// tick sends only changes from this, so a line sent at a reload's READY=1 (say, "imu
+    /// starting" while the sampler restarts) is replaced once the summary moves on.
+    let sentStatus = Mutex("")
 
     /// A reloader for the file at `path` (nil: started without one; reloads are refused).
     public init(path: String?, engine: EngineHandle, store: StoreWorker, services: EngineServices,
@@ -48,6 +53,7 @@ public final class Reloader: Sendable {
         }
         // READY=1 ends the reload for systemd either way; STATUS= says what runs now.
         let line = (try? engine.submit { $0.statusLine() }.wait()) ?? "reloaded"
+        sentStatus.withLock { $0 = line }
         try? notifier.ready(status: line)
         return result
     }

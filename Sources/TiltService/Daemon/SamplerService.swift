@@ -34,6 +34,7 @@ public final class SamplerService: Service, SamplerControl {
         (ended, endedContinuation) = AsyncStream.makeStream()
     }
 
+    /// Builds, without starting, the sampler for `config` (a replay, or the device `[imu]` names).
     public func prepare(_ config: Configuration) throws(ConfigError) -> SensorPipeline {
         let source: any SampleSource
         var persister: BiasPersister?
@@ -55,6 +56,7 @@ public final class SamplerService: Service, SamplerControl {
                               persister: persister, smoothsClockSteps: isDevice, logger: logger)
     }
 
+    /// Stops the running sampler and starts `pipeline`, on the service's own queue.
     public func replace(with pipeline: SensorPipeline) {
         control.async { [self] in
             let old = current.withLock { c -> SensorPipeline? in defer { c = pipeline }; return c }
@@ -103,6 +105,7 @@ public final class SamplerService: Service, SamplerControl {
     /// Set before the group runs: the pipeline `run()` starts.
     let firstPipeline = Mutex<SensorPipeline?>(nil)
 
+    /// Runs the first pipeline until graceful shutdown (or the recording's end with `exitWhenDone`).
     public func run() async throws {
         guard let first = firstPipeline.withLock({ $0 }) else { return try await gracefulShutdown() }
         try await run(first: first)

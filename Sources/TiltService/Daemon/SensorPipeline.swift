@@ -38,41 +38,46 @@ public final class SensorPipeline: Sendable {
 
     /// Starts the sampling thread. `onEnd` runs when a finite source (a recording) is done.
     public func start(onEnd: @escaping @Sendable () -> Void = {}) {
-        let state = FusionState(calibrator: Calibrator(calibration), estimator: AttitudeEstimator(parameters: fusion),
-                                timeline: smoothsClockSteps ? SampleTimeline(parameters: .init(rateHz: 60)) : nil)
+        let state = FusionBox(FusionState(calibrator: Calibrator(calibration), estimator: AttitudeEstimator(parameters: fusion),
+                                          timeline: smoothsClockSteps ? SampleTimeline(parameters: .init(rateHz: 60)) : nil))
         let (source, engine, persister, inFlight, logger) = (self.source, self.engine, self.persister, self.inFlight, self.logger)
-        let skipped = SkipCounter()
         thread.start({ stop in
             do {
                 try source.run(stop: stop) { output in
                     switch output {
                     case .sample(var raw):
-                        if state.timeline != nil {
-                            let placed = state.timeline!.place(raw.t, arrival: Int64(MonotonicClock.nanoseconds()))
-                            raw.t = placed.t
-                            if let jump = placed.jump { Self.report(jump, logger: logger, engine: engine) }
+                        let (s, a, jump) = state.fusion.withLock { st in
+                            var jump: SampleTimeline.Jump?
+                            if st.timeline != nil {
+                                let placed = st.timeline!.place(raw.t, arrival: Int64(MonotonicClock.nanoseconds()))
+                                raw.t = placed.t
+                                jump = placed.jump
+                            }
+                            let s = st.calibrator.apply(raw)
+                            return (s, s.hasGyro ? st.estimator.update(s) : st.tilt.update(s), jump)
                         }
-                        let s = state.calibrator.apply(raw)
-                        let a = s.hasGyro ? state.estimator.update(s) : state.tilt.update(s)
+                        if let jump { Self.report(jump, logger: logger, engine: engine) }
                         if s.hasGyro { persister?.feed(t: a.t, atRest: a.atRest, bias: a.gyroBias) }
                         if inFlight.value.load(ordering: .relaxed) >= Self.maxInFlight {
-                            skipped.count += 1
+                            state.skipped.add(1, ordering: .relaxed)
                             return
                         }
                         inFlight.value.add(1, ordering: .relaxed)
-                        let n = skipped.take()
+                        let n = state.skipped.exchange(0, ordering: .relaxed)
                         engine.execute { engine in
                             inFlight.value.subtract(1, ordering: .relaxed)
                             if n > 0 { engine.ingest(skipped: n) }
                             engine.ingest(sample: s, attitude: a)
                         }
                     case .status(let st):
-                        if st.state == .retrying || st.state == .starting {
-                            state.estimator.reset()
-                            state.tilt.reset()
+                        state.fusion.withLock { f in
+                            if st.state == .retrying || st.state == .starting {
+                                f.estimator.reset()
+                                f.tilt.reset()
+                            }
+                            if st.state != .noData { f.timeline?.resume() }
+                            if let r = st.rateHz, st.state == .streaming { f.timeline?.parameters = .init(rateHz: r) }
                         }
-                        if st.state != .noData { state.timeline?.resume() }
-                        if let r = st.rateHz, st.state == .streaming { state.timeline?.parameters = .init(rateHz: r) }
                         engine.execute { $0.ingest(status: st) }
                     }
                 }
@@ -112,14 +117,8 @@ final class InFlight: Sendable {
     let value = Atomic<Int>(0)
 }
 
-/// Samples skipped since the last report; touched only by the sampler thread.
-final class SkipCounter: @unchecked Sendable {
-    var count = 0
-    func take() -> Int { defer { count = 0 }; return count }
-}
-
-/// Mutable fusion state, touched only by the sampler thread.
-final class FusionState: @unchecked Sendable {
+/// Mutable fusion state of one pipeline (see `FusionBox`).
+struct FusionState {
     var calibrator: Calibrator
     var estimator: AttitudeEstimator
     /// For samples with no gyro.
@@ -128,4 +127,13 @@ final class FusionState: @unchecked Sendable {
     init(calibrator: Calibrator, estimator: AttitudeEstimator, timeline: SampleTimeline?) {
         self.calibrator = calibrator; self.estimator = estimator; self.timeline = timeline
     }
+}
+
+/// The sampler thread's state, shared with nothing: the lock is never contended and the atomic
+/// never raced; they let the compiler check that.
+final class FusionBox: Sendable {
+    let fusion: Mutex<FusionState>
+    /// Samples skipped since the last hop to the loop.
+    let skipped = Atomic<Int>(0)
+    init(_ state: FusionState) { fusion = Mutex(state) }
 }

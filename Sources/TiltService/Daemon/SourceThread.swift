@@ -31,7 +31,7 @@ final class SourceThread: Sendable {
     func isAlive(within window: UInt64) -> Bool {
         if done.isStopped { return true }
         let beat = stop.lastHeartbeat
-        return beat != 0 && StopSignal.monotonicNanoseconds() &- beat < window
+        return beat != 0 && MonotonicClock.nanoseconds() &- beat < window
     }
 
     /// Signals stop and waits up to `timeout` seconds for the body to return. A source blocked

@@ -11,18 +11,25 @@ import TiltCore
 public final class StatusService: Service {
     let engine: EngineHandle
     let sampler: SamplerService
+    let socket: SocketService
     let reloader: Reloader
     let notifier: SystemdNotifier
     let logOutput: LogOutput?
     private let signalQueue = DispatchQueue(label: "tiltd.sighup")
 
     /// - Parameter logOutput: flushed on every tick so rate-limited repeats get their summary line.
-    public init(engine: EngineHandle, sampler: SamplerService, reloader: Reloader, notifier: SystemdNotifier, logOutput: LogOutput?) {
-        self.engine = engine; self.sampler = sampler; self.reloader = reloader; self.notifier = notifier; self.logOutput = logOutput
+    public init(engine: EngineHandle, sampler: SamplerService, socket: SocketService, reloader: Reloader,
+                notifier: SystemdNotifier, logOutput: LogOutput?) {
+        self.engine = engine; self.sampler = sampler; self.socket = socket; self.reloader = reloader
+        self.notifier = notifier; self.logOutput = logOutput
     }
 
+    /// Sends READY=1, then ticks until graceful shutdown; ends with STOPPING=1.
     public func run() async throws {
+        // READY=1 only once clients can connect.
+        for await _ in socket.listening {}
         let firstStatus = (try? await engine.submit { $0.statusLine() }.get()) ?? "starting"
+        reloader.sentStatus.withLock { $0 = firstStatus }
         try? notifier.ready(status: firstStatus)
 
         // SIGHUP: reload the config; a bad one is refused and the old one kept.
@@ -35,13 +42,12 @@ public final class StatusService: Service {
         let watchdog = SystemdWatchdog.interval()
         let period: Duration = watchdog.map { max(.milliseconds(100), $0 / 4) } ?? .seconds(1)
         let aliveWindow = UInt64(watchdog.map { Double($0.components.seconds) * 0.5e9 } ?? 5e9)
-        let (engine, sampler, notifier, logOutput) = (self.engine, self.sampler, self.notifier, self.logOutput)
+        let (engine, sampler, notifier, logOutput, reloader) = (self.engine, self.sampler, self.notifier, self.logOutput, self.reloader)
         try? await cancelWhenGracefulShutdown {
-            var lastStatus = ""
             while !Task.isCancelled {
                 try await Task.sleep(for: period)
-                if let line = try? await engine.submit({ $0.statusLine() }).get(), line != lastStatus {
-                    lastStatus = line
+                if let line = try? await engine.submit({ $0.statusLine() }).get(),
+                   reloader.sentStatus.withLock({ let changed = $0 != line; $0 = line; return changed }) {
                     try? notifier.status(line)
                 }
                 if watchdog != nil, sampler.isAlive(within: aliveWindow) { try? notifier.watchdog() }

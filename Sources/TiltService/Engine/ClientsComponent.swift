@@ -62,9 +62,11 @@ final class ClientsComponent: Component {
 
 /// Who may send commands that change state.
 enum SocketTrust {
-    /// root, the daemon's own user, and the configured uids/gids.
+    /// root, the daemon's own user, and the configured uids/gids. A gid counts whether it is the
+    /// peer's primary group or one of its supplementary groups (`usermod -aG`, SO_PEERGROUPS).
     static func isTrusted(_ c: ClientSession.Credentials, _ config: Configuration.Socket) -> Bool {
-        c.uid == 0 || c.uid == getuid() || config.trustedUIDs.contains(c.uid) || config.trustedGIDs.contains(c.gid)
+        c.uid == 0 || c.uid == getuid() || config.trustedUIDs.contains(c.uid)
+            || config.trustedGIDs.contains(c.gid) || c.groups.contains { config.trustedGIDs.contains($0) }
     }
 }
 
@@ -81,7 +83,7 @@ extension Configuration {
         public var group: String?
         /// Peers (by SO_PEERCRED uid) allowed to send mutating commands. root is always allowed.
         public var trustedUIDs: [UInt32] = []
-        /// Peers whose primary gid is listed are trusted too.
+        /// Peers in a listed group (primary or supplementary) are trusted too.
         public var trustedGIDs: [UInt32] = []
         /// Attitude rate of the default stream, Hz (0 = off).
         public var attitudeHz: Double = 10
@@ -95,9 +97,11 @@ extension Configuration {
         public init() {}
     }
 
-    mutating func readSocket(_ t: inout TableReader) throws(ConfigError) {
-        socket.path = try t.string("path", default: socket.path)
-        if socket.path.isEmpty { throw t.error("path", "must not be empty") }
+    /// A relative `path` is taken from `base`, the config file's directory.
+    mutating func readSocket(_ t: inout TableReader, base: String) throws(ConfigError) {
+        let path = try t.string("path", default: socket.path)
+        if path.isEmpty { throw t.error("path", "must not be empty") }
+        socket.path = Configuration.resolve(path, base: base)
         if socket.path.utf8.count > 107 { throw t.error("path", "longer than a Unix socket path may be (107 bytes)") }
         let mode = try t.string("mode", default: "0660")
         guard let m = UInt32(mode, radix: 8), m <= 0o777 else { throw t.error("mode", "expected an octal file mode like \"0660\", got \"\(mode)\"") }

@@ -56,6 +56,9 @@ final class EngineContext {
     var stats = DaemonStats()
     /// The latest attitude (set by the attitude component).
     var lastAttitude: Attitude?
+    /// GPS time of the latest fix that had one (set by the places component): the clock of
+    /// `credit` lines a command causes, since `credit` lines never carry IMU time.
+    var lastFixTime: Nanoseconds?
 
     init(hub: Hub, store: StoreWorker, logger: Logger, config: Configuration) {
         self.hub = hub; self.store = store; self.logger = logger; self.config = config

@@ -35,8 +35,9 @@ final class CreditsComponent: Component {
         let amount = command.int("amount") ?? context.config.redeemAmount
         // Without a client request id, the reply's id stands in (unique per connection at best).
         let rid = command.string("request_id") ?? "redeem:\(client.id):\(UUID().uuidString)"
-        let t = context.now
-        context.store.write({ try $0.redeem(requestId: rid, amount: amount, t: t) }, then: { [context] result in
+        // Credit lines carry GPS time (the latest fix's), like the credits earned; 0 = none known.
+        let t = context.lastFixTime
+        context.store.write({ try $0.redeem(requestId: rid, amount: amount, t: t ?? 0) }, then: { [context] result in
             switch result {
             case .success(.redeemed(let balance)):
                 context.storeSucceeded()

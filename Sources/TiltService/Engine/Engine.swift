@@ -106,6 +106,7 @@ public final class Engine: RequestHandler {
 
     // MARK: requests (on the loop)
 
+    /// Routes a request to the component that owns its command (`status`, `stats` and `reload` are the engine's own). On the loop.
     public func handle(_ request: Request, from client: ClientSession) {
         let reply = Reply(client: client, id: request.id, cmd: request.command.name)
         switch request.command.name {
@@ -127,6 +128,7 @@ public final class Engine: RequestHandler {
         }
     }
 
+    /// The `hello` line's state: sources, game, latest fix, the client's watch. On the loop.
     public func helloFields(for client: ClientSession) -> JSONObject {
         var o = JSONObject()
         o["sources"] = context.sourcesJSON

@@ -44,6 +44,7 @@ final class PlacesComponent: Component {
     func ingest(_ raw: Fix) -> (Fix, [GeofenceMonitor.Event])? {
         let fix = course.filter(raw)
         lastFix = fix
+        if let t = fix.time { context.lastFixTime = t }
         context.stats.lastFixAt = MonotonicClock.nanoseconds()
         switch snooze.check(fix) {
         case .suppress: return nil

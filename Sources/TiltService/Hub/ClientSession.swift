@@ -9,22 +9,35 @@ import TiltCore
 /// them. Past that the oldest are dropped and counted, and the client gets a `gap` event with the
 /// count before its next line, so a stalled reader never holds more than a fixed amount of memory
 /// and never slows the sampler or other clients.
+///
+/// `@unchecked`: no lock guards the state; like the `Hub` that owns it, a session is confined to
+/// the hub's loop (its channel's), and only its `id` and credentials are read elsewhere.
 public final class ClientSession: @unchecked Sendable {
-    /// Peer credentials from SO_PEERCRED.
+    /// Peer credentials from SO_PEERCRED, and its supplementary groups from SO_PEERGROUPS.
     public struct Credentials: Sendable, Equatable {
+        /// The peer's process id.
         public var pid: Int32
+        /// The peer's user id.
         public var uid: UInt32
+        /// The peer's primary group id.
         public var gid: UInt32
+        /// Supplementary groups at connect time (empty when the kernel could not say).
+        public var groups: [UInt32] = []
     }
 
+    /// The connection's number (1, 2, … since start), in `hello` and logs.
     public let id: Int
+    /// SO_PEERCRED of the peer, when the kernel gave it.
     public let credentials: Credentials?
     /// Whether this peer may send mutating commands (re-judged when a reload changes trust).
     public internal(set) var trusted: Bool
 
     // What the client watches.
+    /// The event classes this client receives (`watch classes`).
     public private(set) var classes: Set<EventClass>
+    /// This client's attitude rate, Hz (0 = none).
     public private(set) var attitudeHz: Double
+    /// Whether this client receives every calibrated sample.
     public private(set) var samples = false
     private var nextAttitudeDue: Nanoseconds = .min
 
@@ -35,7 +48,9 @@ public final class ClientSession: @unchecked Sendable {
     private var dropped = 0
     /// Lines written to the channel since its last flush; the hub flushes once per loop turn.
     private var needsFlush = false
+    /// Lines dropped for this client since it connected (its queue was full).
     public private(set) var droppedTotal = 0
+    /// Lines handed to the socket for this client since it connected.
     public private(set) var sentTotal = 0
     unowned let hub: Hub
 
@@ -49,6 +64,7 @@ public final class ClientSession: @unchecked Sendable {
         self.classes = EventClass.defaultStream
     }
 
+    /// The `client` object of `hello`: id, credentials, trusted.
     public var summary: JSONObject {
         var o = JSONObject()
         o["id"] = .int(Int64(id))
@@ -172,6 +188,6 @@ public final class ClientSession: @unchecked Sendable {
         flush()  // the replies just written must go out before the half-close
         let ctx = context
         ctx.close(mode: .output, promise: nil)
-        ctx.eventLoop.scheduleTask(in: .seconds(seconds)) { ctx.close(promise: nil) }
+        ctx.eventLoop.assumeIsolated().scheduleTask(in: .seconds(seconds)) { ctx.close(promise: nil) }
     }
 }

@@ -15,8 +15,15 @@ public protocol RequestHandler: AnyObject {
 /// Every event is encoded once and the same bytes are queued on each client that watches its
 /// class; per-client queues are bounded (`ClientSession`), so a slow reader costs only its own
 /// lines. All state is confined to `loop`: publish from elsewhere with `publishSoon`.
+///
+/// `@unchecked`: no lock guards the state; it is confined to `loop` (checked at run time by
+/// `preconditionInEventLoop`). Other threads touch only `loop` and `publishSoon`. Making the
+/// compiler check it (a `NIOLoopBound` hub) changes the socket server's and the fan-out's
+/// wiring, which issue 15 owns.
 public final class Hub: @unchecked Sendable {
+    /// The event loop all hub, session and engine state is confined to.
     public let loop: any EventLoop
+    /// Who answers requests (the engine); weak, the daemon owns it.
     public weak var handler: (any RequestHandler)?
     private var clients: [ObjectIdentifier: ClientSession] = [:]
     private var seq: UInt64 = 0
@@ -29,6 +36,7 @@ public final class Hub: @unchecked Sendable {
     /// The socket settings in force (limits, trust); replaced on reload. On `loop`.
     public var socketConfig = Configuration.Socket()
 
+    /// A hub confined to `loop`.
     public init(loop: any EventLoop) {
         self.loop = loop
     }
@@ -54,7 +62,8 @@ public final class Hub: @unchecked Sendable {
     /// Encodes `event` with the next sequence number.
     func encode(_ event: Event) -> ByteBuffer {
         var e = event
-        if e.t == nil { e.t = lastSampleTime }
+        // A line without its own time gets the latest sample time, unless its clock is GPS time.
+        if e.t == nil, !e.cls.usesGPSTime { e.t = lastSampleTime }
         let bytes = e.encode(seq: nextSeq())
         var buf = allocator.buffer(capacity: bytes.count)
         buf.writeBytes(bytes)
@@ -116,6 +125,7 @@ public final class Hub: @unchecked Sendable {
 
 /// Version numbers reported in `hello` and `tiltd --version`.
 public enum TiltdVersion {
+    /// tiltd's version.
     public static let string = "0.1.0"
     /// Bumped when a change breaks existing clients.
     public static let protocolNumber = 1

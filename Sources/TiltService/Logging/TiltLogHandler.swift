@@ -8,6 +8,7 @@ import Darwin
 import Foundation
 import Logging
 import Synchronization
+import TiltSensors
 
 /// The destination shared by every logger of the process: style, writer, repeat limiter and clocks.
 ///
@@ -63,11 +64,7 @@ public final class LogOutput: @unchecked Sendable {  // @unchecked: all mutable 
     }
 
     /// `CLOCK_MONOTONIC` in nanoseconds.
-    public static let monotonicNow: @Sendable () -> UInt64 = {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-    }
+    public static let monotonicNow: @Sendable () -> UInt64 = { MonotonicClock.nanoseconds() }
 
     /// `CLOCK_REALTIME`.
     public static let realtimeNow: @Sendable () -> timespec = {

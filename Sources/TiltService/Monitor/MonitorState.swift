@@ -8,11 +8,15 @@ import TiltCore
 public struct MonitorState: Sendable, Equatable {
     /// The latest `attitude` line.
     public struct AttitudeReading: Sendable, Equatable {
+        /// Sample time, ns.
         public var t: Int64?
+        /// Roll, degrees.
         public var rollDeg: Double
+        /// Pitch, degrees.
         public var pitchDeg: Double
         /// Nil when the daemon has no heading (an accelerometer-only IMU).
         public var yawDeg: Double?
+        /// Whether the estimator judged the sensor still.
         public var atRest: Bool?
         /// Gyro bias the fusion currently subtracts, rad/s.
         public var gyroBias: [Double]?
@@ -27,8 +31,11 @@ public struct MonitorState: Sendable, Equatable {
     public struct GameReading: Sendable, Equatable {
         /// "idle", "waiting_for_neutral" or "prompt".
         public var state: String = "idle"
+        /// The running round, nil when idle.
         public var round: Int64?
+        /// The prompt on screen.
         public var prompt: String?
+        /// The round's score.
         public var score: Int64 = 0
         /// Time left when the report was made, ms.
         public var remainingMs: Int64?
@@ -48,11 +55,17 @@ public struct MonitorState: Sendable, Equatable {
 
     /// The latest `fix`. Fields gpsd did not know are nil.
     public struct FixReading: Sendable, Equatable {
+        /// gpsd's mode (0 unknown, 1 no fix, 2 2D, 3 3D).
         public var mode: Int64
+        /// Latitude, degrees.
         public var lat: Double?
+        /// Longitude, degrees.
         public var lon: Double?
+        /// Speed, m/s.
         public var speedMps: Double?
+        /// Course, degrees.
         public var trackDeg: Double?
+        /// Altitude, metres.
         public var altM: Double?
         /// Creates a fix reading.
         public init(mode: Int64, lat: Double? = nil, lon: Double? = nil, speedMps: Double? = nil, trackDeg: Double? = nil, altM: Double? = nil) {
@@ -62,8 +75,11 @@ public struct MonitorState: Sendable, Equatable {
 
     /// One source's status line ("imu", "gps", …).
     public struct SourceReading: Sendable, Equatable {
+        /// "imu", "gps", "store", "config" or "game".
         public var source: String
+        /// Its state.
         public var state: String
+        /// What it said.
         public var message: String
         /// Creates a source reading.
         public init(source: String, state: String, message: String) {
@@ -73,6 +89,7 @@ public struct MonitorState: Sendable, Equatable {
 
     /// The default thresholds of the game (TiltGame.Configuration), used until the daemon says.
     public static let defaultLowThresholdDeg = 63.0
+    /// The game's default high threshold, degrees, until the daemon says otherwise.
     public static let defaultHighThresholdDeg = 117.0
 
     /// Where the monitor connects (shown in the title).
@@ -86,16 +103,22 @@ public struct MonitorState: Sendable, Equatable {
     /// Daemon version from `hello`.
     public var daemonVersion: String?
 
+    /// The latest attitude.
     public var attitude: AttitudeReading?
+    /// The game as last seen.
     public var game = GameReading()
+    /// The game's low threshold in force, degrees.
     public var lowThresholdDeg = MonitorState.defaultLowThresholdDeg
+    /// The game's high threshold in force, degrees.
     public var highThresholdDeg = MonitorState.defaultHighThresholdDeg
+    /// The latest fix.
     public var fix: FixReading?
     /// Sources in the order first reported.
     public var sources: [SourceReading] = []
 
     /// From the latest `status` reply.
     public var sampleRateHz: Double?
+    /// Connected clients (from `status`).
     public var clients: Int64?
     /// Lines the daemon dropped for all its clients since it started (`status` reply).
     public var droppedLinesAllClients: Int64?

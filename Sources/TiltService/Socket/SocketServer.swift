@@ -11,11 +11,13 @@ import TiltCore
 /// a stale socket file left by a crashed daemon is replaced, but a live one (another tiltd
 /// answering on it) is refused, and a path that is not a socket is never removed.
 public final class SocketServer: Sendable {
+    /// The settings the socket was made with (path, mode, group).
     public let config: Configuration.Socket
     let hub: Hub
     let logger: Logger
     private let channelBox = Mutex<(any Channel)?>(nil)
 
+    /// A server for `hub` with `config`; nothing listens until `start`.
     public init(config: Configuration.Socket, hub: Hub, logger: Logger) {
         self.config = config; self.hub = hub; self.logger = logger
         hub.loop.execute { hub.socketConfig = config }
@@ -27,6 +29,7 @@ public final class SocketServer: Sendable {
         case notASocket(String)
         case system(String, Int32)
 
+        /// What went wrong, for the log and the exit message.
         public var description: String {
             switch self {
             case .inUse(let p): return "\(p) is in use by another running tiltd (a client connected to it); stop that one first or choose another [socket] path"
@@ -105,7 +108,9 @@ public final class SocketServer: Sendable {
 }
 
 /// Reads command lines from one client and hands them to the hub.
-final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
+/// Lives in its channel's pipeline, on the loop: not `Sendable`, and the credentials callback
+/// stays on the loop through `assumeIsolated()`.
+final class ClientHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
 
@@ -125,9 +130,7 @@ final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
 
     func channelActive(context: ChannelHandlerContext) {
         // On the loop the option future is already complete, so the session exists before any read.
-        let context = NIOLoopBound(context, eventLoop: context.eventLoop)
-        Self.peerCredentials(context.value.channel).whenComplete { result in
-            let context = context.value
+        Self.peerCredentials(context.channel).assumeIsolated().whenComplete { result in
             let creds = try? result.get()
             let trusted = creds.map { self.isTrusted($0) } ?? false
             let s = ClientSession(id: self.id, context: context, hub: self.hub, credentials: creds, trusted: trusted,
@@ -136,7 +139,7 @@ final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
             self.hub.add(s)
             s.reply(self.hub.hello(for: s))
         }
-        context.value.fireChannelActive()
+        context.fireChannelActive()
     }
 
     /// root, the daemon's own user, and the configured uids/gids may change state.
@@ -222,22 +225,6 @@ final class ClientHandler: ChannelInboundHandler, @unchecked Sendable {
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         context.close(promise: nil)
     }
-
-    static func peerCredentials(_ channel: any Channel) -> EventLoopFuture<ClientSession.Credentials> {
-        guard let provider = channel as? any SocketOptionProvider else {
-            return channel.eventLoop.makeFailedFuture(ChannelError.operationUnsupported)
-        }
-        let f: EventLoopFuture<PeerCred> = provider.unsafeGetSocketOption(
-            level: NIOBSDSocket.OptionLevel(rawValue: SOL_SOCKET), name: NIOBSDSocket.Option(rawValue: SO_PEERCRED))
-        return f.map { ClientSession.Credentials(pid: $0.pid, uid: $0.uid, gid: $0.gid) }
-    }
-}
-
-/// `struct ucred` from <sys/socket.h> (hidden behind _GNU_SOURCE in Swift's Glibc module).
-struct PeerCred: Sendable {
-    var pid: Int32 = 0
-    var uid: UInt32 = 0
-    var gid: UInt32 = 0
 }
 
 /// Numbers connections.

@@ -2,6 +2,7 @@ import Foundation
 
 /// A filesystem Unix socket address (`sockaddr_un`), made once for bind, connect and probes.
 public struct UnixSocketAddress: Sendable {
+    /// The socket file's path.
     public let path: String
     private let storage: sockaddr_un
 

@@ -18,6 +18,7 @@ public final class Store: Sendable {
         /// A request id already used for a different kind of operation.
         case requestIdReused(String)
         case invalidAmount(Int)
+        /// What went wrong, for the log and `status`.
         public var description: String {
             switch self {
             case .requestIdReused(let id): "request id \"\(id)\" was already used for another operation"
@@ -28,7 +29,7 @@ public final class Store: Sendable {
 
     /// The database file.
     public let path: String
-    private let pool: DatabasePool
+    let pool: DatabasePool
 
     /// Opens (creating it and its directory if needed) and migrates the store at `path`.
     public init(path: String) throws {
@@ -131,10 +132,13 @@ public final class Store: Sendable {
 
     /// One prompt of a finished round.
     public struct PromptRecord: Sendable, Equatable {
+        /// The prompt shown.
         public var text: String
         /// "correct", "skip" or "none" (shown but undecided when the round ended).
         public var decision: String
+        /// When it was answered (sample time), nil if unanswered.
         public var decidedAt: Nanoseconds?
+        /// One prompt's outcome.
         public init(text: String, decision: String, decidedAt: Nanoseconds?) {
             self.text = text; self.decision = decision; self.decidedAt = decidedAt
         }
@@ -144,15 +148,21 @@ public final class Store: Sendable {
     public struct RoundRecord: Sendable, Equatable {
         /// Assigned by the store.
         public var id: Int64?
+        /// When the round started (sample time, ns).
         public var startedAt: Nanoseconds
+        /// When it ended (sample time, ns).
         public var endedAt: Nanoseconds
+        /// Correct answers.
         public var score: Int
+        /// The deck's name.
         public var deck: String?
+        /// Every prompt shown, in order.
         public var prompts: [PromptRecord]
         /// The game's round id.
         public var gameRound: Int?
         /// The game's `result` object as JSON text.
         public var resultJSON: String?
+        /// A round to save (`id` nil) or one read back.
         public init(id: Int64? = nil, startedAt: Nanoseconds, endedAt: Nanoseconds, score: Int, deck: String?,
                     prompts: [PromptRecord], gameRound: Int? = nil, resultJSON: String? = nil) {
             self.id = id; self.startedAt = startedAt; self.endedAt = endedAt; self.score = score
@@ -201,10 +211,15 @@ public final class Store: Sendable {
 
     /// One visit to a fence.
     public struct VisitRecord: Sendable, Equatable {
+        /// The fence's key ("place:…" or "geofence:…").
         public var fenceKey: String
+        /// The fence's name.
         public var name: String
+        /// When the wearer entered (fix time, ns).
         public var enteredAt: Nanoseconds
+        /// When the dwell time was reached, if it was.
         public var dwelledAt: Nanoseconds?
+        /// When the wearer left, if they did.
         public var exitedAt: Nanoseconds?
     }
 
@@ -234,128 +249,6 @@ public final class Store: Sendable {
                             dwelledAt: $0["dwelled_ns"], exitedAt: $0["exited_ns"])
             }
         }
-    }
-
-    // MARK: Credits
-
-    /// Result of adding an earned credit.
-    public enum EarnOutcome: Sendable, Equatable {
-        case added(balance: Int)
-        /// This request id was already in the ledger: nothing changed.
-        case alreadyApplied(balance: Int)
-    }
-
-    /// Result of a redeem request.
-    public enum RedeemOutcome: Sendable, Equatable {
-        case redeemed(balance: Int)
-        /// This request id was already redeemed: nothing changed (the reply repeats success).
-        case alreadyApplied(balance: Int)
-        /// Not enough credits: nothing changed.
-        case insufficient(balance: Int, needed: Int)
-    }
-
-    private static func balance(_ db: Database) throws -> Int {
-        try Int.fetchOne(db, sql: "SELECT balance FROM credit_balance WHERE id = 1") ?? 0
-    }
-
-    /// Adds an earned credit, once per request id.
-    @discardableResult
-    public func addCredit(_ g: CreditPolicy.Grant) throws -> EarnOutcome {
-        guard g.amount > 0 else { throw Failure.invalidAmount(g.amount) }
-        return try pool.write { db in
-            if let kind = try String.fetchOne(db, sql: "SELECT kind FROM credit_ledger WHERE request_id = ?", arguments: [g.requestId]) {
-                guard kind == "earn" else { throw Failure.requestIdReused(g.requestId) }
-                return .alreadyApplied(balance: try Self.balance(db))
-            }
-            try db.execute(sql: "INSERT INTO credit_ledger (request_id, kind, amount, t_ns, fence_key, name) VALUES (?, 'earn', ?, ?, ?, ?)",
-                           arguments: [g.requestId, g.amount, g.t, g.fenceKey, g.name])
-            return .added(balance: try Self.balance(db))
-        }
-    }
-
-    /// Spends `amount` credits atomically: all or nothing, never below zero, once per request id
-    /// (concurrent requests are serialised by SQLite's write lock).
-    public func redeem(requestId: String, amount: Int = 10, t: Nanoseconds) throws -> RedeemOutcome {
-        guard amount > 0 else { throw Failure.invalidAmount(amount) }
-        return try pool.write { db in
-            if let kind = try String.fetchOne(db, sql: "SELECT kind FROM credit_ledger WHERE request_id = ?", arguments: [requestId]) {
-                guard kind == "redeem" else { throw Failure.requestIdReused(requestId) }
-                return .alreadyApplied(balance: try Self.balance(db))
-            }
-            let balance = try Self.balance(db)
-            guard balance >= amount else { return .insufficient(balance: balance, needed: amount) }
-            try db.execute(sql: "INSERT INTO credit_ledger (request_id, kind, amount, t_ns) VALUES (?, 'redeem', ?, ?)",
-                           arguments: [requestId, -amount, t])
-            return .redeemed(balance: try Self.balance(db))
-        }
-    }
-
-    /// The current balance.
-    public func creditBalance() throws -> Int { try pool.read { try Self.balance($0) } }
-
-    /// Credits earned per place, most first (for the `credits` command).
-    public func creditsByPlace() throws -> [(fenceKey: String, name: String, count: Int)] {
-        try pool.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT fence_key, MAX(name) AS name, SUM(amount) AS n FROM credit_ledger
-                WHERE kind = 'earn' GROUP BY fence_key ORDER BY n DESC, fence_key
-                """).map { (fenceKey: $0["fence_key"], name: $0["name"], count: $0["n"]) }
-        }
-    }
-
-    /// The time of the latest credit per fence, to seed `CreditPolicy` at start.
-    public func lastCreditTimes() throws -> [String: Nanoseconds] {
-        try pool.read { db in
-            var out: [String: Nanoseconds] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT fence_key, MAX(t_ns) AS t FROM credit_ledger WHERE kind = 'earn' GROUP BY fence_key") {
-                out[row["fence_key"]] = row["t"]
-            }
-            return out
-        }
-    }
-
-    /// Every request id in the ledger, in order (for audits and tests).
-    public func ledgerRequestIds() throws -> [String] {
-        try pool.read { try String.fetchAll($0, sql: "SELECT request_id FROM credit_ledger ORDER BY id") }
-    }
-
-    // MARK: Quests
-
-    /// Saved quest state for one grid size, to seed `QuestGrid`.
-    public func questCells(cellSize: Double) throws -> [Int64: QuestGrid.CellState] {
-        try pool.read { db in
-            var out: [Int64: QuestGrid.CellState] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT cell_id, visits, xp, cooldown_until_ns FROM quest_cells WHERE cell_size_m = ?",
-                                        arguments: [cellSize]) {
-                out[row["cell_id"]] = QuestGrid.CellState(visits: row["visits"], cooldownUntil: row["cooldown_until_ns"], xp: row["xp"])
-            }
-            return out
-        }
-    }
-
-    /// Records a completed quest (once per request id when one is given). Returns false when the
-    /// request id was already recorded.
-    @discardableResult
-    public func recordQuest(_ c: QuestGrid.Completion, requestId: String? = nil) throws -> Bool {
-        try pool.write { db in
-            if let requestId, try Bool.fetchOne(db, sql: "SELECT 1 FROM quest_completions WHERE request_id = ?", arguments: [requestId]) != nil {
-                return false
-            }
-            try db.execute(sql: "INSERT INTO quest_completions (request_id, cell_size_m, cell_id, t_ns, xp) VALUES (?, ?, ?, ?, ?)",
-                           arguments: [requestId, c.cellSize, c.cell.id, c.t, c.xp])
-            try db.execute(sql: """
-                INSERT INTO quest_cells (cell_size_m, cell_id, visits, xp, cooldown_until_ns, last_ns) VALUES (?, ?, 1, ?, ?, ?)
-                ON CONFLICT (cell_size_m, cell_id) DO UPDATE SET
-                    visits = visits + 1, xp = xp + excluded.xp,
-                    cooldown_until_ns = excluded.cooldown_until_ns, last_ns = excluded.last_ns
-                """, arguments: [c.cellSize, c.cell.id, c.xp, c.cooldownUntil, c.t])
-            return true
-        }
-    }
-
-    /// Experience from all quests.
-    public func totalXP() throws -> Int {
-        try pool.read { try Int.fetchOne($0, sql: "SELECT COALESCE(SUM(xp), 0) FROM quest_completions") ?? 0 }
     }
 
     // MARK: Health

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import Synchronization
 import TiltCore
 
 /// Runs store operations on one serial queue, off the event loop, and hands results back to
@@ -9,21 +10,27 @@ import TiltCore
 /// The store is opened lazily and reopened after a failure, so a state directory that is
 /// missing or full at start does not stop the daemon: the failing operation gets an error
 /// (and clients a `status` event), and the next one tries again.
-public final class StoreWorker: @unchecked Sendable {
+public final class StoreWorker: Sendable {
     let path: String?
     let logger: Logger
     private let queue = DispatchQueue(label: "tiltd.store")
-    /// Touched only on `queue`.
-    private var store: Store?
+    /// The open store. Used only on `queue`, so the lock is never contended; it lets the
+    /// compiler check that.
+    private let store = Mutex<Store?>(nil)
 
     /// What the engine starts from.
     public struct Seeds: Sendable {
+        /// The highest round number stored (round ids go on from it).
         public var lastRound: Int?
+        /// The last credit time per fence key (cooldowns survive a restart).
         public var lastCredits: [String: Nanoseconds] = [:]
+        /// Every quest cell's completions and cooldown, for the configured cell size.
         public var questCells: [Int64: QuestGrid.CellState] = [:]
     }
 
+    /// The store cannot be used (none configured).
     public struct Unavailable: Error, CustomStringConvertible {
+        /// Why.
         public var description: String
     }
 
@@ -33,11 +40,13 @@ public final class StoreWorker: @unchecked Sendable {
     }
 
     private func open() throws -> Store {
-        if let store { return store }
-        guard let path else { throw Unavailable(description: "no store configured") }
-        let s = try Store(path: path)
-        store = s
-        return s
+        try store.withLock { store in
+            if let store { return store }
+            guard let path else { throw Unavailable(description: "no store configured") }
+            let s = try Store(path: path)
+            store = s
+            return s
+        }
     }
 
     /// Runs `body` on the store's queue and `then` on `loop` with the outcome. Call on `loop`:

@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import Foundation
+import TiltSensors
 
 /// One state change the daemon reports to the service manager.
 ///
@@ -152,9 +153,7 @@ public struct SystemdNotifier: Sendable {
 
     /// The current `CLOCK_MONOTONIC` time in microseconds, the clock `MONOTONIC_USEC=` is read against.
     public static func monotonicMicroseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1_000
+        MonotonicClock.nanoseconds() / 1000
     }
 
     private static func send(_ payload: [UInt8], to address: NotifySocketAddress) throws(NotifyError) {
@@ -207,34 +206,5 @@ public enum SystemdWatchdog {
             guard let ownerPID = pid_t(owner), ownerPID == pid else { return nil }
         }
         return .microseconds(Int64(clamping: usec))
-    }
-}
-
-/// Decides when the sampling path sends the next `WATCHDOG=1`.
-///
-/// Pinging on every sample (60 Hz) would flood the service manager; pinging from a timer would keep a
-/// stalled sampler alive. So the sampler asks this pacer on each sample, with the monotonic time, and pings
-/// only when half the watchdog interval has passed since the last ping — the margin sd_watchdog_enabled(3)
-/// recommends. Pure value: the caller supplies the clock, which keeps it testable.
-public struct WatchdogPacer: Sendable, Equatable {
-    /// The time between pings in nanoseconds (half the watchdog interval).
-    public let pingIntervalNanoseconds: UInt64
-    /// Monotonic time of the last ping, `nil` before the first one.
-    public private(set) var lastPingNanoseconds: UInt64?
-
-    /// A pacer for a watchdog interval as returned by ``SystemdWatchdog/interval(environment:pid:)``.
-    public init(watchdogInterval: Duration) {
-        let (seconds, attoseconds) = watchdogInterval.components
-        let nanoseconds = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds)) / 1_000_000_000
-        self.pingIntervalNanoseconds = max(1, nanoseconds / 2)
-    }
-
-    /// Returns whether to ping now, and if so records `now` as the time of that ping.
-    public mutating func shouldPing(nowNanoseconds now: UInt64) -> Bool {
-        if let last = lastPingNanoseconds, now >= last, now - last < pingIntervalNanoseconds {
-            return false
-        }
-        lastPingNanoseconds = now
-        return true
     }
 }

@@ -1,5 +1,6 @@
 import XCTest
-@testable import TiltCore
+@testable import TiltSensors
+import TiltCore
 
 final class PlacesGPXTests: XCTestCase {
     func testParsesTrackPointsWithTimeEleHdopAndExtensions() throws {

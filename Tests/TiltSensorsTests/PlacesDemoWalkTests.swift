@@ -1,11 +1,13 @@
 import XCTest
-@testable import TiltCore
+@testable import TiltSensors
+import TiltCore
+import TestSupport
 
 /// Replays the bundled demo walk (config/demo/walk.gpx) through the place pipeline, as the
 /// daemon's GPX replay does, and checks the events the demo promises.
 final class PlacesDemoWalkTests: XCTestCase {
     func load() throws -> (places: [Place], fixes: [Fix]) {
-        let root = placesRepoRoot()
+        let root = URL(fileURLWithPath: repositoryRoot)
         let places = try PlacesFile.parse(Array(try Data(contentsOf: root.appendingPathComponent("config/demo/places.geojson")))).places
         let fixes = try GPX.parseFixes(Array(try Data(contentsOf: root.appendingPathComponent("config/demo/walk.gpx"))))
         return (places, fixes)

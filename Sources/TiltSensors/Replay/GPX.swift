@@ -1,3 +1,5 @@
+import TiltCore
+
 /// Reads the track points of a GPX 1.1 (or 1.0) file as fixes.
 ///
 /// Used: every `trkpt` in document order (all tracks and segments), its `lat`/`lon` attributes,
@@ -8,14 +10,18 @@
 /// TrackPointExtension) elements named `speed` (m/s) and `course` (degrees). Waypoints and routes
 /// are ignored. Malformed input is an error naming the line; the file itself is never touched.
 ///
-/// The XML reader is a small one of our own (no libxml2 in the pure core): elements, attributes,
+/// A file format, so it lives with the other readers (recordings, datasets) rather than in the
+/// pure core. The XML reader is a small one of our own (no C XML library for one format): elements, attributes,
 /// text, entities, CDATA, comments and processing instructions — enough for any GPX; it does not
 /// validate against the schema or expand DTD entities.
 public enum GPX {
     /// Why a GPX file could not be read, with the 1-based line.
     public struct Error: Swift.Error, Equatable, CustomStringConvertible {
+        /// What is wrong.
         public var message: String
+        /// The 1-based line.
         public var line: Int
+        /// "GPX line N: message".
         public var description: String { "GPX line \(line): \(message)" }
     }
 

@@ -1,0 +1,135 @@
+import ArgumentParser
+import Foundation
+import Logging
+import TiltCore
+import TiltSensors
+import TiltService
+
+/// Options every calibration step takes.
+struct CalibrationOptions: ParsableArguments {
+    @OptionGroup var options: ConfigOptions
+
+    @Option(help: "Use a recording (tiltd's CSV format, raw samples) instead of the live IMU.")
+    var replay: String?
+
+    @Flag(help: "Print the result without writing the calibration file.")
+    var dryRun = false
+}
+
+/// What every step needs: the loaded config, where to write, and a way to stream samples.
+struct CalibrationSession {
+    let config: Configuration
+    let file: String
+    let replay: String?
+    let dryRun: Bool
+    let interactive: Bool
+    let logger: Logger
+
+    init(_ o: CalibrationOptions) throws {
+        config = try o.options.load()
+        guard let f = config.calibrationFile else { throw ValidationFailure(message: "tiltd calibrate: the config names no calibration file") }
+        // The calibration file is rewritten whole; refuse to aim that at the user's main config.
+        let real = { (p: String) in URL(fileURLWithPath: p).resolvingSymlinksInPath().standardizedFileURL.path }
+        if real(f) == real(o.options.config) {
+            throw ValidationFailure(message: "tiltd calibrate: [calibration] file points at the main config \(o.options.config); name a separate file")
+        }
+        file = f
+        replay = o.replay
+        dryRun = o.dryRun
+        interactive = o.replay == nil && isatty(STDOUT_FILENO) != 0
+        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+        logger = makeLogger("tiltd", level: config.logLevel)
+    }
+
+    var isLive: Bool { replay == nil }
+    var sourceName: String { replay.map { "recording \(($0 as NSString).lastPathComponent)" } ?? "live IMU" }
+
+    /// Streams raw samples to `handle` until it returns true or the source ends.
+    /// Returns false when the source ended (a recording ran out).
+    func stream(_ handle: @escaping (IMUSample) -> Bool) throws -> Bool {
+        let source: any SampleSource
+        if let replay {
+            guard FileManager.default.fileExists(atPath: replay) else { throw ValidationFailure(message: "tiltd calibrate: \(replay): no such file") }
+            source = ReplaySource(path: replay, speed: nil)
+        } else {
+            source = try DeviceSourceFactory.make(config.imu, logger: logger)
+        }
+        let loop = SampleLoop(handle: handle)
+        do {
+            try source.run(stop: loop.stop) { loop.receive($0) }
+        } catch {
+            throw ValidationFailure(message: "tiltd calibrate: \(error)")
+        }
+        if let failure = loop.failure { throw ValidationFailure(message: "tiltd calibrate: \(failure)") }
+        return loop.finishedByHandler
+    }
+
+    /// Applies `change` to the calibration file (unless --dry-run) and says so.
+    func save(_ keys: String, note: String, _ change: @escaping (inout CalibrationFile.Contents) -> Void) throws {
+        if dryRun { print("dry run: \(keys) not written (would go to \(file))"); return }
+        let stamp = ISO8601DateFormatter().string(from: Date())
+        do {
+            try CalibrationFile.update(path: file, note: "\(keys) by `tiltd calibrate` at \(stamp) from the \(sourceName); \(note)", change)
+        } catch {
+            throw ValidationFailure(message: "tiltd calibrate: cannot write \(file): \(error)")
+        }
+        print("wrote \(keys) to \(file)")
+    }
+
+    /// A line that replaces itself on a terminal and is printed only on change otherwise.
+    func status(_ line: String, last: inout String) {
+        guard line != last else { return }
+        last = line
+        if interactive {
+            // Unbuffered write: print() may hold a line without a newline back.
+            FileHandle.standardOutput.write(Data(("\r\u{1B}[K" + line).utf8))
+        }
+    }
+
+    func endStatus(_ last: inout String) {
+        if interactive && !last.isEmpty { print("") }
+        last = ""
+    }
+}
+
+/// Drives a blocking source with a per-sample handler.
+///
+/// `@unchecked`: no lock, and none needed — `stream` runs the source inline, so every callback
+/// comes on the calling thread; the callback type is `@Sendable` only because the daemon's
+/// sources call from threads of their own. The handlers are closures over the calibration's
+/// mutable state, which a lock could not hand back to the caller afterwards.
+final class SampleLoop: @unchecked Sendable {
+    let stop = StopSignal()
+    let handle: (IMUSample) -> Bool
+    var finishedByHandler = false
+    var failure: String?
+    var sawSample = false
+
+    init(handle: @escaping (IMUSample) -> Bool) { self.handle = handle }
+
+    func receive(_ output: SourceOutput) {
+        if stop.isStopped { return }
+        switch output {
+        case .sample(let s):
+            sawSample = true
+            if handle(s) { finishedByHandler = true; stop.stop() }
+        case .status(let st):
+            // A device that cannot be opened would retry forever: say why and end. Once samples
+            // flowed, a lost device is retried by the source and the calibration carries on.
+            if st.state == .retrying {
+                if sawSample {
+                    FileHandle.standardError.write(Data("\n\(st.source): \(st.message); retrying in \(st.retryIn ?? 0) s\n".utf8))
+                } else {
+                    failure = "\(st.source): \(st.message)"
+                    stop.stop()
+                }
+            }
+        }
+    }
+}
+
+func vec(_ v: Vector3, _ digits: Int = 6) -> String {
+    "[" + v.array.map { String(format: "%.\(digits)f", $0) }.joined(separator: ", ") + "]"
+}
+
+// MARK: - gyro
