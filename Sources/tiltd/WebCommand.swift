@@ -25,8 +25,11 @@ struct Web: AsyncParsableCommand {
         var config = try options.load()
         if let listen {
             let parts = listen.split(separator: ":", omittingEmptySubsequences: false)
-            guard parts.count >= 2, let port = UInt16(parts.last!) else { throw ValidationFailure(message: "tiltd web: --listen expects HOST:PORT, got \"\(listen)\"") }
-            config.web.host = parts.dropLast().joined(separator: ":").trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            guard parts.count >= 2, let port = UInt16(parts.last!) else {
+                throw ValidationFailure(message: "tiltd web: --listen expects HOST:PORT, got \"\(listen)\"")
+            }
+            config.web.host = parts.dropLast().joined(separator: ":").trimmingCharacters(
+                in: CharacterSet(charactersIn: "[]"))
             config.web.port = port
         }
         let level = Logger.Level(rawValue: config.logLevel) ?? .info
@@ -39,18 +42,23 @@ struct Web: AsyncParsableCommand {
         do {
             made = try server.makeServices { port in
                 // On stdout for a person at a terminal (and tests); STATUS= for `systemctl status`.
-                FileHandle.standardOutput.write(Data("tiltd web: listening on http://\(host):\(port)/ — pairing code \(code)\n".utf8))
-                logger.notice("listening on \(host):\(port); pairing code \(code)\(fixed ? " (from [web] pairing_code)" : "")")
+                FileHandle.standardOutput.write(
+                    Data("tiltd web: listening on http://\(host):\(port)/ — pairing code \(code)\n".utf8))
+                logger.notice(
+                    "listening on \(host):\(port); pairing code \(code)\(fixed ? " (from [web] pairing_code)" : "")")
                 try? notifier.ready(status: "pairing code \(code); listening on \(host):\(port)")
             }
         } catch let e as ConfigError {
             throw ValidationFailure(message: "tiltd web: \(e)")
         }
         let status = StatusLine(notifier: notifier, code: code, link: made.link, hub: made.hub)
-        let group = ServiceGroup(configuration: .init(
-            services: made.services.map { .init(service: $0) } + [.init(service: status, successTerminationBehavior: .ignore)],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger))
+        let group = ServiceGroup(
+            configuration: .init(
+                services: made.services.map { .init(service: $0) } + [
+                    .init(service: status, successTerminationBehavior: .ignore)
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger))
         do {
             try await group.run()
         } catch {

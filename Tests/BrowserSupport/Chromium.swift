@@ -16,23 +16,31 @@ public final class Chromium: @unchecked Sendable {
     /// The browser binary: $CHROMIUM, else Debian's.
     public static var binary: String? {
         let env = ProcessInfo.processInfo.environment["CHROMIUM"]
-        return [env, "/usr/bin/chromium", "/usr/bin/chromium-browser"].compactMap { $0 }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        return [env, "/usr/bin/chromium", "/usr/bin/chromium-browser"].compactMap { $0 }.first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
     }
 
     /// Starts Chromium and waits (up to `timeout`) until its DevTools endpoint is up.
     public init(timeout: Double = 60, logPath: String? = nil) throws {
-        guard let bin = Self.binary else { throw Failure("chromium is not installed (apt-get install chromium, see scripts/install-deps)") }
+        guard let bin = Self.binary else {
+            throw Failure("chromium is not installed (apt-get install chromium, see scripts/install-deps)")
+        }
         userDataDir = "/tmp/tiltd-chromium-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: userDataDir, withIntermediateDirectories: true)
         process.executableURL = URL(fileURLWithPath: bin)
-        var args = ["--headless=new", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--no-default-browser-check",
-                    "--disable-background-networking", "--disable-extensions", "--disable-component-update",
-                    "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
-                    // The DevTools client here is not a web page; Chromium checks Origin otherwise.
-                    "--remote-allow-origins=*", "--user-data-dir=\(userDataDir)",
-                    // Pages in background tabs must keep drawing: the test watches several at once.
-                    "--disable-background-timer-throttling", "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows",
-                    "--window-size=1280,900", "about:blank"]
+        var args = [
+            "--headless=new", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-background-networking", "--disable-extensions", "--disable-component-update",
+            "--remote-debugging-port=0", "--remote-debugging-address=127.0.0.1",
+            // The DevTools client here is not a web page; Chromium checks Origin otherwise.
+            "--remote-allow-origins=*", "--user-data-dir=\(userDataDir)",
+            // Pages in background tabs must keep drawing: the test watches several at once.
+            "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
+            "--disable-backgrounding-occluded-windows",
+            "--window-size=1280,900", "about:blank",
+        ]
         // Chromium's sandbox refuses to run as root; the tests run as root in the fake-hardware namespace.
         if getuid() == 0 { args.insert("--no-sandbox", at: 0) }
         process.arguments = args
@@ -47,12 +55,18 @@ public final class Chromium: @unchecked Sendable {
         while true {
             if let text = try? String(contentsOfFile: portFile, encoding: .utf8) {
                 let lines = text.split(separator: "\n")
-                if lines.count >= 2, let port = Int(lines[0]) { browserURL = "ws://127.0.0.1:\(port)\(lines[1])"; break }
+                if lines.count >= 2, let port = Int(lines[0]) {
+                    browserURL = "ws://127.0.0.1:\(port)\(lines[1])"; break
+                }
             }
             if !process.isRunning {
-                throw Failure("chromium exited with status \(process.terminationStatus): \((try? String(contentsOfFile: log, encoding: .utf8))?.suffix(2000) ?? "")")
+                throw Failure(
+                    "chromium exited with status \(process.terminationStatus): \((try? String(contentsOfFile: log, encoding: .utf8))?.suffix(2000) ?? "")"
+                )
             }
-            if Date() > deadline { process.terminate(); throw Failure("chromium did not open its DevTools port within \(timeout) s") }
+            if Date() > deadline {
+                process.terminate(); throw Failure("chromium did not open its DevTools port within \(timeout) s")
+            }
             usleep(50_000)
         }
     }

@@ -30,8 +30,12 @@ public final class DevTools: Sendable {
             d.state.withLockedValue { $0.ready = c }
             Task {
                 do {
-                    try await WebSocketClient.connect(url: url, configuration: .init(maxFrameSize: 1 << 26), logger: Logger(label: "devtools")) { inbound, outbound, _ in
-                        d.state.withLockedValue { s in s.outbound = outbound; s.ready?.resume(); s.ready = nil }
+                    try await WebSocketClient.connect(
+                        url: url, configuration: .init(maxFrameSize: 1 << 26), logger: Logger(label: "devtools")
+                    ) { inbound, outbound, _ in
+                        d.state.withLockedValue { s in
+                            s.outbound = outbound; s.ready?.resume(); s.ready = nil
+                        }
                         for try await message in inbound.messages(maxSize: 1 << 26) {
                             if case .text(let text) = message { d.receive(text) }
                         }
@@ -49,14 +53,17 @@ public final class DevTools: Sendable {
         guard let v = try? JSONParser.parse(text), let id = v["id"]?.intValue else { return }
         let waiter = state.withLockedValue { $0.pending.removeValue(forKey: Int(id)) }
         if let err = v["error"] {
-            waiter?.resume(throwing: ProtocolError(description: "\(err["message"]?.stringValue ?? "error") (\(err["code"]?.intValue ?? 0))"))
+            waiter?.resume(
+                throwing: ProtocolError(
+                    description: "\(err["message"]?.stringValue ?? "error") (\(err["code"]?.intValue ?? 0))"))
         } else {
             waiter?.resume(returning: v["result"] ?? .null)
         }
     }
 
     private func finish(_ error: any Error) {
-        let (ready, waiters) = state.withLockedValue { s -> (CheckedContinuation<Void, any Error>?, [CheckedContinuation<JSONValue, any Error>]) in
+        let (ready, waiters) = state.withLockedValue {
+            s -> (CheckedContinuation<Void, any Error>?, [CheckedContinuation<JSONValue, any Error>]) in
             s.closed = true
             defer { s.ready = nil; s.pending = [:] }
             return (s.ready, Array(s.pending.values))
@@ -67,14 +74,18 @@ public final class DevTools: Sendable {
 
     /// Sends `method` with `params` (in `session` when given) and returns its `result`.
     @discardableResult
-    public func call(_ method: String, _ params: JSONObject = JSONObject(), session: String? = nil) async throws -> JSONValue {
+    public func call(
+        _ method: String, _ params: JSONObject = JSONObject(), session: String? = nil
+    ) async throws -> JSONValue {
         try await withCheckedThrowingContinuation { (c: CheckedContinuation<JSONValue, any Error>) in
             let (id, out, closed) = state.withLockedValue { s -> (Int, WebSocketOutboundWriter?, Bool) in
                 defer { s.nextID += 1 }
                 if !s.closed { s.pending[s.nextID] = c }
                 return (s.nextID, s.outbound, s.closed)
             }
-            guard !closed, let out else { c.resume(throwing: ProtocolError(description: "the DevTools connection is closed")); return }
+            guard !closed, let out else {
+                c.resume(throwing: ProtocolError(description: "the DevTools connection is closed")); return
+            }
             var msg: JSONObject = ["id": .int(Int64(id)), "method": .string(method), "params": .object(params)]
             if let session { msg["sessionId"] = .string(session) }
             var w = JSONWriter()
@@ -90,7 +101,9 @@ public final class DevTools: Sendable {
 
     /// Opens `url` in a new page of `width`×`height` CSS pixels (`mobile`: a phone's viewport
     /// and touch) and returns it.
-    public func openPage(_ url: String, width: Int = 1280, height: Int = 900, mobile: Bool = false, scale: Double = 1) async throws -> Page {
+    public func openPage(
+        _ url: String, width: Int = 1280, height: Int = 900, mobile: Bool = false, scale: Double = 1
+    ) async throws -> Page {
         // Each page in its own window: a background tab gets no animation frames.
         let target = try await call("Target.createTarget", ["url": "about:blank", "newWindow": true])
         guard let targetID = target["targetId"]?.stringValue else { throw ProtocolError(description: "no targetId") }
@@ -117,15 +130,21 @@ public struct Page: Sendable {
     }
 
     public func setViewport(width: Int, height: Int, mobile: Bool, scale: Double = 1) async throws {
-        try await devTools.call("Emulation.setDeviceMetricsOverride", ["width": .int(Int64(width)), "height": .int(Int64(height)),
-                                                                       "deviceScaleFactor": .number(scale), "mobile": .bool(mobile)], session: session)
+        try await devTools.call(
+            "Emulation.setDeviceMetricsOverride",
+            [
+                "width": .int(Int64(width)), "height": .int(Int64(height)),
+                "deviceScaleFactor": .number(scale), "mobile": .bool(mobile),
+            ], session: session)
         try await devTools.call("Emulation.setTouchEmulationEnabled", ["enabled": .bool(mobile)], session: session)
     }
 
     /// Evaluates `expression` in the page (awaiting a promise) and returns its value as JSON.
     @discardableResult
     public func evaluate(_ expression: String) async throws -> JSONValue {
-        let r = try await devTools.call("Runtime.evaluate", ["expression": .string(expression), "awaitPromise": true, "returnByValue": true], session: session)
+        let r = try await devTools.call(
+            "Runtime.evaluate", ["expression": .string(expression), "awaitPromise": true, "returnByValue": true],
+            session: session)
         if let ex = r["exceptionDetails"] {
             let text = ex["exception"]?["description"]?.stringValue ?? ex["text"]?.stringValue ?? "exception"
             throw DevTools.ProtocolError(description: "\(text) in: \(expression.prefix(200))")
@@ -137,7 +156,8 @@ public struct Page: Sendable {
     /// Checked every 10 ms by the page itself, so no round trip per check.
     @discardableResult
     public func waitFor(_ condition: String, timeout: Double = 10) async throws -> JSONValue {
-        try await evaluate("""
+        try await evaluate(
+            """
             new Promise((resolve, reject) => {
               const t0 = performance.now();
               (function check() {
@@ -153,7 +173,9 @@ public struct Page: Sendable {
     /// Saves a PNG of the viewport to `path`.
     public func screenshot(to path: String) async throws {
         let r = try await devTools.call("Page.captureScreenshot", ["format": "png"], session: session)
-        guard let b64 = r["data"]?.stringValue, let data = Data(base64Encoded: b64) else { throw DevTools.ProtocolError(description: "no screenshot data") }
+        guard let b64 = r["data"]?.stringValue, let data = Data(base64Encoded: b64) else {
+            throw DevTools.ProtocolError(description: "no screenshot data")
+        }
         try data.write(to: URL(fileURLWithPath: path))
     }
 

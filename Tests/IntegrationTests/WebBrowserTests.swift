@@ -49,14 +49,17 @@ final class WebBrowserTests: XCTestCase {
         // A wrong code is refused; the right one pairs (HttpOnly cookie) and shows the buttons.
         let wrong = try await game.evaluate("socket.pair('000-000').then(() => 'paired', (e) => e.message)")
         XCTAssertTrue(wrong.stringValue?.contains("wrong pairing code") == true, "\(wrong)")
-        try await game.evaluate("document.getElementById('pair-code').value = '\(WebRig.pairingCode)'; document.getElementById('pair-form').requestSubmit(); true")
+        try await game.evaluate(
+            "document.getElementById('pair-code').value = '\(WebRig.pairingCode)'; document.getElementById('pair-form').requestSubmit(); true"
+        )
         try await game.waitFor("!document.getElementById('commands').hidden && socket.paired", timeout: 10)
         let cookie = try await game.evaluate("document.cookie")
         XCTAssertEqual(cookie, .string(""), "the session cookie must be HttpOnly")
 
         // Start a 20 s round from the page, as a player would.
         _ = try watcher.request(#"{"cmd":"watch","id":2,"classes":["game"],"attitude_hz":0}"#, id: 2)
-        try await game.evaluate("""
+        try await game.evaluate(
+            """
             const sel = document.getElementById('round-choice'); const o = document.createElement('option');
             o.value = o.textContent = '20'; sel.appendChild(o); sel.value = '20';
             document.getElementById('start').click(); true
@@ -78,11 +81,14 @@ final class WebBrowserTests: XCTestCase {
                     let prompt = line["prompt"]?.stringValue ?? ""
                     XCTAssertEqual(entry["prompt"]?.stringValue, prompt, "the prompt on screen")
                     promptLatencies.append(painted - seen)
-                    XCTAssertLessThan(painted - seen, 1000, "prompt \"\(prompt)\" painted \(painted - seen) ms after its game line")
+                    XCTAssertLessThan(
+                        painted - seen, 1000, "prompt \"\(prompt)\" painted \(painted - seen) ms after its game line")
                     if shots == 0 {
                         try await game.screenshot(to: "\(screenshotDir)/game-portrait.png")
                         try await game.setViewport(width: 860, height: 412, mobile: true)
-                        try await game.waitFor("document.getElementById('prompt').scrollWidth <= document.getElementById('stage').clientWidth", timeout: 3)
+                        try await game.waitFor(
+                            "document.getElementById('prompt').scrollWidth <= document.getElementById('stage').clientWidth",
+                            timeout: 3)
                         try await game.screenshot(to: "\(screenshotDir)/game-landscape.png")
                         try await game.setViewport(width: 412, height: 860, mobile: true)
                         shots += 1
@@ -99,14 +105,20 @@ final class WebBrowserTests: XCTestCase {
         }
         XCTAssertFalse(promptLatencies.isEmpty, "no prompt in the round")
         XCTAssertTrue(sawScoreChange, "no correct decision in a 20 s round of nods: \(decisions)")
-        print("web browser test: prompt latency (painted − test client saw the line), ms: \(promptLatencies.map { String(format: "%.1f", $0) })")
+        print(
+            "web browser test: prompt latency (painted − test client saw the line), ms: \(promptLatencies.map { String(format: "%.1f", $0) })"
+        )
 
         // The summary lists the round: every answered prompt under its column.
         try await game.waitFor("!document.getElementById('summary').hidden", timeout: 5)
-        let correctList = try await game.evaluate("[...document.querySelectorAll('#summary-correct li')].map((li) => li.textContent)")
-        let skippedList = try await game.evaluate("[...document.querySelectorAll('#summary-skipped li')].map((li) => li.textContent)")
-        XCTAssertEqual(correctList.arrayValue?.compactMap(\.stringValue), decisions.filter { $0.kind == "correct" }.map(\.prompt))
-        XCTAssertEqual(skippedList.arrayValue?.compactMap(\.stringValue), decisions.filter { $0.kind == "skip" }.map(\.prompt))
+        let correctList = try await game.evaluate(
+            "[...document.querySelectorAll('#summary-correct li')].map((li) => li.textContent)")
+        let skippedList = try await game.evaluate(
+            "[...document.querySelectorAll('#summary-skipped li')].map((li) => li.textContent)")
+        XCTAssertEqual(
+            correctList.arrayValue?.compactMap(\.stringValue), decisions.filter { $0.kind == "correct" }.map(\.prompt))
+        XCTAssertEqual(
+            skippedList.arrayValue?.compactMap(\.stringValue), decisions.filter { $0.kind == "skip" }.map(\.prompt))
         try await game.screenshot(to: "\(screenshotDir)/game-summary.png")
 
         // The live view drew attitude all along, and the round's decisions on its plot.
@@ -114,7 +126,9 @@ final class WebBrowserTests: XCTestCase {
         XCTAssertGreaterThan(attitudes.intValue ?? 0, 100, "attitude lines painted on the live view")
         try await live.waitFor("decisions.length === \(decisions.count)", timeout: 5)
         // The map around the fix: the walk's places (names with distances) and the quest cells.
-        try await live.waitFor("document.querySelectorAll('#map text').length > 3 && document.querySelectorAll('#map rect').length > 4", timeout: 10)
+        try await live.waitFor(
+            "document.querySelectorAll('#map text').length > 3 && document.querySelectorAll('#map rect').length > 4",
+            timeout: 10)
         try await live.screenshot(to: "\(screenshotDir)/live.png")
 
         // The daemon dies: the page says so, then recovers when it is back.
@@ -124,7 +138,8 @@ final class WebBrowserTests: XCTestCase {
         try rig.startDaemon()
         try await game.waitFor("document.getElementById('banner').textContent === 'connected'", timeout: 20)
         // The new daemon's hello reached the page: its state is idle again, buttons still there.
-        try await game.waitFor("model.state && model.state.state === 'idle' && !document.getElementById('commands').hidden", timeout: 10)
+        try await game.waitFor(
+            "model.state && model.state.state === 'idle' && !document.getElementById('commands').hidden", timeout: 10)
         print("screenshots in \(screenshotDir)")
     }
 }

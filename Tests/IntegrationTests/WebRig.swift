@@ -54,7 +54,9 @@ final class WebRig: @unchecked Sendable {
         let text = try String(contentsOfFile: "\(repositoryRoot)/config/demo/head.csv", encoding: .utf8)
         var header: [String] = [], rows: [(Int64, Substring)] = []
         for line in text.split(separator: "\n") {
-            guard let comma = line.firstIndex(of: ","), let t = Int64(line[..<comma]) else { header.append(String(line)); continue }
+            guard let comma = line.firstIndex(of: ","), let t = Int64(line[..<comma]) else {
+                header.append(String(line)); continue
+            }
             rows.append((t, line[comma...]))
         }
         guard let t0 = rows.first?.0 else { throw LineClient.Failure(description: "head.csv has no samples") }
@@ -67,8 +69,11 @@ final class WebRig: @unchecked Sendable {
 
     func startDaemon() throws {
         // The demo's GPX walk too, so the live view has a fix, places and quest cells to draw.
-        daemon = try DaemonProcess(["run", "--config", "\(dir)/tiltd.toml", "--replay", recording,
-                                    "--gpx", "\(repositoryRoot)/config/demo/walk.gpx", "--gpx-speed", "1"], logPath: "\(dir)/daemon.log")
+        daemon = try DaemonProcess(
+            [
+                "run", "--config", "\(dir)/tiltd.toml", "--replay", recording,
+                "--gpx", "\(repositoryRoot)/config/demo/walk.gpx", "--gpx-speed", "1",
+            ], logPath: "\(dir)/daemon.log")
         // Wait for the socket and for samples (a round's clock is sample time), not a fixed time.
         let c = try LineClient(path: socketPath, timeout: 20)
         var n = 0
@@ -82,7 +87,9 @@ final class WebRig: @unchecked Sendable {
         web = try DaemonProcess(["web", "--config", "\(dir)/tiltd.toml"], logPath: "\(dir)/web.log")
         var found = 0
         try waitUntil("tiltd web to print its address", timeout: 30) {
-            guard let web, web.isRunning else { throw LineClient.Failure(description: "tiltd web exited:\n\(self.web?.log ?? "")") }
+            guard let web, web.isRunning else {
+                throw LineClient.Failure(description: "tiltd web exited:\n\(self.web?.log ?? "")")
+            }
             if let r = web.log.range(of: "listening on http://127.0.0.1:") {
                 found = Int(web.log[r.upperBound...].prefix { $0.isNumber }) ?? 0
             }

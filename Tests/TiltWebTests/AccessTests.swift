@@ -9,20 +9,31 @@ final class AccessTests: XCTestCase {
         XCTAssertFalse(p.isPaired(token: nil))
         XCTAssertFalse(p.isPaired(token: "made-up"))
         // Dashes, spaces and case do not matter.
-        guard case .success(let token) = p.pair("246 810", from: "10.0.0.2", now: 0) else { return XCTFail("the right code must pair") }
+        guard case .success(let token) = p.pair("246 810", from: "10.0.0.2", now: 0) else {
+            return XCTFail("the right code must pair")
+        }
         XCTAssertTrue(p.isPaired(token: token))
         XCTAssertEqual(token.count, 64)
 
         for i in 1..<Pairing.maxFailures {
-            XCTAssertEqual(p.pair("111-111", from: "10.0.0.9", now: Double(i)), .failure(.wrongCode(attemptsLeft: Pairing.maxFailures - i)))
+            XCTAssertEqual(
+                p.pair("111-111", from: "10.0.0.9", now: Double(i)),
+                .failure(.wrongCode(attemptsLeft: Pairing.maxFailures - i)))
         }
-        XCTAssertEqual(p.pair("111-111", from: "10.0.0.9", now: 5), .failure(.lockedOut(retryAfter: Int(Pairing.lockout))))
+        XCTAssertEqual(
+            p.pair("111-111", from: "10.0.0.9", now: 5), .failure(.lockedOut(retryAfter: Int(Pairing.lockout))))
         // Locked out: even the right code is refused until the lockout ends…
-        guard case .failure(.lockedOut) = p.pair("246-810", from: "10.0.0.9", now: 10) else { return XCTFail("must stay locked out") }
+        guard case .failure(.lockedOut) = p.pair("246-810", from: "10.0.0.9", now: 10) else {
+            return XCTFail("must stay locked out")
+        }
         // …other addresses are not affected…
-        guard case .success = p.pair("246-810", from: "10.0.0.3", now: 10) else { return XCTFail("another address must pair") }
+        guard case .success = p.pair("246-810", from: "10.0.0.3", now: 10) else {
+            return XCTFail("another address must pair")
+        }
         // …and afterwards it pairs again.
-        guard case .success = p.pair("246-810", from: "10.0.0.9", now: 1 + Pairing.lockout + 1) else { return XCTFail("must pair after the lockout") }
+        guard case .success = p.pair("246-810", from: "10.0.0.9", now: 1 + Pairing.lockout + 1) else {
+            return XCTFail("must pair after the lockout")
+        }
 
         p.forget(token: token)
         XCTAssertFalse(p.isPaired(token: token))
@@ -61,7 +72,10 @@ final class AccessTests: XCTestCase {
             return nil
         }
         XCTAssertEqual(refusal(#"{"cmd":"game.start","id":1}"#, paired: false), "not_paired")
-        guard case .success(let ok) = BrowserCommands.check(#"{"cmd":"game.start","id":1,"deck":"nearby","round_s":30}"#, paired: true) else { return XCTFail() }
+        guard
+            case .success(let ok) = BrowserCommands.check(
+                #"{"cmd":"game.start","id":1,"deck":"nearby","round_s":30}"#, paired: true)
+        else { return XCTFail() }
         XCTAssertEqual(ok.fields["cmd"], .string("game.start"))
         XCTAssertEqual(ok.fields["deck"], .string("nearby"))
         XCTAssertNil(ok.fields["id"], "the web process sets its own id")

@@ -1,12 +1,13 @@
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 import TestSupport
 import TiltCore
 import TiltSensors
 import TiltWeb
 import XCTest
+
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
 
 /// `tiltd plot` on the bundled demo recording: a valid SVG with the game's decisions in it.
 final class PlotTests: XCTestCase {
@@ -15,7 +16,10 @@ final class PlotTests: XCTestCase {
         var root: String?
         var decisions: [String] = []
         var polylines = 0
-        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+        func parser(
+            _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+            attributes: [String: String] = [:]
+        ) {
             if root == nil { root = name }
             if name == "g", attributes["class"] == "decision", let k = attributes["data-kind"] { decisions.append(k) }
             if name == "polyline" { polylines += 1 }
@@ -63,14 +67,18 @@ final class PlotTests: XCTestCase {
         let dir = makeTempDir("plot")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         FileManager.default.createFile(atPath: "\(dir)/empty.toml", contents: Data())
-        let (status, out) = try runTiltd(["plot", "--in", "\(repositoryRoot)/config/demo/head.csv", "--game",
-                                          "--config", "\(dir)/empty.toml", "--out", "\(dir)/head.svg"])
+        let (status, out) = try runTiltd([
+            "plot", "--in", "\(repositoryRoot)/config/demo/head.csv", "--game",
+            "--config", "\(dir)/empty.toml", "--out", "\(dir)/head.svg",
+        ])
         XCTAssertEqual(status, 0, out)
         XCTAssertTrue(out.contains("4 correct and 2 skip decisions"), out)
         let svg = try read(try String(contentsOfFile: "\(dir)/head.svg", encoding: .utf8))
         XCTAssertEqual(svg.decisions.count, 6)
 
-        let (bad, err) = try runTiltd(["plot", "--in", "\(dir)/missing.csv", "--config", "\(dir)/empty.toml", "--out", "\(dir)/x.svg"])
+        let (bad, err) = try runTiltd([
+            "plot", "--in", "\(dir)/missing.csv", "--config", "\(dir)/empty.toml", "--out", "\(dir)/x.svg",
+        ])
         XCTAssertNotEqual(bad, 0)
         XCTAssertTrue(err.contains("missing.csv"), err)
         XCTAssertFalse(FileManager.default.fileExists(atPath: "\(dir)/x.svg"))

@@ -8,15 +8,16 @@ final class WebConfigTests: XCTestCase {
         XCTAssertEqual(d.web.host, "127.0.0.1")
         XCTAssertEqual(d.web.port, 8080)
         XCTAssertNil(d.web.pairingCode)
-        let c = try Configuration.parse(text: """
-            [web]
-            listen = "0.0.0.0:9090"
-            pairing_code = "correct-horse"
-            allowed_origins = ["http://tiltd.local:9090"]
-            max_clients = 10
-            max_messages_per_s = 5
-            recordings = "recs"
-            """, file: "/etc/tiltd/tiltd.toml")
+        let c = try Configuration.parse(
+            text: """
+                [web]
+                listen = "0.0.0.0:9090"
+                pairing_code = "correct-horse"
+                allowed_origins = ["http://tiltd.local:9090"]
+                max_clients = 10
+                max_messages_per_s = 5
+                recordings = "recs"
+                """, file: "/etc/tiltd/tiltd.toml")
         XCTAssertEqual(c.web.host, "0.0.0.0")
         XCTAssertEqual(c.web.port, 9090)
         XCTAssertEqual(c.web.pairingCode, "correct-horse")

@@ -28,13 +28,16 @@ final class BenchRig: @unchecked Sendable {
         attitude_hz = 60
         max_clients = 200
         """.write(toFile: "\(dir)/tiltd.toml", atomically: true, encoding: .utf8)
-        daemon = try DaemonProcess(["run", "--config", "\(dir)/tiltd.toml", "--replay", recording], logPath: "\(dir)/daemon.log")
+        daemon = try DaemonProcess(
+            ["run", "--config", "\(dir)/tiltd.toml", "--replay", recording], logPath: "\(dir)/daemon.log")
         _ = try LineClient(path: "\(dir)/tiltd.sock", timeout: 20)
         web = try DaemonProcess(["web", "--config", "\(dir)/tiltd.toml"], logPath: "\(dir)/web.log")
         var found = 0
         let w = web
         try waitUntil("tiltd web to listen", timeout: 30) {
-            if let r = w.log.range(of: "listening on http://127.0.0.1:") { found = Int(w.log[r.upperBound...].prefix { $0.isNumber }) ?? 0 }
+            if let r = w.log.range(of: "listening on http://127.0.0.1:") {
+                found = Int(w.log[r.upperBound...].prefix { $0.isNumber }) ?? 0
+            }
             return found > 0
         }
         port = found
@@ -47,19 +50,24 @@ final class BenchRig: @unchecked Sendable {
         let text = try String(contentsOfFile: "\(repositoryRoot)/config/demo/head.csv", encoding: .utf8)
         var header: [String] = [], rows: [(Int64, Substring)] = []
         for line in text.split(separator: "\n") {
-            guard let comma = line.firstIndex(of: ","), let t = Int64(line[..<comma]) else { header.append(String(line)); continue }
+            guard let comma = line.firstIndex(of: ","), let t = Int64(line[..<comma]) else {
+                header.append(String(line)); continue
+            }
             rows.append((t, line[comma...]))
         }
         let t0 = rows[0].0, period: Int64 = 27_000_000_000
         var out = header.joined(separator: "\n") + "\n"
-        for k in 0..<Int64(loops) { for (t, rest) in rows where t - t0 < period { out += "\(t + k * period)\(rest)\n" } }
+        for k in 0..<Int64(loops) {
+            for (t, rest) in rows where t - t0 < period { out += "\(t + k * period)\(rest)\n" }
+        }
         return out
     }
 
     /// CPU seconds (user + system) the web process has used.
     var webCPUSeconds: Double {
         guard let stat = try? String(contentsOfFile: "/proc/\(web.pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return .nan }
+            let close = stat.lastIndex(of: ")")
+        else { return .nan }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         // After "(comm)": state is field 3, utime 14 and stime 15 (1-based in proc(5)).
         let ticks = (Double(fields[11]) ?? .nan) + (Double(fields[12]) ?? .nan)
@@ -78,7 +86,11 @@ final class Seen: @unchecked Sendable {
     private let lock = NIOLock()
     private var byKey: [Int64: Double] = [:]
     private var arrivals: [(Int64, Double)] = []
-    func note(_ key: Int64, _ t: Double) { lock.withLock { if byKey[key] == nil { byKey[key] = t }; arrivals.append((key, t)) } }
+    func note(_ key: Int64, _ t: Double) {
+        lock.withLock {
+            if byKey[key] == nil { byKey[key] = t }; arrivals.append((key, t))
+        }
+    }
     subscript(key: Int64) -> Double? { lock.withLock { byKey[key] } }
     var total: Int { lock.withLock { arrivals.count } }
     var all: [(Int64, Double)] { lock.withLock { arrivals } }
@@ -121,7 +133,9 @@ struct Phase {
                 if v["class"] == .string("game"), let s = v["seq"]?.intValue {
                     gameSeen.note(s, now)
                     if v["kind"] == .string("round_ended") { done.withLockedValue { $0 = true } }
-                } else if v["class"] == .string("attitude"), let t = v["t_ns"]?.intValue { attitudeSeen.note(t, now) }
+                } else if v["class"] == .string("attitude"), let t = v["t_ns"]?.intValue {
+                    attitudeSeen.note(t, now)
+                }
             }
         }
         reader.start()
@@ -129,19 +143,26 @@ struct Phase {
         // The extra clients: each takes every attitude line until the round is over.
         var clients: [Task<Int, any Error>] = []
         for _ in 0..<extraClients {
-            clients.append(Task {
-                let n = NIOLockedValueBox(0)
-                try await WebSocketClient.connect(url: "ws://127.0.0.1:\(rig.port)/ws?attitude=1", logger: Logger(label: "bench")) { inbound, outbound, _ in
-                    for try await m in inbound.messages(maxSize: 1 << 20) {
-                        guard case .text(let t) = m else { continue }
-                        if t.hasPrefix(#"{"class":"attitude""#), let v = try? JSONParser.parse(t), let tn = v["t_ns"]?.intValue {
-                            wsSeen.note(tn, wallMillis()); n.withLockedValue { $0 += 1 }
+            clients.append(
+                Task {
+                    let n = NIOLockedValueBox(0)
+                    try await WebSocketClient.connect(
+                        url: "ws://127.0.0.1:\(rig.port)/ws?attitude=1", logger: Logger(label: "bench")
+                    ) { inbound, outbound, _ in
+                        for try await m in inbound.messages(maxSize: 1 << 20) {
+                            guard case .text(let t) = m else { continue }
+                            if t.hasPrefix(#"{"class":"attitude""#), let v = try? JSONParser.parse(t),
+                                let tn = v["t_ns"]?.intValue
+                            {
+                                wsSeen.note(tn, wallMillis()); n.withLockedValue { $0 += 1 }
+                            }
+                            if done.withLockedValue({ $0 }) {
+                                try await outbound.close(.normalClosure, reason: nil); break
+                            }
                         }
-                        if done.withLockedValue({ $0 }) { try await outbound.close(.normalClosure, reason: nil); break }
                     }
-                }
-                return n.withLockedValue { $0 }
-            })
+                    return n.withLockedValue { $0 }
+                })
         }
         try await Task.sleep(for: .seconds(2))
         for p in [game, live] { try await p.evaluate("tiltdTrace.length = 0") }
@@ -161,22 +182,27 @@ struct Phase {
         for c in clients { perClient.append((try? await c.value) ?? 0) }
         if extraClients > 0 { result.wsRate = Double(perClient.reduce(0, +)) / Double(extraClients) / wall }
 
-        let gameTrace = try await game.evaluate("tiltdTrace.filter((e) => e.cls === 'game').map((e) => [e.seq, e.painted])")
+        let gameTrace = try await game.evaluate(
+            "tiltdTrace.filter((e) => e.cls === 'game').map((e) => [e.seq, e.painted])")
         for e in gameTrace.arrayValue ?? [] {
-            if let seq = e.arrayValue?[0].intValue, let painted = e.arrayValue?[1].doubleValue, let seen = gameSeen[seq] {
+            if let seq = e.arrayValue?[0].intValue, let painted = e.arrayValue?[1].doubleValue, let seen = gameSeen[seq]
+            {
                 result.gameLatency.append(painted - seen)
             }
         }
-        let attTrace = try await live.evaluate("tiltdTrace.filter((e) => e.cls === 'attitude').map((e) => [e.t_ns, e.painted])")
+        let attTrace = try await live.evaluate(
+            "tiltdTrace.filter((e) => e.cls === 'attitude').map((e) => [e.t_ns, e.painted])")
         for e in attTrace.arrayValue ?? [] {
-            if let t = e.arrayValue?[0].intValue, let painted = e.arrayValue?[1].doubleValue, let seen = attitudeSeen[t] {
+            if let t = e.arrayValue?[0].intValue, let painted = e.arrayValue?[1].doubleValue, let seen = attitudeSeen[t]
+            {
                 result.attitudeLatency.append(painted - seen)
             }
         }
         // WS clients: every arrival at every client.
         result.wsLatency = wsSeen.all.compactMap { k, t in attitudeSeen[k].map { t - $0 } }
-        print("phase with \(extraClients) extra clients: \(gameSeen.total) game lines, \(attitudeSeen.total) attitude lines from the daemon in \(String(format: "%.1f", wall)) s; per-client attitude lines: \(perClient.min() ?? 0)…\(perClient.max() ?? 0)")
+        print(
+            "phase with \(extraClients) extra clients: \(gameSeen.total) game lines, \(attitudeSeen.total) attitude lines from the daemon in \(String(format: "%.1f", wall)) s; per-client attitude lines: \(perClient.min() ?? 0)…\(perClient.max() ?? 0)"
+        )
         return result
     }
 }
-

@@ -42,14 +42,19 @@ struct WebBench {
         let o = Options()
         let rig = try BenchRig(tiltd: o.tiltd)
         defer { rig.stop() }
-        print("WebBench: daemon replaying \(rig.recording) (60 Hz), tiltd web on :\(rig.port) asking attitude at 60 Hz; \(ProcessInfo.processInfo.activeProcessorCount) cores")
+        print(
+            "WebBench: daemon replaying \(rig.recording) (60 Hz), tiltd web on :\(rig.port) asking attitude at 60 Hz; \(ProcessInfo.processInfo.activeProcessorCount) cores"
+        )
 
         let chromium = try Chromium()
         defer { chromium.stop() }
         let devTools = try await DevTools.connect(chromium.browserURL)
         let game = try await devTools.openPage("http://127.0.0.1:\(rig.port)/", width: 412, height: 860, mobile: true)
         let live = try await devTools.openPage("http://127.0.0.1:\(rig.port)/live", width: 1280, height: 900)
-        for p in [game, live] { try await p.waitFor("document.getElementById('banner').textContent === 'connected' && model.state", timeout: 20) }
+        for p in [game, live] {
+            try await p.waitFor(
+                "document.getElementById('banner').textContent === 'connected' && model.state", timeout: 20)
+        }
 
         var rows: [Phase.Result] = []
         for extra in [0, o.clients] {
@@ -57,15 +62,24 @@ struct WebBench {
             rows.append(try await phase.run())
         }
         print("")
-        print("phase                      | game lines → screen ms p50 / p99 (n) | attitude → screen ms p50 / p99 (n) | attitude → WS client ms p50 / p99 | web CPU % of a core | attitude lines/s per WS client")
-        print("---------------------------|--------------------------------------|------------------------------------|-----------------------------------|---------------------|-------------------------------")
+        print(
+            "phase                      | game lines → screen ms p50 / p99 (n) | attitude → screen ms p50 / p99 (n) | attitude → WS client ms p50 / p99 | web CPU % of a core | attitude lines/s per WS client"
+        )
+        print(
+            "---------------------------|--------------------------------------|------------------------------------|-----------------------------------|---------------------|-------------------------------"
+        )
         for r in rows {
-            print(String(format: "%-27@| %6@ / %6@ (%4d)                  | %6@ / %6@ (%5d)                | %6@ / %6@                     | %6@              | %@",
-                         "browser + \(r.extraClients) WS clients" as NSString,
-                         fmt(percentile(r.gameLatency, 50)) as NSString, fmt(percentile(r.gameLatency, 99)) as NSString, r.gameLatency.count,
-                         fmt(percentile(r.attitudeLatency, 50)) as NSString, fmt(percentile(r.attitudeLatency, 99)) as NSString, r.attitudeLatency.count,
-                         fmt(percentile(r.wsLatency, 50)) as NSString, fmt(percentile(r.wsLatency, 99)) as NSString,
-                         fmt(r.webCPU * 100) as NSString, (r.extraClients == 0 ? "–" : fmt(r.wsRate)) as NSString))
+            print(
+                String(
+                    format:
+                        "%-27@| %6@ / %6@ (%4d)                  | %6@ / %6@ (%5d)                | %6@ / %6@                     | %6@              | %@",
+                    "browser + \(r.extraClients) WS clients" as NSString,
+                    fmt(percentile(r.gameLatency, 50)) as NSString, fmt(percentile(r.gameLatency, 99)) as NSString,
+                    r.gameLatency.count,
+                    fmt(percentile(r.attitudeLatency, 50)) as NSString,
+                    fmt(percentile(r.attitudeLatency, 99)) as NSString, r.attitudeLatency.count,
+                    fmt(percentile(r.wsLatency, 50)) as NSString, fmt(percentile(r.wsLatency, 99)) as NSString,
+                    fmt(r.webCPU * 100) as NSString, (r.extraClients == 0 ? "–" : fmt(r.wsRate)) as NSString))
         }
         print("\n(targets from issue 14: p99 ≤ 50 ms, web CPU ≤ 10 % of a core with 50 clients at 60 Hz)")
     }

@@ -48,10 +48,15 @@ extension Configuration {
     /// "HOST:PORT" or "[IPv6]:PORT"; the port is required (unlike gpsd's `server`, there is no
     /// conventional one) and 0 picks a free port, printed at start (tests, side-by-side runs).
     static func listenAddress(_ text: String) -> (String, UInt16)? {
-        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else { return nil }
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
+            return nil
+        }
         var host = String(text[..<colon])
-        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        else if host.contains(":") { return nil }
+        if host.hasPrefix("[") && host.hasSuffix("]") {
+            host = String(host.dropFirst().dropLast())
+        } else if host.contains(":") {
+            return nil
+        }
         return host.isEmpty ? nil : (host, port)
     }
 
@@ -64,14 +69,17 @@ extension Configuration {
         }
         w.host = h; w.port = p
         if let code = try t.optionalString("pairing_code") {
-            guard code.utf8.count >= 6, code.utf8.count <= 64, code.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
+            guard code.utf8.count >= 6, code.utf8.count <= 64, code.allSatisfy({ $0.isASCII && !$0.isWhitespace })
+            else {
                 throw t.error("pairing_code", "must be 6 to 64 printable ASCII characters without spaces")
             }
             w.pairingCode = code
         }
         if let origins = try t.strings("allowed_origins") {
             for o in origins where !(o.hasPrefix("http://") || o.hasPrefix("https://")) || o.hasSuffix("/") {
-                throw t.error("allowed_origins", "\"\(o)\" is not an origin like \"http://host:8080\" (scheme, host, optional port, no path)")
+                throw t.error(
+                    "allowed_origins",
+                    "\"\(o)\" is not an origin like \"http://host:8080\" (scheme, host, optional port, no path)")
             }
             w.allowedOrigins = origins
         }

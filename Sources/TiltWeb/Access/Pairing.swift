@@ -19,7 +19,8 @@ public final class Pairing: Sendable {
         case lockedOut(retryAfter: Int)
         public var description: String {
             switch self {
-            case .wrongCode(let n): return "wrong pairing code (\(n) more tries before a \(Int(Pairing.lockout)) s wait)"
+            case .wrongCode(let n):
+                return "wrong pairing code (\(n) more tries before a \(Int(Pairing.lockout)) s wait)"
             case .lockedOut(let s): return "too many wrong codes from this address; try again in \(s) s"
             }
         }
@@ -59,15 +60,20 @@ public final class Pairing: Sendable {
     public func pair(_ attempt: String, from address: String, now: Double) -> Result<String, Refusal> {
         state.withLockedValue { s in
             if let f = s.failures[address] {
-                if now - f.since >= Self.lockout { s.failures[address] = nil }
-                else if f.count >= Self.maxFailures { return .failure(.lockedOut(retryAfter: Int((Self.lockout - (now - f.since)).rounded(.up)))) }
+                if now - f.since >= Self.lockout {
+                    s.failures[address] = nil
+                } else if f.count >= Self.maxFailures {
+                    return .failure(.lockedOut(retryAfter: Int((Self.lockout - (now - f.since)).rounded(.up))))
+                }
             }
             guard Self.constantTimeEqual(Self.normalized(attempt), Self.normalized(code)) else {
                 var f = s.failures[address] ?? (0, now)
                 f.count += 1
                 s.failures[address] = f
                 if s.failures.count > 10_000 { s.failures = s.failures.filter { now - $0.value.since < Self.lockout } }
-                return f.count >= Self.maxFailures ? .failure(.lockedOut(retryAfter: Int(Self.lockout))) : .failure(.wrongCode(attemptsLeft: Self.maxFailures - f.count))
+                return f.count >= Self.maxFailures
+                    ? .failure(.lockedOut(retryAfter: Int(Self.lockout)))
+                    : .failure(.wrongCode(attemptsLeft: Self.maxFailures - f.count))
             }
             s.failures[address] = nil
             if s.sessions.count >= Self.maxSessions, let oldest = s.sessions.min(by: { $0.value < $1.value })?.key {

@@ -30,7 +30,9 @@ public enum BrowserCommands {
         public var id: JSONValue
         public var cmd: String?
         public var refusal: Refusal
-        init(_ id: JSONValue, _ cmd: String?, _ refusal: Refusal) { self.id = id; self.cmd = cmd; self.refusal = refusal }
+        init(_ id: JSONValue, _ cmd: String?, _ refusal: Refusal) {
+            self.id = id; self.cmd = cmd; self.refusal = refusal
+        }
     }
 
     /// A command checked for forwarding: the browser's id (echoed back) and the daemon's fields.
@@ -45,15 +47,28 @@ public enum BrowserCommands {
     public static func check(_ text: String, paired: Bool) -> Result<Checked, Refused> {
         switch Request.parse(Array(text.utf8)) {
         case .failure(let e):
-            return .failure(Refused(e.id ?? .null, e.cmd, Refusal(code: e.error.code.rawValue, message: e.error.message)))
+            return .failure(
+                Refused(e.id ?? .null, e.cmd, Refusal(code: e.error.code.rawValue, message: e.error.message)))
         case .success(let request):
             let id = request.id ?? .null
             let name = request.command.name
             guard open.contains(name) || pairedOnly.contains(name) else {
-                return .failure(Refused(id, name, Refusal(code: "not_allowed", message: "\(name) cannot be sent from a browser; allowed: \((open + pairedOnly).joined(separator: ", "))")))
+                return .failure(
+                    Refused(
+                        id, name,
+                        Refusal(
+                            code: "not_allowed",
+                            message:
+                                "\(name) cannot be sent from a browser; allowed: \((open + pairedOnly).joined(separator: ", "))"
+                        )))
             }
             if pairedOnly.contains(name) && !paired {
-                return .failure(Refused(id, name, Refusal(code: "not_paired", message: "\(name) needs this browser to be paired: enter the code `tiltd web` printed")))
+                return .failure(
+                    Refused(
+                        id, name,
+                        Refusal(
+                            code: "not_paired",
+                            message: "\(name) needs this browser to be paired: enter the code `tiltd web` printed")))
             }
             var fields = JSONObject()
             fields["cmd"] = .string(name)
@@ -64,8 +79,10 @@ public enum BrowserCommands {
 
     /// A reply line in the daemon's format for a refusal made here.
     public static func refusalLine(_ r: Refusal, id: JSONValue, cmd: String?) -> String {
-        let o: JSONObject = ["class": "reply", "id": id, "cmd": cmd.map { .string($0) } ?? .null, "ok": false,
-                             "error": .object(["code": .string(r.code), "message": .string(r.message)])]
+        let o: JSONObject = [
+            "class": "reply", "id": id, "cmd": cmd.map { .string($0) } ?? .null, "ok": false,
+            "error": .object(["code": .string(r.code), "message": .string(r.message)]),
+        ]
         return jsonText(.object(o))
     }
 }

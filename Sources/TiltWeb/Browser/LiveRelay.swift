@@ -49,7 +49,9 @@ public final class LiveRelay: Service, Sendable {
             // Browsers' game commands go out as this process's: say so at once if they will fail.
             if let client = line.value["client"], client["trusted"]?.boolValue == false {
                 let uid = client["uid"]?.intValue.map(String.init) ?? "?"
-                logger.warning("the daemon does not trust this process (uid \(uid)): paired browsers' game commands will be refused as forbidden; add \(uid) to [socket] trusted_uids (docs/web.md)")
+                logger.warning(
+                    "the daemon does not trust this process (uid \(uid)): paired browsers' game commands will be refused as forbidden; add \(uid) to [socket] trusted_uids (docs/web.md)"
+                )
             }
         default:
             hub.broadcast(line.text)

@@ -31,21 +31,31 @@ public struct NearbyMap: Sendable {
             near.append(((e * e + n * n).squareRoot(), e, n, pl))
         }
         near.sort { $0.d < $1.d }
-        var out: JSONObject = ["class": "web", "event": "nearby", "lat": .number(p.lat), "lon": .number(p.lon),
-                               "radius_m": .number(radius)]
+        var out: JSONObject = [
+            "class": "web", "event": "nearby", "lat": .number(p.lat), "lon": .number(p.lon),
+            "radius_m": .number(radius),
+        ]
         if let eph { out["eph_m"] = .number(eph) }
-        out["places"] = .array(near.prefix(limit).map { h in
-            .object(["name": .string(h.place.name), "category": .string(h.place.category),
-                     "distance_m": .number(h.d.rounded()), "east_m": .number(h.e.rounded()), "north_m": .number(h.n.rounded())])
-        })
+        out["places"] = .array(
+            near.prefix(limit).map { h in
+                .object([
+                    "name": .string(h.place.name), "category": .string(h.place.category),
+                    "distance_m": .number(h.d.rounded()), "east_m": .number(h.e.rounded()),
+                    "north_m": .number(h.n.rounded()),
+                ])
+            })
         var cells: [JSONValue] = []
         if let grid {
             let here = grid.cell(p)
             grid.forEachCell(near: p, radius: radius * 1.5) { c in
                 let b = grid.bounds(c)
-                cells.append(.object(["cell": .int(c.id), "cell_name": .string(c.description), "here": .bool(c == here),
-                                      "west_m": .number(east(b.west).rounded()), "south_m": .number(north(b.south).rounded()),
-                                      "width_m": .number((b.width * kx).rounded()), "height_m": .number(((b.north - b.south) * ky).rounded())]))
+                cells.append(
+                    .object([
+                        "cell": .int(c.id), "cell_name": .string(c.description), "here": .bool(c == here),
+                        "west_m": .number(east(b.west).rounded()), "south_m": .number(north(b.south).rounded()),
+                        "width_m": .number((b.width * kx).rounded()),
+                        "height_m": .number(((b.north - b.south) * ky).rounded()),
+                    ]))
             }
         }
         out["cells"] = .array(cells)

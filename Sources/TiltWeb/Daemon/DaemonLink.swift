@@ -62,8 +62,10 @@ public final class DaemonLink: Service, Sendable {
     /// Ids of this process's requests start with this, so its replies are told apart.
     static let idPrefix = "web-"
 
-    public init(options: Options, logger: Logger, onLine: @escaping @Sendable (DaemonLine) -> Void,
-                onState: @escaping @Sendable (State) -> Void) {
+    public init(
+        options: Options, logger: Logger, onLine: @escaping @Sendable (DaemonLine) -> Void,
+        onState: @escaping @Sendable (State) -> Void
+    ) {
         self.options = options; self.logger = logger; self.onLine = onLine; self.onState = onState
     }
 
@@ -107,13 +109,17 @@ public final class DaemonLink: Service, Sendable {
                 }
             }
         try await channel.executeThenClose { inbound, outbound in
-            inner.withLockedValue { $0.writer = outbound; $0.connects += 1 }
+            inner.withLockedValue {
+                $0.writer = outbound; $0.connects += 1
+            }
             defer { inner.withLockedValue { $0.writer = nil } }
             onConnected()
             setState(.connected)
             logger.info("daemon link: connected to \(options.socketPath)")
             // The default stream has every class the pages draw; only the attitude rate is ours.
-            let watch: JSONObject = ["cmd": "watch", "id": .string(Self.idPrefix + "watch"), "attitude_hz": .number(options.attitudeHz)]
+            let watch: JSONObject = [
+                "cmd": "watch", "id": .string(Self.idPrefix + "watch"), "attitude_hz": .number(options.attitudeHz),
+            ]
             try await outbound.write(ByteBuffer(string: jsonText(.object(watch)) + "\n"))
             for try await buffer in inbound {
                 let text = String(buffer: buffer)
@@ -145,14 +151,16 @@ public final class DaemonLink: Service, Sendable {
         // The timer fails the request if no reply came; whichever resumes first removes the entry.
         let timer = Task { [inner] in
             try await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
-            inner.withLockedValue { $0.pending.removeValue(forKey: id) }?.resume(throwing: RequestError.timedOut(timeout))
+            inner.withLockedValue { $0.pending.removeValue(forKey: id) }?.resume(
+                throwing: RequestError.timedOut(timeout))
         }
         defer { timer.cancel() }
         return try await withCheckedThrowingContinuation { (c: CheckedContinuation<JSONValue, any Error>) in
             inner.withLockedValue { $0.pending[id] = c }
             Task {
                 do { try await writer.write(line) } catch {
-                    inner.withLockedValue { $0.pending.removeValue(forKey: id) }?.resume(throwing: RequestError.connectionLost)
+                    inner.withLockedValue { $0.pending.removeValue(forKey: id) }?.resume(
+                        throwing: RequestError.connectionLost)
                 }
             }
         }

@@ -13,11 +13,15 @@ struct PlotRoutes: Sendable {
 
     func add(to router: Router<WebContext>) {
         router.get("/api/recordings") { _, _ -> Response in
-            PairRoutes.json(.ok, ["directory": directory.map { .string($0) } ?? .null, "recordings": .array(list().map { .string($0) })])
+            PairRoutes.json(
+                .ok,
+                ["directory": directory.map { .string($0) } ?? .null, "recordings": .array(list().map { .string($0) })])
         }
         router.get("/api/recordings/:name/plot.svg") { request, context -> Response in
             let name = try context.parameters.require("name")
-            guard let dir = directory, list().contains(name) else { throw HTTPError(.notFound, message: "no recording \"\(name)\"") }
+            guard let dir = directory, list().contains(name) else {
+                throw HTTPError(.notFound, message: "no recording \"\(name)\"")
+            }
             let game = request.uri.queryParameters["game"].map { $0 != "0" } ?? false
             let path = (dir as NSString).appendingPathComponent(name)
             let svg: String = try await Task.detached { [calibration, rules] in
@@ -34,7 +38,9 @@ struct PlotRoutes: Sendable {
 
     /// Recording files directly in the directory (`.csv`, `.csv.gz`), sorted by name.
     func list() -> [String] {
-        guard let directory, let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return [] }
+        guard let directory, let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else {
+            return []
+        }
         return names.filter { !$0.hasPrefix(".") && ($0.hasSuffix(".csv") || $0.hasSuffix(".csv.gz")) }.sorted()
     }
 }

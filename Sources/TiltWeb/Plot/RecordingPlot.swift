@@ -31,7 +31,8 @@ public struct RecordingPlot {
         let calibrator = Calibrator(calibration)
         var estimator = AttitudeEstimator()
         let n = samples.count
-        var t = [Double](), ax = [Double](), ay = [Double](), az = [Double](), gx = [Double](), gy = [Double](), gz = [Double]()
+        var t = [Double](), ax = [Double](), ay = [Double](), az = [Double](), gx = [Double](), gy = [Double](),
+            gz = [Double]()
         var roll = [Double](), pitch = [Double](), yaw = [Double](), tilt = [Double]()
         t.reserveCapacity(n)
         let deg = 180 / Double.pi
@@ -62,7 +63,8 @@ public struct RecordingPlot {
                 switch e.kind {
                 case .prompt: shown = (ts, e.prompt ?? "")
                 case .correct, .skip:
-                    decisions.append(Decision(kind: e.kind.rawValue, t: ts, tiltDeg: e.tiltDeg ?? .nan, prompt: e.prompt ?? ""))
+                    decisions.append(
+                        Decision(kind: e.kind.rawValue, t: ts, tiltDeg: e.tiltDeg ?? .nan, prompt: e.prompt ?? ""))
                     if let sh = shown { spans.append(.init(from: sh.t, to: ts, label: sh.prompt)) }
                     shown = nil
                 default: break
@@ -74,27 +76,45 @@ public struct RecordingPlot {
         if let sh = shown, let last = t.last { spans.append(.init(from: sh.t, to: last, label: sh.prompt)) }
 
         var panels = [
-            SVGChart.Panel(title: "accelerometer, calibrated", unit: "m/s²", series: [
-                .init(name: "x", color: "#d62728", t: t, y: ax), .init(name: "y", color: "#2ca02c", t: t, y: ay),
-                .init(name: "z", color: "#1f77b4", t: t, y: az)]),
-            SVGChart.Panel(title: "gyroscope, calibrated", unit: "°/s", series: [
-                .init(name: "x", color: "#d62728", t: t, y: gx), .init(name: "y", color: "#2ca02c", t: t, y: gy),
-                .init(name: "z", color: "#1f77b4", t: t, y: gz)]),
-            SVGChart.Panel(title: "attitude (Z-Y-X Euler angles)", unit: "°", series: [
-                .init(name: "roll", color: "#d62728", t: t, y: roll), .init(name: "pitch", color: "#2ca02c", t: t, y: pitch),
-                .init(name: "yaw", color: "#1f77b4", t: t, y: yaw)], yRange: -180...180),
+            SVGChart.Panel(
+                title: "accelerometer, calibrated", unit: "m/s²",
+                series: [
+                    .init(name: "x", color: "#d62728", t: t, y: ax), .init(name: "y", color: "#2ca02c", t: t, y: ay),
+                    .init(name: "z", color: "#1f77b4", t: t, y: az),
+                ]),
+            SVGChart.Panel(
+                title: "gyroscope, calibrated", unit: "°/s",
+                series: [
+                    .init(name: "x", color: "#d62728", t: t, y: gx), .init(name: "y", color: "#2ca02c", t: t, y: gy),
+                    .init(name: "z", color: "#1f77b4", t: t, y: gz),
+                ]),
+            SVGChart.Panel(
+                title: "attitude (Z-Y-X Euler angles)", unit: "°",
+                series: [
+                    .init(name: "roll", color: "#d62728", t: t, y: roll),
+                    .init(name: "pitch", color: "#2ca02c", t: t, y: pitch),
+                    .init(name: "yaw", color: "#1f77b4", t: t, y: yaw),
+                ], yRange: -180...180),
         ]
         if game {
-            var p = SVGChart.Panel(title: "game: tilt angle (\(rules.mode.rawValue)), zones and decisions", unit: "°",
-                                   series: [.init(name: "tilt", color: "#333333", t: t, y: tilt)], yRange: 0...180)
+            var p = SVGChart.Panel(
+                title: "game: tilt angle (\(rules.mode.rawValue)), zones and decisions", unit: "°",
+                series: [.init(name: "tilt", color: "#333333", t: t, y: tilt)], yRange: 0...180)
             let (correctSide, skipSide) = rules.swapSides ? ("skip", "correct") : ("correct", "skip")
             p.bands = [
-                .init(from: 0, to: rules.lowThresholdDeg, color: rules.swapSides ? "#e67e22" : "#2e9d4f", label: "\(correctSide) below \(SVGChart.label(rules.lowThresholdDeg))°"),
-                .init(from: rules.highThresholdDeg, to: 180, color: rules.swapSides ? "#2e9d4f" : "#e67e22", label: "\(skipSide) above \(SVGChart.label(rules.highThresholdDeg))°"),
+                .init(
+                    from: 0, to: rules.lowThresholdDeg, color: rules.swapSides ? "#e67e22" : "#2e9d4f",
+                    label: "\(correctSide) below \(SVGChart.label(rules.lowThresholdDeg))°"),
+                .init(
+                    from: rules.highThresholdDeg, to: 180, color: rules.swapSides ? "#2e9d4f" : "#e67e22",
+                    label: "\(skipSide) above \(SVGChart.label(rules.highThresholdDeg))°"),
             ]
             p.markers = decisions.map {
-                .init(t: $0.t, y: $0.tiltDeg, kind: $0.kind, label: "\($0.kind) at \(String(format: "%.2f", $0.t)) s, tilt \(String(format: "%.1f", $0.tiltDeg))°: \($0.prompt)",
-                      color: $0.kind == "correct" ? "#2e9d4f" : "#e67e22")
+                .init(
+                    t: $0.t, y: $0.tiltDeg, kind: $0.kind,
+                    label:
+                        "\($0.kind) at \(String(format: "%.2f", $0.t)) s, tilt \(String(format: "%.1f", $0.tiltDeg))°: \($0.prompt)",
+                    color: $0.kind == "correct" ? "#2e9d4f" : "#e67e22")
             }
             p.spans = spans
             panels.append(p)

@@ -9,19 +9,25 @@ public struct SVGChart {
         public var color: String
         public var t: [Double]
         public var y: [Double]
-        public init(name: String, color: String, t: [Double], y: [Double]) { self.name = name; self.color = color; self.t = t; self.y = y }
+        public init(name: String, color: String, t: [Double], y: [Double]) {
+            self.name = name; self.color = color; self.t = t; self.y = y
+        }
     }
 
     /// A horizontal band (a game zone) with a label.
     public struct Band {
         public var from: Double, to: Double, color: String, label: String
-        public init(from: Double, to: Double, color: String, label: String) { self.from = from; self.to = to; self.color = color; self.label = label }
+        public init(from: Double, to: Double, color: String, label: String) {
+            self.from = from; self.to = to; self.color = color; self.label = label
+        }
     }
 
     /// A vertical mark at time `t` (a decision): drawn as a line with a labelled dot at `y`.
     public struct Marker {
         public var t: Double, y: Double, kind: String, label: String, color: String
-        public init(t: Double, y: Double, kind: String, label: String, color: String) { self.t = t; self.y = y; self.kind = kind; self.label = label; self.color = color }
+        public init(t: Double, y: Double, kind: String, label: String, color: String) {
+            self.t = t; self.y = y; self.kind = kind; self.label = label; self.color = color
+        }
     }
 
     /// A shaded time span (a prompt on screen).
@@ -60,12 +66,12 @@ public struct SVGChart {
         let plotW = width - Self.left - Self.right
         let height = Self.top + Double(panels.count) * (panelHeight + Self.gap) + Self.bottom - Self.gap
         var s = """
-        <svg xmlns="http://www.w3.org/2000/svg" width="\(f(width))" height="\(f(height))" viewBox="0 0 \(f(width)) \(f(height))" font-family="sans-serif" font-size="12">
-        <title>\(esc(title))</title>
-        <rect width="100%" height="100%" fill="#ffffff"/>
-        <text x="\(f(Self.left))" y="24" font-size="16" font-weight="bold">\(esc(title))</text>
+            <svg xmlns="http://www.w3.org/2000/svg" width="\(f(width))" height="\(f(height))" viewBox="0 0 \(f(width)) \(f(height))" font-family="sans-serif" font-size="12">
+            <title>\(esc(title))</title>
+            <rect width="100%" height="100%" fill="#ffffff"/>
+            <text x="\(f(Self.left))" y="24" font-size="16" font-weight="bold">\(esc(title))</text>
 
-        """
+            """
         for (i, p) in panels.enumerated() {
             let y0 = Self.top + Double(i) * (panelHeight + Self.gap)
             let values = p.series.flatMap(\.y).filter(\.isFinite) + p.bands.flatMap { [$0.from, $0.to] }
@@ -77,38 +83,52 @@ public struct SVGChart {
             func y(_ v: Double) -> Double { y0 + panelHeight - (min(max(v, lo), hi) - lo) / (hi - lo) * panelHeight }
 
             s += "<g class=\"panel\" data-title=\"\(esc(p.title))\">\n"
-            s += "<text x=\"\(f(Self.left))\" y=\"\(f(y0 - 6))\" font-weight=\"bold\">\(esc(p.title)) (\(esc(p.unit)))</text>\n"
-            s += "<rect x=\"\(f(Self.left))\" y=\"\(f(y0))\" width=\"\(f(plotW))\" height=\"\(f(panelHeight))\" fill=\"#fafafa\" stroke=\"#999\"/>\n"
+            s +=
+                "<text x=\"\(f(Self.left))\" y=\"\(f(y0 - 6))\" font-weight=\"bold\">\(esc(p.title)) (\(esc(p.unit)))</text>\n"
+            s +=
+                "<rect x=\"\(f(Self.left))\" y=\"\(f(y0))\" width=\"\(f(plotW))\" height=\"\(f(panelHeight))\" fill=\"#fafafa\" stroke=\"#999\"/>\n"
             for sp in p.spans {
-                s += "<rect class=\"prompt\" x=\"\(f(x(sp.from)))\" y=\"\(f(y0))\" width=\"\(f(max(0.5, x(sp.to) - x(sp.from))))\" height=\"\(f(panelHeight))\" fill=\"#fff3c4\"><title>\(esc(sp.label))</title></rect>\n"
+                s +=
+                    "<rect class=\"prompt\" x=\"\(f(x(sp.from)))\" y=\"\(f(y0))\" width=\"\(f(max(0.5, x(sp.to) - x(sp.from))))\" height=\"\(f(panelHeight))\" fill=\"#fff3c4\"><title>\(esc(sp.label))</title></rect>\n"
             }
             for b in p.bands {
                 let ya = y(max(b.from, b.to)), yb = y(min(b.from, b.to))
-                s += "<rect class=\"zone\" x=\"\(f(Self.left))\" y=\"\(f(ya))\" width=\"\(f(plotW))\" height=\"\(f(yb - ya))\" fill=\"\(b.color)\" fill-opacity=\"0.18\"/>\n"
-                s += "<text x=\"\(f(Self.left + plotW - 4))\" y=\"\(f((ya + yb) / 2 + 4))\" text-anchor=\"end\" fill=\"\(b.color)\">\(esc(b.label))</text>\n"
+                s +=
+                    "<rect class=\"zone\" x=\"\(f(Self.left))\" y=\"\(f(ya))\" width=\"\(f(plotW))\" height=\"\(f(yb - ya))\" fill=\"\(b.color)\" fill-opacity=\"0.18\"/>\n"
+                s +=
+                    "<text x=\"\(f(Self.left + plotW - 4))\" y=\"\(f((ya + yb) / 2 + 4))\" text-anchor=\"end\" fill=\"\(b.color)\">\(esc(b.label))</text>\n"
             }
             for tick in Self.ticks(lo, hi, count: 5) {
-                s += "<line x1=\"\(f(Self.left))\" x2=\"\(f(Self.left + plotW))\" y1=\"\(f(y(tick)))\" y2=\"\(f(y(tick)))\" stroke=\"#e3e3e3\"/>"
-                s += "<text x=\"\(f(Self.left - 6))\" y=\"\(f(y(tick) + 4))\" text-anchor=\"end\">\(Self.label(tick))</text>\n"
+                s +=
+                    "<line x1=\"\(f(Self.left))\" x2=\"\(f(Self.left + plotW))\" y1=\"\(f(y(tick)))\" y2=\"\(f(y(tick)))\" stroke=\"#e3e3e3\"/>"
+                s +=
+                    "<text x=\"\(f(Self.left - 6))\" y=\"\(f(y(tick) + 4))\" text-anchor=\"end\">\(Self.label(tick))</text>\n"
             }
             for tick in Self.ticks(t0, t1, count: 10) {
-                s += "<line x1=\"\(f(x(tick)))\" x2=\"\(f(x(tick)))\" y1=\"\(f(y0))\" y2=\"\(f(y0 + panelHeight))\" stroke=\"#eeeeee\"/>"
-                s += "<text x=\"\(f(x(tick)))\" y=\"\(f(y0 + panelHeight + 14))\" text-anchor=\"middle\">\(Self.label(tick)) s</text>\n"
+                s +=
+                    "<line x1=\"\(f(x(tick)))\" x2=\"\(f(x(tick)))\" y1=\"\(f(y0))\" y2=\"\(f(y0 + panelHeight))\" stroke=\"#eeeeee\"/>"
+                s +=
+                    "<text x=\"\(f(x(tick)))\" y=\"\(f(y0 + panelHeight + 14))\" text-anchor=\"middle\">\(Self.label(tick)) s</text>\n"
             }
             // The legend sits at the right end of the title line, clear of the title.
             var legendX = Self.left + plotW - 90 * Double(p.series.count)
             for ser in p.series {
-                s += "<polyline class=\"series\" data-name=\"\(esc(ser.name))\" fill=\"none\" stroke=\"\(ser.color)\" stroke-width=\"1.2\" points=\""
+                s +=
+                    "<polyline class=\"series\" data-name=\"\(esc(ser.name))\" fill=\"none\" stroke=\"\(ser.color)\" stroke-width=\"1.2\" points=\""
                 for (t, v) in thin(ser, t0: t0, t1: t1) where v.isFinite { s += "\(f(x(t))),\(f(y(v))) " }
                 s += "\"/>\n"
-                s += "<rect x=\"\(f(legendX))\" y=\"\(f(y0 - 16))\" width=\"12\" height=\"4\" fill=\"\(ser.color)\"/><text x=\"\(f(legendX + 16))\" y=\"\(f(y0 - 11))\">\(esc(ser.name))</text>\n"
+                s +=
+                    "<rect x=\"\(f(legendX))\" y=\"\(f(y0 - 16))\" width=\"12\" height=\"4\" fill=\"\(ser.color)\"/><text x=\"\(f(legendX + 16))\" y=\"\(f(y0 - 11))\">\(esc(ser.name))</text>\n"
                 legendX += 90
             }
             for m in p.markers {
-                s += "<g class=\"decision\" data-kind=\"\(esc(m.kind))\" data-t=\"\(f(m.t))\"><title>\(esc(m.label))</title>"
-                s += "<line x1=\"\(f(x(m.t)))\" x2=\"\(f(x(m.t)))\" y1=\"\(f(y0))\" y2=\"\(f(y0 + panelHeight))\" stroke=\"\(m.color)\" stroke-dasharray=\"3,3\"/>"
+                s +=
+                    "<g class=\"decision\" data-kind=\"\(esc(m.kind))\" data-t=\"\(f(m.t))\"><title>\(esc(m.label))</title>"
+                s +=
+                    "<line x1=\"\(f(x(m.t)))\" x2=\"\(f(x(m.t)))\" y1=\"\(f(y0))\" y2=\"\(f(y0 + panelHeight))\" stroke=\"\(m.color)\" stroke-dasharray=\"3,3\"/>"
                 s += "<circle cx=\"\(f(x(m.t)))\" cy=\"\(f(y(m.y)))\" r=\"5\" fill=\"\(m.color)\"/>"
-                s += "<text x=\"\(f(x(m.t) + 6))\" y=\"\(f(y(m.y) - 6))\" fill=\"\(m.color)\">\(esc(m.kind))</text></g>\n"
+                s +=
+                    "<text x=\"\(f(x(m.t) + 6))\" y=\"\(f(y(m.y) - 6))\" fill=\"\(m.color)\">\(esc(m.kind))</text></g>\n"
             }
             s += "</g>\n"
         }

@@ -19,7 +19,9 @@ struct BrowserSocket: Sendable {
     func add(to router: Router<WebContext>) {
         router.ws("/ws") { request, context in
             guard origins.accepts(origin: request.origin, host: request.hostHeader) else {
-                context.logger.warning("refused a WebSocket from \(context.peer): Origin \(request.origin ?? "-") is not this server (Host \(request.hostHeader ?? "-")) nor in [web] allowed_origins")
+                context.logger.warning(
+                    "refused a WebSocket from \(context.peer): Origin \(request.origin ?? "-") is not this server (Host \(request.hostHeader ?? "-")) nor in [web] allowed_origins"
+                )
                 throw HTTPError(.forbidden, message: "cross-origin WebSocket refused")
             }
             guard relay.hub.count < relay.hub.capacity else {
@@ -35,8 +37,11 @@ struct BrowserSocket: Sendable {
                 return
             }
             defer { relay.hub.remove(id) }
-            let session: JSONObject = ["class": "web", "event": "session", "paired": .bool(paired),
-                                       "commands": .array((BrowserCommands.open + (paired ? BrowserCommands.pairedOnly : [])).map { .string($0) })]
+            let session: JSONObject = [
+                "class": "web", "event": "session", "paired": .bool(paired),
+                "commands": .array(
+                    (BrowserCommands.open + (paired ? BrowserCommands.pairedOnly : [])).map { .string($0) }),
+            ]
             relay.hub.send(jsonText(.object(session)), to: id)
             for l in relay.greeting() { relay.hub.send(l, to: id) }
             // The whole game state for this browser (it applies later events on top, by seq).
@@ -47,8 +52,9 @@ struct BrowserSocket: Sendable {
                     for await line in lines { try await outbound.write(.text(line)) }
                 }
                 group.addTask {
-                    try await readCommands(inbound.messages(maxSize: maxMessageBytes), browser: id, paired: paired,
-                                           outbound: outbound, logger: context.logger)
+                    try await readCommands(
+                        inbound.messages(maxSize: maxMessageBytes), browser: id, paired: paired,
+                        outbound: outbound, logger: context.logger)
                 }
                 // Either side ending ends the session: the browser left, or it was closed here.
                 try await group.next()
@@ -57,8 +63,10 @@ struct BrowserSocket: Sendable {
         }
     }
 
-    private func readCommands(_ messages: WebSocketInboundMessageStream, browser id: Int, paired: Bool,
-                              outbound: WebSocketOutboundWriter, logger: Logger) async throws {
+    private func readCommands(
+        _ messages: WebSocketInboundMessageStream, browser id: Int, paired: Bool,
+        outbound: WebSocketOutboundWriter, logger: Logger
+    ) async throws {
         var bucket = TokenBucket(rate: messagesPerSecond, burst: max(2, 2 * messagesPerSecond))
         for try await message in messages {
             guard bucket.take(now: ProcessInfo.processInfo.systemUptime) else {
@@ -89,7 +97,9 @@ struct BrowserSocket: Sendable {
             o["id"] = c.browserID
             relay.hub.send(jsonText(.object(o)), to: browser)
             if BrowserCommands.pairedOnly.contains(c.name) {
-                logger.info("browser \(browser): \(c.name) → \(reply["ok"]?.boolValue == true ? "ok" : (reply["error"]?["code"]?.stringValue ?? "?"))")
+                logger.info(
+                    "browser \(browser): \(c.name) → \(reply["ok"]?.boolValue == true ? "ok" : (reply["error"]?["code"]?.stringValue ?? "?"))"
+                )
             }
         } catch {
             let r = BrowserCommands.Refusal(code: "unavailable", message: "\(error)")

@@ -19,7 +19,10 @@ enum PairRoutes {
             case .success(let token):
                 var r = json(.ok, ["ok": true, "paired": true])
                 // HttpOnly: page scripts never see it; SameSite=Strict: other sites' pages never send it.
-                r.setCookie(Cookie(name: Pairing.cookieName, value: token, maxAge: 30 * 86_400, path: "/", httpOnly: true, sameSite: .strict))
+                r.setCookie(
+                    Cookie(
+                        name: Pairing.cookieName, value: token, maxAge: 30 * 86_400, path: "/", httpOnly: true,
+                        sameSite: .strict))
                 context.logger.notice("paired a browser at \(context.peer)")
                 return r
             case .failure(let refusal):
@@ -33,10 +36,13 @@ enum PairRoutes {
             }
         }
         router.post("/unpair") { request, _ -> Response in
-            guard origins.accepts(origin: request.origin, host: request.hostHeader) else { return json(.forbidden, ["ok": false]) }
+            guard origins.accepts(origin: request.origin, host: request.hostHeader) else {
+                return json(.forbidden, ["ok": false])
+            }
             if let t = request.sessionToken { pairing.forget(token: t) }
             var r = json(.ok, ["ok": true, "paired": false])
-            r.setCookie(Cookie(name: Pairing.cookieName, value: "", maxAge: 0, path: "/", httpOnly: true, sameSite: .strict))
+            r.setCookie(
+                Cookie(name: Pairing.cookieName, value: "", maxAge: 0, path: "/", httpOnly: true, sameSite: .strict))
             return r
         }
         router.get("/session") { request, _ -> Response in
@@ -60,6 +66,7 @@ enum PairRoutes {
         var h = HTTPFields()
         h[.contentType] = "application/json"
         SecurityHeaders.apply(&h)
-        return Response(status: status, headers: h, body: .init(byteBuffer: ByteBuffer(string: jsonText(.object(o)) + "\n")))
+        return Response(
+            status: status, headers: h, body: .init(byteBuffer: ByteBuffer(string: jsonText(.object(o)) + "\n")))
     }
 }

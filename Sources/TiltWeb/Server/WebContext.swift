@@ -37,7 +37,8 @@ extension Request {
 /// and a CSP that allows only this server's own scripts, styles and WebSocket.
 enum SecurityHeaders {
     static func apply(_ h: inout HTTPFields) {
-        h[.contentSecurityPolicy] = "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
+        h[.contentSecurityPolicy] =
+            "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
         h[.xContentTypeOptions] = "nosniff"
         h[.referrerPolicy] = "no-referrer"
         h[.cacheControl] = "no-cache"

@@ -23,13 +23,17 @@ public struct WebServer: Sendable {
     }
 
     /// The services to run, and the link (for the caller's status line).
-    public func makeServices(onListening: @escaping @Sendable (Int) async -> Void) throws -> (services: [any Service], link: DaemonLink, hub: BrowserHub) {
+    public func makeServices(
+        onListening: @escaping @Sendable (Int) async -> Void
+    ) throws -> (services: [any Service], link: DaemonLink, hub: BrowserHub) {
         let web = config.web
         let hub = BrowserHub(capacity: web.maxClients)
         let map = try loadMap()
         let relay = LiveRelay(hub: hub, map: map, logger: logger)
-        let link = DaemonLink(options: .init(socketPath: config.socket.path, attitudeHz: web.attitudeHz, commandTimeout: web.commandTimeout),
-                              logger: logger, onLine: { relay.receive($0) }, onState: { relay.linkChanged($0) })
+        let link = DaemonLink(
+            options: .init(
+                socketPath: config.socket.path, attitudeHz: web.attitudeHz, commandTimeout: web.commandTimeout),
+            logger: logger, onLine: { relay.receive($0) }, onState: { relay.linkChanged($0) })
         relay.attach(link)
         let origins = OriginPolicy(allowed: web.allowedOrigins)
         let metrics = MetricsExporter()
@@ -44,14 +48,18 @@ public struct WebServer: Sendable {
             h[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             return Response(status: .ok, headers: h, body: .init(byteBuffer: ByteBuffer(string: text)))
         }
-        BrowserSocket(relay: relay, pairing: pairing, origins: origins, maxMessageBytes: web.maxMessageBytes,
-                      messagesPerSecond: web.maxMessagesPerSecond).add(to: router)
+        BrowserSocket(
+            relay: relay, pairing: pairing, origins: origins, maxMessageBytes: web.maxMessageBytes,
+            messagesPerSecond: web.maxMessagesPerSecond
+        ).add(to: router)
 
         let app = Application(
             router: router,
-            server: .http1WebSocketUpgrade(webSocketRouter: router, configuration: .init(maxFrameSize: web.maxMessageBytes)),
-            configuration: .init(address: .hostname(web.host, port: Int(web.port)), serverName: nil,
-                                 availableConnectionsDelegate: MaximumAvailableConnections(web.maxConnections)),
+            server: .http1WebSocketUpgrade(
+                webSocketRouter: router, configuration: .init(maxFrameSize: web.maxMessageBytes)),
+            configuration: .init(
+                address: .hostname(web.host, port: Int(web.port)), serverName: nil,
+                availableConnectionsDelegate: MaximumAvailableConnections(web.maxConnections)),
             onServerRunning: { channel in await onListening(channel.localAddress?.port ?? Int(web.port)) },
             logger: logger)
         return ([link, relay, app], link, hub)
