@@ -90,12 +90,14 @@ let package = Package(
         // Benchmarks (run with -c release; see bench/README.md).
         .executableTarget(name: "PipelineBench", dependencies: ["TiltCore"], path: "bench/pipeline",
                           exclude: ["run", "cores.cpp", "check_cores.py"]),
+        // The game on real heads: the head-gestures logs through the detector and the game (bench/gestures/run).
+        .executableTarget(name: "GestureBench", dependencies: ["TiltCore", "TestSupport"], path: "bench/gestures", exclude: ["run"]),
         // What tilt from the accelerometer alone costs next to the 6-axis estimator (real recordings).
         .executableTarget(name: "AccelOnlyBench", dependencies: ["TiltCore"], path: "bench/accel-only", exclude: ["run"]),
         // Speed of the place pipeline with 100,000 places.
         .executableTarget(name: "PlacesBench", dependencies: ["TiltCore"], path: "bench/places"),
         // The real daemon under the fake-hardware harness fanning attitude out to 100–1000 clients.
-        .executableTarget(name: "FanoutBench", dependencies: ["TiltCore", "FakeHardware", "CEpoll"], path: "bench/fanout", exclude: ["run", "CEpoll"]),
+        .executableTarget(name: "FanoutBench", dependencies: ["TiltCore", "FakeHardware", "CEpoll"], path: "bench/fanout", exclude: ["run", "CEpoll", "cfanout.c"]),
         .systemLibrary(name: "CEpoll", path: "bench/fanout/CEpoll"),
         // tiltd web: daemon line → browser-visible latency and CPU with 50 WebSocket clients (bench/web/run).
         .executableTarget(name: "WebBench", dependencies: [

@@ -54,7 +54,10 @@ struct CalibrationSession {
         } else {
             source = try DeviceSourceFactory.make(config.imu, logger: logger)
         }
-        let loop = SampleLoop(handle: handle)
+        // The config's mount matrix, as the daemon applies it (SampleFrontEnd): calibration is
+        // measured in the frame the daemon reports.
+        let frontEnd = SampleFrontEnd(mount: config.imu.mountMatrix)
+        let loop = SampleLoop(handle: { handle(frontEnd.mounted($0)) })
         do {
             try source.run(stop: loop.stop) { loop.receive($0) }
         } catch {

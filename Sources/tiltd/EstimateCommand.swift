@@ -22,7 +22,7 @@ struct Estimate: ParsableCommand {
     var output: String
 
     @Option(name: .customLong("rate-divisor"),
-            help: "Average blocks of N samples first, to simulate a slower IMU (5 turns 285.7 Hz into 57.1 Hz).")
+            help: "Keep every N-th sample (rows 0, N, 2N, …), as a sensor read at 1/N of the rate delivers them (5 turns 285.7 Hz into 57.1 Hz).")
     var rateDivisor: Int = 1
 
     @Option(name: .customLong("param"), parsing: .singleValue,
@@ -43,9 +43,8 @@ struct Estimate: ParsableCommand {
 
     func run() throws {
         var parameters = AttitudeEstimator.Parameters()
-        // A block stamped with its mean time covers the raw period before its first sample up to its
-        // last sample: its timestamp sits (N + 1) / 2N of the way through (1 for N = 1).
-        parameters.rateWindowEnd = Double(rateDivisor + 1) / Double(2 * rateDivisor)
+        // Each kept rate sample still averages only its own raw period: 1/N of the new one.
+        parameters.rateWindow = 1 / Double(rateDivisor)
         for p in params {
             let parts = p.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2, let v = Double(parts[1]) else {
@@ -57,7 +56,7 @@ struct Estimate: ParsableCommand {
         do { dataset = try DatasetReader.read(path: input) } catch {
             throw ValidationError(error.description)
         }
-        let samples = DatasetReader.blockAverage(dataset.samples, divisor: rateDivisor)
+        let samples = DatasetReader.decimate(dataset.samples, keepingEvery: rateDivisor)
 
         var estimator = AttitudeEstimator(parameters: parameters)
         var text = dataset.format == .broad ? "t,w,x,y,z" : "t_ns,w,x,y,z"
@@ -68,7 +67,7 @@ struct Estimate: ParsableCommand {
             let q = a.q
             switch dataset.format {
             case .broad:
-                // Seconds, as the input wrote them; 9 decimals keep block means exact.
+                // Seconds, as the input wrote them (9 decimals: exact in ns).
                 text += Self.seconds(s.t)
             case .recording:
                 text += String(s.t)

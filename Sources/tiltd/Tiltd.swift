@@ -14,7 +14,7 @@ struct Tiltd: AsyncParsableCommand {
         abstract: "IMU attitude, tilt game and places daemon for Linux.",
         discussion: Tiltd.discussion,
         version: TiltdVersion.string,
-        subcommands: [Run.self, Reload.self, Record.self, CheckConfig.self, Calibrate.self, Estimate.self, Monitor.self, Web.self, Plot.self]
+        subcommands: [Run.self, Reload.self, Record.self, CheckConfig.self, Calibrate.self, Estimate.self, Judge.self, Import.self, Monitor.self, Web.self, Plot.self]
     )
 }
 
@@ -76,6 +76,9 @@ struct Run: AsyncParsableCommand {
     @Flag(help: "Exit when the replay ends (default: keep serving).")
     var exitWhenDone = false
 
+    @Flag(help: "Replay: after the first sample, wait until a client starts a round (game.start), then go on; makes --fast replays playable.")
+    var holdUntilRound = false
+
     @Option(help: "Replay a GPX track as GPS fixes instead of reading gpsd.")
     var gpx: String?
 
@@ -97,7 +100,8 @@ struct Run: AsyncParsableCommand {
             }
             fd = s.fd
         }
-        let input: Daemon.Input = replay.map { .replay(path: $0, speed: fast ? nil : speed) } ?? .device
+        if holdUntilRound && replay == nil { throw ValidationFailure(message: "tiltd run: --hold-until-round needs --replay") }
+        let input: Daemon.Input = replay.map { .replay(path: $0, speed: fast ? nil : speed, holdUntilRound: holdUntilRound) } ?? .device
         let gpxInput = gpx.map { (path: $0, speed: fast ? nil : (gpxSpeed ?? speed)) }
         let daemon = Daemon(config: config, input: input, gpx: gpxInput, exitWhenDone: exitWhenDone, logger: logger,
                             inheritedFD: fd, logOutput: logOutput)

@@ -162,6 +162,11 @@ final class KernelQuirksDaemonTests: XCTestCase {
             imu.jsonText)
         try waitUntil("at rest", timeout: 10) { log.attitudes.last?["at_rest"] == .bool(true) }
 
+        // Nods and shakes are read from the gyro: the nod vocabulary is refused, and says why.
+        let nod = try c.request(#"{"cmd":"game.start","id":4,"gestures":"nod"}"#, id: 4, timeout: 10)
+        XCTAssertEqual(nod["ok"], .bool(false), nod.jsonText)
+        XCTAssertEqual(nod["error"]?["code"], "needs_gyro", nod.jsonText)
+        XCTAssertTrue(nod["error"]?["message"]?.stringValue?.contains("needs a gyroscope") == true, nod.jsonText)
         let reply = try c.request(#"{"cmd":"game.start","id":3}"#, id: 3, timeout: 10)
         XCTAssertEqual(reply["ok"], .bool(true), reply.jsonText)
         func game(_ kind: String) -> Bool {

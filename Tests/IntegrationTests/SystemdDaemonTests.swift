@@ -63,7 +63,9 @@ final class SystemdDaemonTests: XCTestCase {
         let messages = notify.collect(for: 2.5).flatMap { $0 }
         let pings = messages.filter { $0 == "WATCHDOG=1" }.count
         XCTAssertGreaterThanOrEqual(pings, 4, "a 1 s watchdog is pinged about every 250 ms: \(messages)")
-        let status = messages.first { $0.hasPrefix("STATUS=") }
+        // The latest STATUS= in the window: an earlier one may still say the replay is loading
+        // (READY=1 comes as soon as the socket listens).
+        let status = messages.last { $0.hasPrefix("STATUS=") }
         XCTAssertNotNil(status, "\(messages)")
         XCTAssertTrue(status?.contains("Hz from replay head.csv") ?? false, "\(status ?? "")")
         XCTAssertTrue(status?.contains("1 client") ?? false, "\(status ?? "")")

@@ -17,7 +17,7 @@ public var tiltdBinary: String {
 }
 
 /// A real `tiltd` process started by a test, with its stderr captured to a file.
-public final class DaemonProcess: @unchecked Sendable {
+public final class DaemonProcess: Sendable {
     public let process = Process()
     public let logPath: String
 

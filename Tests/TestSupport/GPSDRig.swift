@@ -63,7 +63,7 @@ public func isListening(port: Int) -> Bool {
 }
 
 /// A child process whose stdout lines are collected, with stdin kept open for commands.
-public final class ChildProcess: @unchecked Sendable {
+public final class ChildProcess: Sendable {
     /// A label for messages.
     public let name: String
     private let process = Process()
@@ -226,6 +226,9 @@ public func testTrack(count: Int, start: Int64 = 1_714_564_800) -> [TrackPoint] 
 }
 
 /// The whole rig for one test: a temporary directory, the stand-in receiver, gpsd.
+///
+/// `@unchecked`: no lock; the rig's processes are started and stopped by the test's own thread
+/// only, and other threads just read its constant port and directory.
 public final class GPSDRig: @unchecked Sendable {
     /// Where Debian installs gpsd.
     public static let gpsdPath = "/usr/sbin/gpsd"

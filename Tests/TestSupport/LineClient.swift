@@ -3,6 +3,9 @@ import TiltCore
 
 /// A blocking Unix-socket client that reads JSON lines with deadlines — what `socat` does,
 /// in a test.
+///
+/// `@unchecked`: no lock; a client is used by one test thread at a time (its read buffer is
+/// not shared), and is `Sendable` only so tests can hand it to a helper thread in turn.
 public final class LineClient: @unchecked Sendable {
     public let fd: Int32
     private var buffer: [UInt8] = []

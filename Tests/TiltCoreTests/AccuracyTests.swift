@@ -3,16 +3,17 @@ import TiltCore
 import XCTest
 
 /// A small accuracy regression on real data: two BROAD trials (fast rotation, fast translation) at
-/// full rate and at 57 Hz, scored with the dataset's inclination metric. The full comparison with
-/// VQF and the others is bench/accuracy/run; these thresholds sit a little above the figures it
-/// measured (docs/fusion.md: 0.99, 1.14, 0.51, 0.63) and near VQF's, so a regression fails here first.
+/// full rate and at 57 Hz (every 5th row, as bench/accuracy/run and the dataset's README do it),
+/// scored with the dataset's inclination metric. The full comparison with VQF and the others is
+/// bench/accuracy/run; these thresholds sit a little above the figures it measured (docs/fusion.md:
+/// 0.99, 1.14, 0.51, 0.55; VQF in that run: 1.02, 1.87, 0.54, 0.78), so a regression fails here first.
 final class AccuracyTests: XCTestCase {
     /// (trial, rate divisor, threshold on the inclination RMSE in degrees).
     static let cases: [(String, Int, Double)] = [
         ("07_undisturbed_fast_rotation_B", 1, 1.10),
         ("07_undisturbed_fast_rotation_B", 5, 1.25),
         ("16_undisturbed_fast_translation_B", 1, 0.60),
-        ("16_undisturbed_fast_translation_B", 5, 0.70),
+        ("16_undisturbed_fast_translation_B", 5, 0.65),
     ]
 
     func testInclinationErrorOnBROADTrials() throws {
@@ -20,9 +21,10 @@ final class AccuracyTests: XCTestCase {
         var loaded: [String: Trial] = [:]
         for (name, divisor, threshold) in Self.cases {
             if loaded[name] == nil { loaded[name] = try Trial(path: dir.appendingPathComponent("\(name).csv.gz").path) }
-            let trial = loaded[name]!.blockAveraged(divisor)
+            let trial = loaded[name]!.decimated(divisor)
             var p = AttitudeEstimator.Parameters()
-            p.rateWindowEnd = Double(divisor + 1) / Double(2 * divisor)
+            // A kept rate sample averages its own raw period only (as `tiltd estimate` sets it).
+            p.rateWindow = 1 / Double(divisor)
             var est = AttitudeEstimator(parameters: p)
             var sum = 0.0, n = 0
             for i in trial.samples.indices {
@@ -92,29 +94,11 @@ final class AccuracyTests: XCTestCase {
             }
         }
 
-        /// Blocks of n samples averaged (as `tiltd estimate --rate-divisor n` and the benchmark do);
-        /// the reference is the block's sign-aligned mean quaternion, scored when most of it is.
-        func blockAveraged(_ n: Int) -> Trial {
-            if n == 1 { return self }
-            var out = Trial(samples: [], reference: [], scored: [])
-            var i = 0
-            while i + n <= samples.count {
-                var a = Vector3.zero, g = Vector3.zero, dt: Int64 = 0, scoredCount = 0
-                var qs = Quaternion(w: 0, x: 0, y: 0, z: 0)
-                var refOK = true
-                for k in i..<(i + n) {
-                    a += samples[k].accel; g += samples[k].gyro; dt += samples[k].t - samples[i].t
-                    if scored[k] { scoredCount += 1 }
-                    guard let r = reference[k], let r0 = reference[i] else { refOK = false; continue }
-                    let s = r.w * r0.w + r.x * r0.x + r.y * r0.y + r.z * r0.z < 0 ? -1.0 : 1.0
-                    qs = Quaternion(w: qs.w + s * r.w, x: qs.x + s * r.x, y: qs.y + s * r.y, z: qs.z + s * r.z)
-                }
-                out.samples.append(IMUSample(t: samples[i].t + dt / Int64(n), accel: a / Double(n), gyro: g / Double(n)))
-                out.reference.append(refOK ? qs.normalized : nil)
-                out.scored.append(2 * scoredCount >= n)
-                i += n
-            }
-            return out
+        /// Every n-th row (0, n, 2n, …) with its own time, readings and reference: the stream a
+        /// sensor read at 1/n of the rate gives (as `tiltd estimate --rate-divisor n` and the benchmark do).
+        func decimated(_ n: Int) -> Trial {
+            let rows = Array(stride(from: 0, to: samples.count, by: n))
+            return Trial(samples: rows.map { samples[$0] }, reference: rows.map { reference[$0] }, scored: rows.map { scored[$0] })
         }
     }
 }

@@ -29,7 +29,7 @@ final class GameDecisionTests: XCTestCase {
         doubleNod(&m, -45, gap: 0.25)                // one skip
         m.hold(1.0)                                  // prompt 5
         m.move(nod: 15, over: 3); m.hold(2); m.move(nod: 0, over: 3); m.hold(0.5)   // slow drift: nothing
-        m.move(nod: 28, over: 0.5); m.hold(3)        // hover just past the threshold: one correct
+        m.move(nod: 32, over: 0.5); m.hold(3)        // hover 5° past the threshold: one correct
         if inBand { m.move(nod: 23, over: 0.3); m.hold(1.5) }   // back inside the hysteresis band: still no neutral
         let released = m.duration
         m.move(nod: 0, over: 0.3); m.hold(1.0)       // prompt 6
@@ -50,12 +50,14 @@ final class GameDecisionTests: XCTestCase {
         for mount in [Quaternion.identity, HeadTrace.flipped] {
             for (rate, jitter) in [(1000.0, 0.0), (200, 0.2), (60, 0.3), (37, 0.45)] {
                 var trace = HeadTrace(rateHz: rate, noiseDeg: 1.0, noiseSeed: 3, jitter: jitter, mount: mount)
-                trace.yawDriftDegPerS = 25
+                // Turning slowly (10 °/s) while playing: under still_dps, so the head counts as still.
+                trace.yawDriftDegPerS = 10
                 trace.nodDriftDegPerS = 0.1
-                let attitudes = trace.attitudes(motion)
+                let traced = trace.samples(motion)
+                let attitudes = traced.map(\.attitude)
                 // The facing really differs: upright roll is +90° or −90°.
                 XCTAssertEqual(attitudes[0].roll * 180 / .pi, mount == .identity ? 90 : -90, accuracy: 5)
-                let (_, events) = try GamePlay.run(attitudes)
+                let (_, events) = try GamePlay.run(traced)
                 let label = "mount \(mount == .identity ? "+90" : "-90") at \(rate) Hz"
                 XCTAssertEqual(GamePlay.kinds(events), Self.mixedKinds, label)
 
@@ -84,7 +86,7 @@ final class GameDecisionTests: XCTestCase {
         for seed in UInt64(1)...8 {
             for noise in [0.0, 0.5, 1.0, 2.0] {
                 let trace = HeadTrace(rateHz: 100, noiseDeg: noise, noiseSeed: seed)
-                let (_, events) = try GamePlay.run(trace.attitudes(motion))
+                let (_, events) = try GamePlay.run(trace.samples(motion))
                 XCTAssertEqual(GamePlay.kinds(events), Self.mixedKinds, "seed \(seed) noise \(noise)°")
             }
         }
@@ -98,8 +100,8 @@ final class GameDecisionTests: XCTestCase {
         m.answer(40)
         m.hold(1)
         var trace = HeadTrace(rateHz: 100, noiseDeg: 0.5)
-        trace.yawDriftDegPerS = 90
-        let (_, events) = try GamePlay.run(trace.attitudes(m))
+        trace.yawDriftDegPerS = 15   // turning, slower than still_dps
+        let (_, events) = try GamePlay.run(trace.samples(m))
         XCTAssertEqual(GamePlay.decisions(events), ["correct"])
     }
 
@@ -110,7 +112,7 @@ final class GameDecisionTests: XCTestCase {
             m.hold(0.995)   // steps between samples: no ties between key times and sample times
             m.move(nod: 45, over: 0); m.hold(Double(samples) / 100)
             m.move(nod: 0, over: 0); m.hold(1)
-            let (_, events) = try GamePlay.run(HeadTrace(rateHz: 100).attitudes(m))
+            let (_, events) = try GamePlay.run(HeadTrace(rateHz: 100).samples(m))
             // 15 samples span 0.14 s (< hold 0.15 s); 16 samples span 0.15 s.
             XCTAssertEqual(GamePlay.decisions(events), counts ? ["correct"] : [], "\(samples) samples")
             if counts {
@@ -122,59 +124,56 @@ final class GameDecisionTests: XCTestCase {
         }
     }
 
-    func testHysteresisKeepsTheZoneThroughADipAndBlocksNeutralInsideTheBand() throws {
-        let c = TiltGame.Configuration()
-        // Enter at 60° (nod 30), dip to 68° (nod 22, inside the 63…73 band) and back: one
-        // continuous stay of 0.2 s in the low zone → a decision 0.15 s after entry.
+    func testTheHoldCountsOnlyPastTheThresholdAndHysteresisBlocksNeutralInsideTheBand() throws {
+        let c = TiltGame.Configuration.absoluteMode
+        // Enter at 60° (nod 30), dip to 68° (nod 22, inside the 63…73 hysteresis band) and back
+        // to 60°, 0.1 s each: the zone is kept, but the hold counts only past 63° itself, so
+        // neither 0.1 s stay answers. Held at 60° for 0.2 s more: a decision 0.15 s after the
+        // head went back past the threshold.
         var m = HeadMotion()
         m.hold(0.995)
         m.move(nod: 30, over: 0); m.hold(0.1)
         m.move(nod: 22, over: 0); m.hold(0.1)
+        m.move(nod: 30, over: 0); m.hold(0.1)
+        m.move(nod: 22, over: 0); m.hold(0.1)
+        m.move(nod: 30, over: 0); m.hold(0.2)
         // Then stand at 70° (nod 20) for 2 s: inside the band, so never neutral, no prompt.
         m.move(nod: 20, over: 0); m.hold(2)
-        // 74° (nod 16) is past 63 + 10: neutral, prompt after the neutral hold.
+        // 74° (nod 16) is past 63 + 10: neutral once still, prompt after the neutral hold.
         m.move(nod: 16, over: 0); m.hold(1)
-        let (_, events) = try GamePlay.run(HeadTrace(rateHz: 100).attitudes(m), config: c)
+        let (_, events) = try GamePlay.run(HeadTrace(rateHz: 100).samples(m), config: c)
         XCTAssertEqual(GamePlay.kinds(events), ["round_started", "neutral", "prompt", "correct", "neutral", "prompt"])
-        XCTAssertEqual(events[3].t, GamePlay.at(1.15))
-        XCTAssertEqual(events[4].t, GamePlay.at(3.4))
-        XCTAssertEqual(events[5].t, GamePlay.at(3.4))
-
-        // Without hysteresis the dip splits the stay into two 0.1 s stays: no decision then.
-        var noHysteresis = c
-        noHysteresis.hysteresisDeg = 0
-        let (_, plain) = try GamePlay.run(HeadTrace(rateHz: 100).attitudes(m), config: noHysteresis)
-        XCTAssertEqual(GamePlay.decisions(plain), [])
+        XCTAssertEqual(events[3].t, GamePlay.at(1.55))
+        XCTAssertEqual(events[3].decision?.decidedAt, GamePlay.at(1.40))
+        XCTAssertEqual(events[4].t, GamePlay.at(3.81))
+        XCTAssertEqual(events[5].t, GamePlay.at(3.81))
     }
 
     func testHoveringAtTheThresholdWithNoiseAnswersOnceWithHysteresisAndChattersWithout() throws {
         var m = HeadMotion()
         m.hold(1)
-        m.move(nod: 27, over: 0.5); m.hold(20)    // right at 63°, noise makes it cross both ways
+        m.move(nod: 31, over: 0.5); m.hold(20)    // 4° past 63°: noise (σ 1.5°) makes it cross both ways now and then
         m.move(nod: 0, over: 0.5); m.hold(1)
         let trace = HeadTrace(rateHz: 200, noiseDeg: 1.5, noiseSeed: 11)
-        let (_, events) = try GamePlay.run(trace.attitudes(m))
+        let (_, events) = try GamePlay.run(trace.samples(m))
         XCTAssertEqual(GamePlay.decisions(events), ["correct"])
 
-        var bare = TiltGame.Configuration()
-        bare.hysteresisDeg = 0
-        bare.holdSeconds = 0
-        bare.neutralHoldSeconds = 0
-        bare.debounceSeconds = 0
-        let (_, chatter) = try GamePlay.run(trace.attitudes(m), config: bare)
-        XCTAssertGreaterThan(GamePlay.decisions(chatter).count, 5, "the filters are what stop chatter")
+        // The answer came from the move past the threshold, not from the noise while hovering.
+        let answer = events.first { $0.kind == .correct }!
+        XCTAssertLessThan(answer.decision!.decidedAt, GamePlay.at(1.6))
     }
 
     func testDebounceDelaysTheNextPromptExactly() throws {
         // Decision at 1.15 s; back to neutral at 1.20 s (inside the 0.5 s debounce): the neutral
         // hold counts from the debounce end, so the prompt comes at 1.65 + 0.2 = 1.85 s.
-        // Back at 1.90 s instead (after the debounce): prompt at 2.10 s.
-        for (back, prompt) in [(0.2, 1.85), (0.9, 2.10)] {
+        // Back at 1.90 s instead (after the debounce): the step back is motion, so the head is
+        // still from the next sample, 1.91 s, and the prompt comes at 2.11 s.
+        for (back, prompt) in [(0.2, 1.85), (0.9, 2.11)] {
             var m = HeadMotion()
             m.hold(0.995)
             m.move(nod: 45, over: 0); m.hold(back)
             m.move(nod: 0, over: 0); m.hold(1.5)
-            let (_, events) = try GamePlay.run(HeadTrace(rateHz: 100).attitudes(m))
+            let (_, events) = try GamePlay.run(HeadTrace(rateHz: 100).samples(m))
             XCTAssertEqual(GamePlay.kinds(events), ["round_started", "neutral", "prompt", "correct", "neutral", "prompt"])
             XCTAssertEqual(events[3].t, GamePlay.at(1.15))
             XCTAssertEqual(events[5].t, GamePlay.at(prompt), "back at \(back)")
@@ -189,17 +188,18 @@ final class GameDecisionTests: XCTestCase {
         m.move(nod: 45, over: 0); m.hold(0.25)
         m.move(nod: -45, over: 0); m.hold(1)
         m.move(nod: 0, over: 0); m.hold(1)
-        let (_, events) = try GamePlay.run(HeadTrace(rateHz: 100).attitudes(m))
+        let (_, events) = try GamePlay.run(HeadTrace(rateHz: 100).samples(m))
         XCTAssertEqual(GamePlay.kinds(events), ["round_started", "neutral", "prompt", "correct", "neutral", "prompt"])
-        XCTAssertEqual(events.last!.t, GamePlay.at(2.45))
+        // Still from the sample after the step back (2.26 s), prompt 0.2 s later.
+        XCTAssertEqual(events.last!.t, GamePlay.at(2.46))
     }
 
     func testSwapSidesExchangesCorrectAndSkip() throws {
         var m = HeadMotion()
         m.hold(1); m.answer(45); m.hold(1); m.answer(-45); m.hold(1)
-        var c = TiltGame.Configuration()
+        var c = TiltGame.Configuration.absoluteMode
         c.swapSides = true
-        let (_, events) = try GamePlay.run(HeadTrace(rateHz: 100).attitudes(m), config: c)
+        let (_, events) = try GamePlay.run(HeadTrace(rateHz: 100).samples(m), config: c)
         XCTAssertEqual(GamePlay.decisions(events), ["skip", "correct"])
     }
 
@@ -209,7 +209,7 @@ final class GameDecisionTests: XCTestCase {
         m.hold(1); m.answer(20); m.hold(1); m.answer(-20); m.hold(1)
         let trace = HeadTrace(rateHz: 100).attitudes(m)
         XCTAssertEqual(GamePlay.decisions(try GamePlay.run(trace).1), [])
-        var c = TiltGame.Configuration()
+        var c = TiltGame.Configuration.absoluteMode
         c.lowThresholdDeg = 80
         c.highThresholdDeg = 100
         c.hysteresisDeg = 4

@@ -11,9 +11,10 @@ final class GameDocTests: XCTestCase {
         // Absolute mode: start, prompts, correct, skip, stop, reset, a timed-out round, a deck-empty round.
         var m = HeadMotion()
         m.hold(1); m.answer(45); m.hold(1); m.answer(-45); m.hold(1)
-        let attitudes = HeadTrace(rateHz: 100).attitudes(m)
+        let traced = HeadTrace(rateHz: 100).samples(m)
+        let attitudes = traced.map(\.attitude)
         let deck = try PromptDeck(name: "animals.txt", prompts: ["giraffe", "zebra", "okapi", "sea lion"])
-        var game = try TiltGame(seed: 1)
+        var game = try TiltGame(configuration: .absoluteMode, seed: 1)
         game.nextRoundID = 41
         out += try game.start(at: attitudes[0].t, roundSeconds: 60, deck: deck)
         for a in attitudes { out += game.update(a) }
@@ -27,13 +28,34 @@ final class GameDocTests: XCTestCase {
         out += try game.start(at: attitudes[0].t + 100_000_000_000, deck: small)
         for var a in attitudes { a.t += 100_000_000_000; out += game.update(a) }
         // Relative mode: captured and rejected neutral poses.
-        var rel = TiltGame.Configuration()
+        var rel = TiltGame.Configuration.absoluteMode
         rel.mode = .relative
         var r = try TiltGame(configuration: rel)
         out += r.captureNeutral(attitudes[0])
         rel.backAxis = Vector3(0, 1, 0)
         try r.setConfiguration(rel)
         out += r.captureNeutral(attitudes[0])
+        // Leaning the head ear to shoulder again and again reads as a wrong back axis
+        // (orientation_suspect); nodding afterwards clears it (orientation_ok).
+        var lean = HeadMotion()
+        lean.hold(1)
+        for _ in 0..<4 { lean.move(nod: 0, lean: 30, over: 0.4); lean.move(nod: 0, lean: -30, over: 0.8); lean.move(nod: 0, lean: 0, over: 0.4) }
+        for _ in 0..<8 { lean.answer(40, hold: 0.3); lean.hold(0.8) }
+        var o = try TiltGame(configuration: .absoluteMode, seed: 1)
+        o.nextRoundID = 50
+        let leaning = HeadTrace(rateHz: 100).samples(lean)
+        out += try o.start(at: leaning[0].attitude.t, deck: deck)
+        for x in leaning { out += o.update(x.attitude, rate: x.rate) }
+        // The nod vocabulary: a nod answers correct (with the gesture named).
+        var nods = HeadMotion()
+        nods.hold(1)
+        for _ in 0..<3 { nods.move(nod: 15, over: 0.12); nods.move(nod: 0, over: 0.12) }
+        nods.hold(1)
+        var n = try TiltGame(configuration: .absoluteMode, seed: 1)
+        n.nextRoundID = 60
+        let nodding = HeadTrace(rateHz: 100).samples(nods)
+        out += try n.start(at: nodding[0].attitude.t, gestures: .nod, deck: deck)
+        for x in nodding { out += n.update(x.attitude, rate: x.rate) }
         return try out.enumerated().map { i, e in try JSONParser.parse(e.event.encode(seq: UInt64(1000 + i)).dropLast()) }
     }
 
@@ -41,8 +63,9 @@ final class GameDocTests: XCTestCase {
     static func exampleSnapshots() throws -> [JSONValue] {
         var m = HeadMotion()
         m.hold(1); m.answer(45); m.hold(1); m.answer(-45); m.hold(1)
-        let attitudes = HeadTrace(rateHz: 100).attitudes(m)
-        var game = try TiltGame(seed: 1)
+        let traced = HeadTrace(rateHz: 100).samples(m)
+        let attitudes = traced.map(\.attitude)
+        var game = try TiltGame(configuration: .absoluteMode, seed: 1)
         let idle = game.snapshot
         _ = try game.start(at: attitudes[0].t, deck: try PromptDeck(name: "animals.txt", prompts: ["giraffe", "zebra", "okapi", "sea lion"]))
         for a in attitudes { _ = game.update(a) }

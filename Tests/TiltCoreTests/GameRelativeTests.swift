@@ -33,15 +33,17 @@ final class GameRelativeTests: XCTestCase {
         for rate in [60.0, 400] {
             var trace = HeadTrace(rateHz: rate, noiseDeg: 1, noiseSeed: 5, jitter: 0.2, mount: mount)
             trace.yawDriftDegPerS = 15
-            let attitudes = trace.attitudes(motion)
-            let (game, events) = try GamePlay.run(attitudes, config: Self.relative(backAxis: trace.backAxisInSensor))
+            let traced = trace.samples(motion)
+            let attitudes = traced.map(\.attitude)
+            let (game, events) = try GamePlay.run(traced, config: Self.relative(backAxis: trace.backAxisInSensor))
             XCTAssertEqual(GamePlay.kinds(events).filter { $0 != "neutral_captured" }, GameDecisionTests.mixedKinds, "\(rate) Hz")
-            // Captured from the first sample of the round, before anything else happens.
+            // Captured once the head has been still for neutral_hold_s, before anything else happens.
             XCTAssertEqual(GamePlay.kinds(events).prefix(2), ["round_started", "neutral_captured"])
-            XCTAssertEqual(events[1].t, attitudes[0].t)
-            XCTAssertEqual(game.neutral?.t, attitudes[0].t)
+            let stillEnough = attitudes.first { $0.t - attitudes[0].t >= 200_000_000 }!.t
+            XCTAssertEqual(events[1].t, stillEnough)
+            XCTAssertEqual(game.neutral?.t, stillEnough)
 
-            let (_, absolute) = try GamePlay.run(attitudes)
+            let (_, absolute) = try GamePlay.run(traced)
             XCTAssertNotEqual(GamePlay.kinds(absolute), GameDecisionTests.mixedKinds, "absolute mode cannot read this mount")
         }
     }
@@ -53,7 +55,7 @@ final class GameRelativeTests: XCTestCase {
         let trace = HeadTrace(rateHz: 100, noiseDeg: 1, mount: mount)
         XCTAssertEqual(trace.backAxisInSensor.x, -1, accuracy: 0.1)
         let (motion, _) = GameDecisionTests.mixedSession()
-        let (_, events) = try GamePlay.run(trace.attitudes(motion), config: Self.relative(backAxis: Vector3(-1, 0, 0)))
+        let (_, events) = try GamePlay.run(trace.samples(motion), config: Self.relative(backAxis: Vector3(-1, 0, 0)))
         XCTAssertEqual(GamePlay.kinds(events).filter { $0 != "neutral_captured" }, GameDecisionTests.mixedKinds)
     }
 
@@ -65,7 +67,7 @@ final class GameRelativeTests: XCTestCase {
         m.answer(-40)
         m.hold(1)
         let trace = HeadTrace(rateHz: 100, noiseDeg: 0.5, mount: Quaternion(axis: Vector3(1, 0, 1), angle: 2.0))
-        let (_, events) = try GamePlay.run(trace.attitudes(m), config: Self.relative(backAxis: trace.backAxisInSensor))
+        let (_, events) = try GamePlay.run(trace.samples(m), config: Self.relative(backAxis: trace.backAxisInSensor))
         XCTAssertEqual(GamePlay.decisions(events), ["skip"])
     }
 
@@ -76,18 +78,18 @@ final class GameRelativeTests: XCTestCase {
         a.hold(1); a.answer(45); a.hold(1.5)
         var b = HeadMotion()
         b.hold(1); b.answer(45); b.hold(1); b.answer(-45); b.hold(1)
-        let partA = HeadTrace(rateHz: 100, noiseDeg: 0.5).attitudes(a)
+        let partA = HeadTrace(rateHz: 100, noiseDeg: 0.5).samples(a)
         var traceB = HeadTrace(rateHz: 100, noiseDeg: 0.5, noiseSeed: 2, mount: Quaternion(axis: Vector3(1, 0, 0), angle: 40 * .pi / 180))
-        traceB.startNs = partA.last!.t + traceB.periodNs
-        let partB = traceB.attitudes(b)
+        traceB.startNs = partA.last!.attitude.t + traceB.periodNs
+        let partB = traceB.samples(b)
 
         func play(recapture: Bool) throws -> [GameEvent] {
             var game = try TiltGame(configuration: Self.relative(), seed: 1)
-            var events = try game.start(at: partA[0].t, deck: GamePlay.deck())
-            for x in partA { events += game.update(x) }
+            var events = try game.start(at: partA[0].attitude.t, deck: GamePlay.deck())
+            for x in partA { events += game.update(x.attitude, rate: x.rate) }
             XCTAssertEqual(game.phase, .prompt)
-            if recapture { events += game.captureNeutral(partB[0]) }
-            for x in partB { events += game.update(x) }
+            if recapture { events += game.captureNeutral(partB[0].attitude) }
+            for x in partB { events += game.update(x.attitude, rate: x.rate) }
             return events
         }
         let fixed = try play(recapture: true)
@@ -118,7 +120,8 @@ final class GameRelativeTests: XCTestCase {
         var game = try TiltGame(configuration: Self.relative(backAxis: Vector3(0, 1, 0)))
         var m = HeadMotion()
         m.hold(1); m.answer(45); m.hold(1)
-        let attitudes = HeadTrace(rateHz: 100).attitudes(m)
+        let traced = HeadTrace(rateHz: 100).samples(m)
+        let attitudes = traced.map(\.attitude)
         var events = try game.start(at: attitudes[0].t, deck: GamePlay.deck())
         for a in attitudes { events += game.update(a) }
         XCTAssertEqual(GamePlay.kinds(events), ["round_started", "neutral_rejected"])

@@ -18,8 +18,9 @@ final class GameRoundTests: XCTestCase {
     }
 
     func testTheTimerEndsTheRoundAtTheFirstSampleAtOrAfterTheDeadline() throws {
-        let attitudes = HeadTrace(rateHz: 100).attitudes(Self.timedMotion())
-        let (game, events) = try GamePlay.run(attitudes, roundSeconds: 5)
+        let traced = HeadTrace(rateHz: 100).samples(Self.timedMotion())
+        let attitudes = traced.map(\.attitude)
+        let (game, events) = try GamePlay.run(traced, roundSeconds: 5)
         XCTAssertEqual(GamePlay.kinds(events), ["round_started", "neutral", "prompt", "correct", "neutral", "prompt",
                                                 "skip", "neutral", "prompt", "round_ended"])
         XCTAssertEqual(events.map(\.t).map { Double($0 - 1_000_000_000) / 1e9 },
@@ -45,7 +46,7 @@ final class GameRoundTests: XCTestCase {
     }
 
     func testTheTimerOnlyAdvancesWithSamples() throws {
-        var game = try TiltGame(seed: 1)
+        var game = try TiltGame(configuration: .absoluteMode, seed: 1)
         _ = try game.start(at: 0, roundSeconds: 5, deck: GamePlay.deck())
         let upright = Attitude(t: 4_999_999_999, q: Quaternion(roll: .pi / 2, pitch: 0, yaw: 0), atRest: true, gyroBias: .zero)
         XCTAssertFalse(game.update(upright).contains { $0.kind == .roundEnded })
@@ -59,7 +60,7 @@ final class GameRoundTests: XCTestCase {
         m.hold(1)
         for i in 0..<5 { m.answer(i % 2 == 0 ? 45 : -45); m.hold(1) }
         let deck = try PromptDeck(name: "three", prompts: ["a", "b", "c"])
-        let (game, events) = try GamePlay.run(HeadTrace(rateHz: 100, noiseDeg: 0.5).attitudes(m), deck: deck)
+        let (game, events) = try GamePlay.run(HeadTrace(rateHz: 100, noiseDeg: 0.5).samples(m), deck: deck)
         XCTAssertEqual(GamePlay.kinds(events), ["round_started", "neutral", "prompt", "correct", "neutral", "prompt",
                                                 "skip", "neutral", "prompt", "correct", "round_ended"])
         let end = events.last!
@@ -76,15 +77,16 @@ final class GameRoundTests: XCTestCase {
         var m = HeadMotion()
         m.hold(1)
         for i in 0..<30 { m.answer(i % 3 == 0 ? -50 : 50, hold: 0.3); m.hold(0.8) }
-        let attitudes = HeadTrace(rateHz: 60, noiseDeg: 1).attitudes(m)
+        let traced = HeadTrace(rateHz: 60, noiseDeg: 1).samples(m)
+        let attitudes = traced.map(\.attitude)
         let deck = GamePlay.deck(20)
-        var game = try TiltGame(seed: 5)
+        var game = try TiltGame(configuration: .absoluteMode, seed: 5)
         var rounds: [[String]] = []
         for round in 0..<3 {
             let shift = Nanoseconds(round) * 100_000_000_000
             var events = round == 0 ? try game.start(at: attitudes[0].t + shift, deck: deck)
                                     : try game.restart(at: attitudes[0].t + shift)
-            for var a in attitudes { a.t += shift; events += game.update(a) }
+            for (i, var a) in attitudes.enumerated() { a.t += shift; events += game.update(a, rate: traced[i].rate) }
             let prompts = events.filter { $0.kind == .prompt }.map { $0.prompt! }
             XCTAssertEqual(prompts.count, 20)
             XCTAssertEqual(Set(prompts), Set(deck.entries), "every prompt once")
@@ -96,7 +98,7 @@ final class GameRoundTests: XCTestCase {
         XCTAssertNotEqual(rounds[1], rounds[2])
 
         // The same seed gives the same order; another seed another.
-        var same = try TiltGame(seed: 5), other = try TiltGame(seed: 6)
+        var same = try TiltGame(configuration: .absoluteMode, seed: 5), other = try TiltGame(configuration: .absoluteMode, seed: 6)
         var first = try same.start(at: 0, deck: deck), firstOther = try other.start(at: 0, deck: deck)
         let upright = Attitude(t: 1_000_000_000, q: Quaternion(roll: .pi / 2, pitch: 0, yaw: 0), atRest: true, gyroBias: .zero)
         var held = upright
@@ -107,7 +109,7 @@ final class GameRoundTests: XCTestCase {
     }
 
     func testCommandsStopRestartResetAndTheirErrors() throws {
-        var game = try TiltGame(seed: 2)
+        var game = try TiltGame(configuration: .absoluteMode, seed: 2)
         XCTAssertThrowsError(try game.stop(at: 0)) { XCTAssertEqual($0 as? GameError, .notRunning) }
         XCTAssertThrowsError(try game.restart(at: 0)) { XCTAssertEqual($0 as? GameError, .nothingToRestart) }
         for bad in [0.5, 3601, .nan, .infinity] {
@@ -117,7 +119,8 @@ final class GameRoundTests: XCTestCase {
         }
         XCTAssertEqual(game.phase, .idle)
 
-        let attitudes = HeadTrace(rateHz: 100).attitudes(Self.timedMotion())
+        let traced = HeadTrace(rateHz: 100).samples(Self.timedMotion())
+        let attitudes = traced.map(\.attitude)
         var events = try game.start(at: attitudes[0].t, roundSeconds: 30, deck: GamePlay.deck())
         XCTAssertEqual(events.first?.roundSeconds, 30)
         XCTAssertEqual(events.first?.deckSize, 40)
@@ -174,7 +177,7 @@ final class GameRoundTests: XCTestCase {
 
     func testConfigurationValidationNamesTheField() {
         func field(_ change: (inout TiltGame.Configuration) -> Void) -> String? {
-            var c = TiltGame.Configuration()
+            var c = TiltGame.Configuration.absoluteMode
             change(&c)
             do { try c.validate(); return nil } catch {
                 if case .invalidConfiguration(let f, _) = error { return f }
@@ -191,16 +194,17 @@ final class GameRoundTests: XCTestCase {
         XCTAssertEqual(field { $0.debounceSeconds = 11 }, "debounce_s")
         XCTAssertEqual(field { $0.roundSeconds = 0 }, "round_s")
         XCTAssertEqual(field { $0.backAxis = .zero }, "back_axis")
-        XCTAssertThrowsError(try TiltGame(configuration: { var c = TiltGame.Configuration(); c.hysteresisDeg = 30; return c }()))
+        XCTAssertThrowsError(try TiltGame(configuration: { var c = TiltGame.Configuration.absoluteMode; c.hysteresisDeg = 30; return c }()))
     }
 
     func testSnapshotDescribesARoundInProgressAndKeepsOneSchema() throws {
-        var game = try TiltGame(seed: 3)
+        var game = try TiltGame(configuration: .absoluteMode, seed: 3)
         let idle = game.snapshot
         XCTAssertEqual(idle["state"], "idle")
         XCTAssertEqual(idle["round"], .null)
 
-        let attitudes = HeadTrace(rateHz: 100).attitudes(Self.timedMotion())
+        let traced = HeadTrace(rateHz: 100).samples(Self.timedMotion())
+        let attitudes = traced.map(\.attitude)
         _ = try game.start(at: attitudes[0].t, roundSeconds: 10, deck: GamePlay.deck())
         var events: [GameEvent] = []
         for a in attitudes.prefix(200) { events += game.update(a) }   // last sample at 1.99 s
@@ -232,8 +236,9 @@ final class GameRoundTests: XCTestCase {
     }
 
     func testEventsEncodeAsGameLines() throws {
-        let attitudes = HeadTrace(rateHz: 100).attitudes(Self.timedMotion())
-        let (_, events) = try GamePlay.run(attitudes, roundSeconds: 5)
+        let traced = HeadTrace(rateHz: 100).samples(Self.timedMotion())
+        let attitudes = traced.map(\.attitude)
+        let (_, events) = try GamePlay.run(traced, roundSeconds: 5)
         for (i, e) in events.enumerated() {
             let line = e.event.encode(seq: UInt64(100 + i))
             let v = try JSONParser.parse(line.dropLast())

@@ -80,7 +80,12 @@ struct HeadTrace {
     /// The head-frame back axis seen in the sensor frame: what relative mode's `backAxis` is for this mount.
     var backAxisInSensor: Vector3 { mount.conjugate.rotate(Vector3(0, 0, 1)) }
 
-    func attitudes(_ motion: HeadMotion) -> [Attitude] {
+    func attitudes(_ motion: HeadMotion) -> [Attitude] { samples(motion).map(\.attitude) }
+
+    /// The attitudes with the angular rate a gyro would report at each (sensor frame, rad/s):
+    /// the rate of the motion itself, without the attitude noise (which stands for the
+    /// estimator's jitter, not for motion the gyro would see).
+    func samples(_ motion: HeadMotion) -> [(attitude: Attitude, rate: Vector3)] {
         let n = Int(motion.duration * rateHz) + 1
         let knotStep = 0.01
         let knotCount = Int(motion.duration / knotStep) + 3
@@ -94,8 +99,9 @@ struct HeadTrace {
             }
         }
         var jitterRNG = SplitMix64(seed: noiseSeed ^ 0xA5A5)
-        var out: [Attitude] = []
+        var out: [(attitude: Attitude, rate: Vector3)] = []
         out.reserveCapacity(n)
+        var previousClean: (t: Nanoseconds, q: Quaternion)?
         var cursor = 0
         let d = Double.pi / 180
         for k in 0..<n {
@@ -106,13 +112,23 @@ struct HeadTrace {
             }
             let s = Double(t - startNs) * 1e-9
             var (nod, lean) = motion.pose(at: max(0, s), cursor: &cursor)
+            let yaw = (yawDriftDegPerS * s).truncatingRemainder(dividingBy: 360) * d
+            let clean = (Quaternion(roll: (90 - nod - nodDriftDegPerS * s) * d, pitch: lean * d, yaw: yaw) * mount).normalized
+            var rate = Vector3.zero
+            if let p = previousClean, t > p.t {
+                var dq = p.q.conjugate * clean
+                if dq.w < 0 { dq = Quaternion(w: -dq.w, x: -dq.x, y: -dq.y, z: -dq.z) }
+                let sn = dq.vector.norm
+                if sn > 1e-12 { rate = dq.vector * (2 * atan2(sn, dq.w) / sn / (Double(t - p.t) * 1e-9)) }
+            }
+            previousClean = (t, clean)
             let f = s / knotStep
             let i = min(Int(f), knotCount - 2)
             let w = f - Double(i)
             nod += nodNoise[i] * (1 - w) + nodNoise[i + 1] * w + nodDriftDegPerS * s
             lean += leanNoise[i] * (1 - w) + leanNoise[i + 1] * w
-            let head = Quaternion(roll: (90 - nod) * d, pitch: lean * d, yaw: (yawDriftDegPerS * s).truncatingRemainder(dividingBy: 360) * d)
-            out.append(Attitude(t: t, q: (head * mount).normalized, atRest: false, gyroBias: .zero))
+            let head = Quaternion(roll: (90 - nod) * d, pitch: lean * d, yaw: yaw)
+            out.append((Attitude(t: t, q: (head * mount).normalized, atRest: false, gyroBias: .zero), rate))
         }
         return out
     }
@@ -124,19 +140,36 @@ struct HeadTrace {
     }
 }
 
+extension TiltGame.Configuration {
+    /// The defaults in absolute mode: what the rule tests (hold, hysteresis, debounce, timing)
+    /// are written for; relative mode's capture is tested on its own (GameRelativeTests).
+    static var absoluteMode: Self {
+        var c = Self()
+        c.mode = .absolute
+        return c
+    }
+}
+
 /// Test helpers around a game.
 enum GamePlay {
     static func deck(_ n: Int = 40, name: String = "test") -> PromptDeck {
         try! PromptDeck(name: name, prompts: (1...n).map { String(format: "p%02d", $0) })
     }
 
-    /// Starts a round at the trace's first sample time and replays the trace.
-    static func run(_ attitudes: [Attitude], config: TiltGame.Configuration = .init(), seed: UInt64 = 7,
+    /// Starts a round at the trace's first sample time and replays the trace (with the
+    /// motion's own gyro rates when given, else the game derives them from the attitudes).
+    static func run(_ attitudes: [Attitude], rates: [Vector3]? = nil, config: TiltGame.Configuration = .absoluteMode, seed: UInt64 = 7,
                     deck: PromptDeck = deck(), roundSeconds: Double = 600) throws -> (TiltGame, [GameEvent]) {
         var game = try TiltGame(configuration: config, seed: seed)
         var events = try game.start(at: attitudes[0].t, roundSeconds: roundSeconds, deck: deck)
-        for a in attitudes { events += game.update(a) }
+        for (i, a) in attitudes.enumerated() { events += game.update(a, rate: rates?[i]) }
         return (game, events)
+    }
+
+    /// `run` over a trace's samples with their gyro rates.
+    static func run(_ samples: [(attitude: Attitude, rate: Vector3)], config: TiltGame.Configuration = .absoluteMode, seed: UInt64 = 7,
+                    deck: PromptDeck = deck(), roundSeconds: Double = 600) throws -> (TiltGame, [GameEvent]) {
+        try run(samples.map(\.attitude), rates: samples.map(\.rate), config: config, seed: seed, deck: deck, roundSeconds: roundSeconds)
     }
 
     static func decisions(_ events: [GameEvent]) -> [String] {

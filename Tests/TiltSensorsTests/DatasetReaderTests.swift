@@ -3,7 +3,7 @@ import TiltCore
 import TiltSensors
 import XCTest
 
-/// DatasetReader: both CSV layouts, gzip, block averaging, and clear errors.
+/// DatasetReader: both CSV layouts, gzip, decimation, and clear errors.
 final class DatasetReaderTests: XCTestCase {
     func tempFile(_ name: String, _ text: String) throws -> String {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tiltd-dataset-\(getpid())")
@@ -30,7 +30,7 @@ final class DatasetReaderTests: XCTestCase {
         XCTAssertEqual(d.samples[1].gyro, Vector3(0, 0.01, 0.001))
     }
 
-    func testBROADLayoutGzippedAndBlockAveraged() throws {
+    func testBROADLayoutGzippedAndDecimated() throws {
         var text = "t,ax,ay,az,gx,gy,gz,qw,qx,qy,qz,movement\n"
         for i in 0..<11 {
             text += String(format: "%.6f,%d,0,9.8,0.1,0,0,nan,nan,nan,nan,0\n", Double(i) * 0.0035, i)
@@ -47,11 +47,10 @@ final class DatasetReaderTests: XCTestCase {
         XCTAssertEqual(d.format, .broad)
         XCTAssertEqual(d.samples.count, 11)
         XCTAssertEqual(d.samples[2].t, 7_000_000)
-        let avg = DatasetReader.blockAverage(d.samples, divisor: 5)
-        XCTAssertEqual(avg.count, 2)   // the 11th sample is an incomplete block, dropped
-        XCTAssertEqual(avg[1].t, 24_500_000)   // mean of samples 5…9
-        XCTAssertEqual(avg[1].accel.x, 7, accuracy: 1e-12)
-        XCTAssertEqual(avg[0].gyro.x, 0.1, accuracy: 1e-12)
+        let kept = DatasetReader.decimate(d.samples, keepingEvery: 5)
+        XCTAssertEqual(kept.map(\.t), [0, 17_500_000, 35_000_000])   // rows 0, 5 and 10, times as recorded
+        XCTAssertEqual(kept.map(\.accel.x), [0, 5, 10])
+        XCTAssertEqual(DatasetReader.decimate(d.samples, keepingEvery: 1).count, 11)
     }
 
     func testBadInputNamesFileAndLine() throws {

@@ -10,7 +10,7 @@ import XCTest
 // daemon-level tests in IntegrationTests.
 
 /// Collects what a FixSource emits while it runs on its own thread.
-final class FixCollector: @unchecked Sendable {
+final class FixCollector: Sendable {
     private let outputs = Mutex<[(at: ContinuousClock.Instant, output: FixOutput)]>([])
     let stop = StopSignal()
     private let finished = Mutex(false)

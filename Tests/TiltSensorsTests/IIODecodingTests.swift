@@ -74,11 +74,11 @@ final class IIODecodingTests: XCTestCase {
     }
 
     func testBufferSizeFollowsRate() {
-        XCTAssertEqual(IIOSource.Configuration(rateHz: 60).samplesPerBuffer, 1)
-        XCTAssertEqual(IIOSource.Configuration(rateHz: 10).samplesPerBuffer, 1)
-        XCTAssertEqual(IIOSource.Configuration(rateHz: 400).samplesPerBuffer, 4)
-        XCTAssertEqual(IIOSource.Configuration(rateHz: 1000).samplesPerBuffer, 10)
-        XCTAssertEqual(IIOSource.Configuration(rateHz: 1000, bufferSamples: 3).samplesPerBuffer, 3)
+        XCTAssertEqual(IIOSource.Settings(rateHz: 60).samplesPerBuffer, 1)
+        XCTAssertEqual(IIOSource.Settings(rateHz: 10).samplesPerBuffer, 1)
+        XCTAssertEqual(IIOSource.Settings(rateHz: 400).samplesPerBuffer, 4)
+        XCTAssertEqual(IIOSource.Settings(rateHz: 1000).samplesPerBuffer, 10)
+        XCTAssertEqual(IIOSource.Settings(rateHz: 1000, bufferSamples: 3).samplesPerBuffer, 3)
     }
 
     func testPairsSplitStreamsByTimestamp() {

@@ -20,7 +20,7 @@ final class IIODriverHarnessTests: XCTestCase {
     }
 
     private func start(
-        _ devices: [FakeIIODevice], _ config: IIOSource.Configuration
+        _ devices: [FakeIIODevice], _ config: IIOSource.Settings
     ) throws -> (FakeScenario, SourceRun) {
         try requireFakeHardware()
         let s = try FakeScenario(devices)

@@ -17,7 +17,7 @@ final class IIOSourceHarnessTests: XCTestCase {
         super.tearDown()
     }
 
-    private func start(_ devices: [FakeIIODevice], _ config: IIOSource.Configuration) throws -> (FakeScenario, SourceRun) {
+    private func start(_ devices: [FakeIIODevice], _ config: IIOSource.Settings) throws -> (FakeScenario, SourceRun) {
         try requireFakeHardware()
         let s = try FakeScenario(devices)
         scenario = s

@@ -6,6 +6,7 @@ import XCTest
 @testable import TiltService
 
 /// Collects written text and serves a settable monotonic clock.
+/// `@unchecked`: every field is guarded by `lock`.
 final class LogCapture: @unchecked Sendable {
     private let lock = NSLock()
     private var text = ""

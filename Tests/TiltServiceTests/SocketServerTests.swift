@@ -8,6 +8,9 @@ import XCTest
 @testable import TiltService
 
 /// A hub, engine and socket server in this process, on a temporary path.
+///
+/// `@unchecked`: no lock; the engine and hub it holds are confined to the fixture's event loop,
+/// and the tests touch them only inside `onLoop`/`publishAttitudes`, which run there.
 final class ServerFixture: @unchecked Sendable {
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     let hub: Hub

@@ -157,34 +157,65 @@ final class SystemdInstallTests: XCTestCase {
         XCTAssertEqual(installedFiles(), [], "a refused install writes nothing")
     }
 
-    /// scripts/build-deb packs the PREFIX=/usr staging with dpkg-deb, config as a conffile.
+    /// scripts/build-deb packs the PREFIX=/usr staging with dpkg-deb: config as a conffile, docs,
+    /// and a Depends: that dpkg-shlibdeps derived from the libraries the binary really links.
     func testDebianPackageContents() throws {
         try SystemdTestSupport.requireTool(
-            FileManager.default.isExecutableFile(atPath: "/usr/bin/dpkg-deb"), "needs dpkg-deb (Debian)")
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/dpkg-shlibdeps"), "needs dpkg-shlibdeps (apt: dpkg-dev)")
+        // A real ELF file of this machine linked to libsqlite3 (install-deps installs sqlite3), so
+        // the generated Depends can be checked; the packaging does not care what the binary does.
+        let elf = "/usr/bin/sqlite3"
+        try SystemdTestSupport.requireTool(FileManager.default.isExecutableFile(atPath: elf), "needs \(elf) (apt: sqlite3)")
+        try FileManager.default.removeItem(at: binary)
+        try FileManager.default.copyItem(atPath: elf, toPath: binary.path)
+        let arch = try SystemdTestSupport.runProcess("/usr/bin/dpkg", ["--print-architecture"]).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
         let out = stage.appendingPathComponent("deb")
         let built = try SystemdTestSupport.runProcess(
-            root.appendingPathComponent("scripts/build-deb").path, [out.path],
+            root.appendingPathComponent("scripts/build-deb").path, ["--no-lintian", out.path],
             environment: ["TILTD_BINARY": binary.path, "CONFIG_SRC": exampleConfig.path, "MAN_DIR": manPages.path,
-                          "VERSION": "9.8.7", "ARCH": "arm64"])
+                          "VERSION": "9.8.7"])
         XCTAssertEqual(built.status, 0, built.stderr)
-        let deb = out.appendingPathComponent("tiltd_9.8.7_arm64.deb").path
+        let deb = out.appendingPathComponent("tiltd_9.8.7_\(arch).deb").path
         let listing = try SystemdTestSupport.runProcess("/usr/bin/dpkg-deb", ["-c", deb])
         XCTAssertEqual(listing.status, 0, listing.stderr)
-        let files = listing.stdout.split(separator: "\n").compactMap { line -> String? in
+        let files = Set(listing.stdout.split(separator: "\n").compactMap { line -> String? in
             guard line.hasPrefix("-") else { return nil }
             return line.split(separator: " ").last.map { String($0.dropFirst()) }
-        }.sorted()
-        XCTAssertEqual(files, [
-            "/etc/tiltd/tiltd.toml", "/usr/bin/tiltd", "/usr/lib/systemd/system/tiltd-web.service", "/usr/lib/systemd/system/tiltd.service",
-            "/usr/lib/systemd/system/tiltd.socket", "/usr/lib/tiltd/tiltd-udev-setup",
-            "/usr/lib/udev/rules.d/61-tiltd.rules", "/usr/share/man/man5/tiltd.toml.5",
-            "/usr/share/man/man7/tiltd-protocol.7", "/usr/share/man/man8/tiltd.8",
-        ])
+        })
+        for expected in ["/etc/tiltd/tiltd.toml", "/usr/bin/tiltd", "/usr/lib/systemd/system/tiltd.service",
+                         "/usr/lib/systemd/system/tiltd-web.service",
+                         "/usr/lib/systemd/system/tiltd.socket", "/usr/lib/tiltd/tiltd-udev-setup",
+                         "/usr/lib/udev/rules.d/61-tiltd.rules", "/usr/share/man/man5/tiltd.toml.5.gz",
+                         "/usr/share/man/man7/tiltd-protocol.7.gz", "/usr/share/man/man8/tiltd.8.gz",
+                         "/usr/share/doc/tiltd/copyright", "/usr/share/doc/tiltd/changelog.gz",
+                         "/usr/share/doc/tiltd/README.md", "/usr/share/doc/tiltd/docs/config.md",
+                         "/usr/share/doc/tiltd/docs/protocol.md"] {
+            XCTAssertTrue(files.contains(expected), "\(expected) missing from \(files.sorted())")
+        }
         XCTAssertTrue(listing.stdout.contains("root/root"))
         let conffiles = try SystemdTestSupport.runProcess("/usr/bin/dpkg-deb", ["-I", deb, "conffiles"])
         XCTAssertEqual(conffiles.stdout, "/etc/tiltd/tiltd.toml\n")
         let control = try SystemdTestSupport.runProcess("/usr/bin/dpkg-deb", ["-f", deb, "Package", "Version", "Architecture"])
-        XCTAssertEqual(control.stdout, "Package: tiltd\nVersion: 9.8.7\nArchitecture: arm64\n")
+        XCTAssertEqual(control.stdout, "Package: tiltd\nVersion: 9.8.7\nArchitecture: \(arch)\n")
+        let depends = try SystemdTestSupport.runProcess("/usr/bin/dpkg-deb", ["-f", deb, "Depends"]).stdout
+        for package in ["libsqlite3-0 (>= ", "libc6 (>= ", "passwd"] {
+            XCTAssertTrue(depends.contains(package), "Depends lacks \(package): \(depends)")
+        }
+        XCTAssertFalse(depends.contains("libiio0"), "Depends names only what the binary links: \(depends)")
+    }
+
+    /// build-deb refuses an architecture it cannot package, and arm64 without the cross-built binary.
+    func testDebianPackageRefusesUnknownArchitectures() throws {
+        let armhf = try SystemdTestSupport.runProcess(
+            root.appendingPathComponent("scripts/build-deb").path, ["--arch", "armhf", stage.path], environment: [:])
+        XCTAssertEqual(armhf.status, 2)
+        XCTAssertTrue(armhf.stderr.contains("'armhf' not supported"), armhf.stderr)
+        let arm64 = try SystemdTestSupport.runProcess(
+            root.appendingPathComponent("scripts/build-deb").path, ["--arch", "arm64", stage.path],
+            environment: ["TILTD_BINARY": stage.appendingPathComponent("none").path])
+        XCTAssertEqual(arm64.status, 1)
+        XCTAssertTrue(arm64.stderr.contains("run scripts/cross-build arm64 first"), arm64.stderr)
     }
 
     /// `systemd-analyze verify` has nothing to say about the units, and the exposure is at most 1.5.

@@ -1,4 +1,4 @@
-"""BROAD trials: loading, block averaging and the dataset's inclination metric.
+"""BROAD trials: loading, decimation to lower rates and the dataset's inclination metric.
 
 Written for tiltd's accuracy benchmark (bench/accuracy/run). The metric is the dataset's own
 (README in the datasets folder): for each scored sample q_err = q_est ⊗ q_ref⁻¹, inclination error
@@ -25,27 +25,13 @@ def load(path):
     }
 
 
-def block_average(trial, n):
-    """Averages blocks of n samples (a trailing partial block is dropped), as `tiltd estimate
-    --rate-divisor n` does. Reference quaternions: sign-aligned mean, normalised (nan if any is nan);
-    movement: the block's majority."""
+def decimate(trial, n):
+    """Every n-th row (rows 0, n, 2n, …), each with its own timestamp, readings and ground truth:
+    the stream a sensor at 1/n of the rate delivers (the dataset README's protocol for lower
+    rates), and what `tiltd estimate --rate-divisor n` reads."""
     if n == 1:
         return trial
-    m = len(trial["t"]) // n
-    def avg(x):
-        return x[: m * n].reshape(m, n, *x.shape[1:]).mean(axis=1)
-    q = trial["quat"][: m * n].reshape(m, n, 4).copy()
-    sign = np.sign(np.sum(q * q[:, :1, :], axis=2, keepdims=True))
-    sign[sign == 0] = 1
-    qm = (q * sign).mean(axis=1)
-    qm /= np.linalg.norm(qm, axis=1, keepdims=True)
-    return {
-        "t": avg(trial["t"]),
-        "acc": avg(trial["acc"]),
-        "gyr": avg(trial["gyr"]),
-        "quat": qm,
-        "movement": (avg(trial["movement"]) >= 0.5).astype(float),
-    }
+    return {k: v[::n] for k, v in trial.items()}
 
 
 def quat_mul(a, b):

@@ -1,4 +1,4 @@
-"""The comparison filters, each run from its PyPI package on the same (block-averaged) samples.
+"""The comparison filters, each run from its PyPI package on the same rows as tiltd (every N-th row at lower rates).
 Every function returns (N,4) quaternions, scalar first, rotating sensor vectors into a z-up frame."""
 import numpy as np
 

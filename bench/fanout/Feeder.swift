@@ -38,10 +38,9 @@ final class ScanTimeline: @unchecked Sendable {
     func writeTime(_ i: Int) -> Int64 { writeTimes[i] }
 }
 
-/// Writes scans into the fake device's FIFO at a fixed rate, on its own thread, paced by
-/// CLOCK_MONOTONIC with absolute deadlines (no drift), recording each write time.
+/// Feeds scans at a fixed rate, on its own thread, paced by CLOCK_MONOTONIC with absolute
+/// deadlines (no drift), recording each write time.
 final class Feeder: @unchecked Sendable {
-    let writer: ScanWriter
     let timeline: ScanTimeline
     let count: Int
     /// Scans written so far.
@@ -50,23 +49,11 @@ final class Feeder: @unchecked Sendable {
     let late = Atomic<Int>(0)
     private let finished = Atomic<Bool>(false)
     private let failure = Mutex<String?>(nil)
-    private let scans: [ScanWriter.Scan]
+    private let feed: (Int) throws -> Void
 
-    /// - Parameters:
-    ///   - motion: what the fake IMU does (so attitudes change over the run).
-    init(writer: ScanWriter, device: FakeIIODevice, timeline: ScanTimeline, count: Int, motion: Motion) {
-        self.writer = writer; self.timeline = timeline; self.count = count
-        // Precompute the raw scans so the paced loop only stamps and writes.
-        let rateHz = 1e9 / Double(timeline.period)
-        var scans: [ScanWriter.Scan] = []
-        scans.reserveCapacity(count)
-        for i in 0..<count {
-            let r = motion.reading(at: Double(i) / rateHz)
-            scans.append(ScanWriter.scan(t: timeline.timestamp(i),
-                                         accel: device.rawCounts(r.accel, group: device.accel!),
-                                         gyro: device.rawCounts(r.gyro, group: device.gyro!)))
-        }
-        self.scans = scans
+    /// - Parameter feed: writes scan i to the server under test.
+    init(timeline: ScanTimeline, count: Int, feed: @escaping (Int) throws -> Void) {
+        self.timeline = timeline; self.count = count; self.feed = feed
     }
 
     /// Starts writing; scan i is due at `start + i · period`.
@@ -79,7 +66,7 @@ final class Feeder: @unchecked Sendable {
                 if now - due > timeline.period { late.add(1, ordering: .relaxed) }
                 timeline.setWriteTime(i, now)
                 do {
-                    try writer.write([scans[i]])
+                    try feed(i)
                 } catch {
                     failure.withLock { $0 = "\(error)" }
                     break

@@ -13,9 +13,12 @@ enum ProcStats {
     }
 
     /// Resident set size of `pid` in KiB (VmRSS in /proc/PID/status).
-    static func rssKiB(_ pid: Int32) -> Int? {
+    static func rssKiB(_ pid: Int32) -> Int? { statusKiB(pid, "VmRSS:") }
+
+    /// A KiB figure of /proc/PID/status, by its key ("VmRSS:", "VmHWM:").
+    static func statusKiB(_ pid: Int32, _ key: String) -> Int? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        for line in text.split(separator: "\n") where line.hasPrefix(key) {
             return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
         }
         return nil

@@ -42,45 +42,25 @@ struct FanoutResult {
     var loadBefore = 0.0, loadAfter = 0.0
 }
 
-/// Starts `tiltd run` on a fresh mpu6050-like scenario, connects the clients, feeds scans at the
-/// rate for the configured time and measures. Needs the fake-hardware harness.
-func runConfiguration(_ cfg: FanoutConfiguration, tiltd: String) throws -> FanoutResult {
+/// Starts the server (tiltd or the C baseline), connects the clients, feeds scans at the rate for
+/// the configured time and measures. Needs the fake-hardware harness.
+func runConfiguration(_ cfg: FanoutConfiguration, server: FanoutServer) throws -> FanoutResult {
     var result = FanoutResult(configuration: cfg)
     result.loadBefore = ProcStats.loadAverage()
     let dir = NSTemporaryDirectory() + "fanout-\(getpid())-\(cfg.rateHz)-\(cfg.clients)"
     try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: dir) }
     let socketPath = "\(dir)/tiltd.sock"
-    try """
-    [imu]
-    device = "auto"
-    rate_hz = \(cfg.rateHz)
-    # The feeder starts after all clients have connected, later than the one second auto mode
-    # waits for a buffer's first scan before it polls instead: stay buffered.
-    mode = "buffered"
-    [socket]
-    path = "\(socketPath)"
-    [store]
-    path = "\(dir)/tiltd.sqlite"
-    [log]
-    level = "warning"
-    """.write(toFile: "\(dir)/tiltd.toml", atomically: true, encoding: .utf8)
-
-    let device = FakeIIODevice.mpu6050()
-    let scenario = try FakeScenario([device])
-    defer { scenario.remove() }
-
-    let daemon = Process()
-    daemon.executableURL = URL(fileURLWithPath: tiltd)
-    daemon.arguments = ["run", "--config", "\(dir)/tiltd.toml"]
-    _ = FileManager.default.createFile(atPath: "\(dir)/daemon.log", contents: nil)
-    let log = try FileHandle(forWritingTo: URL(fileURLWithPath: "\(dir)/daemon.log"))
-    daemon.standardOutput = log
-    daemon.standardError = log
-    try daemon.run()
+    // Scans: evenly spaced kernel timestamps, one per period, starting after the connections.
+    let period = Int64(1_000_000_000 / cfg.rateHz)
+    let count = Int(cfg.seconds * Double(cfg.rateHz))
+    let timeline = ScanTimeline(t0: 1_000_000_000_000, period: period, capacity: count)
+    let started = try startServer(server, cfg: cfg, dir: dir, socketPath: socketPath, timeline: timeline, count: count)
+    let daemon = started.process
     let pid = daemon.processIdentifier
-    var daemonLog: String { (try? String(contentsOfFile: "\(dir)/daemon.log", encoding: .utf8)) ?? "" }
+    var daemonLog: String { (try? String(contentsOfFile: started.log, encoding: .utf8)) ?? "" }
     defer {
+        started.close()
         if daemon.isRunning {
             kill(pid, SIGTERM)
             let deadline = monotonicNanoseconds() + 10_000_000_000
@@ -88,27 +68,11 @@ func runConfiguration(_ cfg: FanoutConfiguration, tiltd: String) throws -> Fanou
             if daemon.isRunning { kill(pid, SIGKILL); daemon.waitUntilExit() }
         }
     }
-
-    // The daemon has the device streaming once libiio enabled its buffer.
-    let writer: ScanWriter
-    do {
-        writer = try ScanWriter(scenario: scenario, device: device, timeout: 20)
-    } catch {
-        throw BenchError("\(error)\ndaemon log:\n\(daemonLog)")
-    }
-    defer { writer.close() }
-    let clientFDsProbe = try connectUnix(socketPath)  // the socket is up too
+    let clientFDsProbe = try connectUnix(socketPath)  // the socket is up
     close(clientFDsProbe)
     usleep(200_000)
     result.rssIdle = ProcStats.rssKiB(pid) ?? 0
-
-    // Scans: evenly spaced kernel timestamps, one per period, starting after the connections.
-    let period = Int64(1_000_000_000 / cfg.rateHz)
-    let count = Int(cfg.seconds * Double(cfg.rateHz))
-    let timeline = ScanTimeline(t0: 1_000_000_000_000, period: period, capacity: count)
-    let feeder = Feeder(writer: writer, device: device, timeline: timeline, count: count,
-                        motion: Motion(start: Quaternion(roll: 0.3, pitch: -0.2, yaw: 0), bodyRate: Vector3(0.2, -0.1, 0.5)))
-
+    let feeder = Feeder(timeline: timeline, count: count, feed: started.feed)
     // Reading clients: connect, ask for every attitude, then hand them to the reader threads.
     let watch = #"{"cmd":"watch","id":1,"attitude_hz":1000}"# + "\n"
     var fds: [Int32] = []

@@ -9,7 +9,14 @@
 //
 // Must run under the fake-hardware harness, as root: `bench/fanout/run` does it all.
 //
-//   FanoutBench [--tiltd PATH] [--seconds S] [--rates 60,200] [--clients 100,1000] [--readers 2]
+// With --baseline PATH (bench/fanout/run builds cfanout.c), each configuration is first served by
+// that plain C program — one write(2) per line per client, nothing else — with the same clients,
+// readers and feeder, so tiltd's figures stand next to the limit measured in the same run.
+//
+// With --idle S it only starts tiltd on the fake device at the first rate, feeds it for S seconds
+// with no client and prints its memory (bench/footprint/run).
+//
+//   FanoutBench [--tiltd PATH] [--baseline PATH] [--idle S] [--seconds S] [--rates 60,200] [--clients 100,1000] [--readers 2]
 
 import FakeHardware
 import Foundation
@@ -24,6 +31,8 @@ var seconds = 30.0
 var rates = [60, 200]
 var clientCounts = [100, 1000]
 var readers = 2
+var baseline: String?
+var idleSeconds: Double?
 var it = CommandLine.arguments.dropFirst().makeIterator()
 func list(_ s: String?) -> [Int] { (s ?? "").split(separator: ",").compactMap { Int($0) } }
 while let a = it.next() {
@@ -33,8 +42,10 @@ while let a = it.next() {
     case "--rates": rates = list(it.next())
     case "--clients": clientCounts = list(it.next())
     case "--readers": readers = max(1, it.next().flatMap(Int.init) ?? readers)
+    case "--baseline": baseline = it.next()
+    case "--idle": idleSeconds = it.next().flatMap(Double.init)
     default:
-        say("usage: FanoutBench [--tiltd PATH] [--seconds S] [--rates 60,200] [--clients 100,1000] [--readers N]")
+        say("usage: FanoutBench [--tiltd PATH] [--baseline PATH] [--idle S] [--seconds S] [--rates 60,200] [--clients 100,1000] [--readers N]")
         exit(2)
     }
 }
@@ -55,36 +66,70 @@ if fileLimit < UInt64((clientCounts.max() ?? 0) + 200) {
 // A client the daemon drops must not kill the benchmark on its next write.
 signal(SIGPIPE, SIG_IGN)
 
-say("fanout benchmark: \(tiltd), \(Int(seconds)) s per configuration, \(readers) reader threads, "
-    + "\(ProcessInfo.processInfo.activeProcessorCount) cores, open files \(fileLimit)")
-var results: [FanoutResult] = []
-for rate in rates {
-    for n in clientCounts {
-        let cfg = FanoutConfiguration(rateHz: rate, clients: n, seconds: seconds, readerThreads: readers)
-        say("… \(rate) Hz, \(n) clients + 1 stalled", newline: false)
-        do {
-            let r = try runConfiguration(cfg, tiltd: tiltd)
-            results.append(r)
-            say(String(format: ": p99 %@ ms, lost %d, daemon CPU %.1f %%, load %.1f",
-                         ms(r.latency.p99), r.linesLost, r.daemonCPU, r.loadAfter))
-        } catch {
-            say(": FAILED: \(error)")
-        }
+// Footprint mode (bench/footprint/run): the daemon streaming with no client, then its memory.
+if let idleSeconds {
+    let rate = rates.first ?? 60
+    do {
+        let r = try runIdle(tiltd: tiltd, rateHz: rate, seconds: idleSeconds)
+        say(String(format: "tiltd idle %.0f s at %d Hz, no client: VmRSS %.1f MB, VmHWM %.1f MB, CPU %.1f %% of a core",
+                   r.seconds, r.rateHz, Double(r.rssKiB) * 1024 / 1e6, Double(r.peakKiB) * 1024 / 1e6, r.cpu))
+        say("tiltd-idle-kib \(r.rssKiB) \(r.peakKiB)")
+        exit(0)
+    } catch {
+        say("idle run FAILED: \(error)")
+        exit(1)
     }
 }
 
+/// The machine's load as `uptime` prints it: the machine is shared, so say how busy it was.
+func uptime() -> String {
+    let text = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8)) ?? "?"
+    return "load average " + text.split(separator: " ").prefix(3).joined(separator: ", ")
+}
+
+say("fanout benchmark: \(tiltd), \(Int(seconds)) s per configuration, \(readers) reader threads, "
+    + "\(ProcessInfo.processInfo.activeProcessorCount) cores, open files \(fileLimit)")
+say("machine at start: \(uptime())")
+var servers: [FanoutServer] = [.tiltd(tiltd)]
+if let baseline { servers.insert(.baseline(baseline), at: 0) }
+var results: [(server: FanoutServer, result: FanoutResult)] = []
+for rate in rates {
+    for n in clientCounts {
+        for server in servers {
+            let cfg = FanoutConfiguration(rateHz: rate, clients: n, seconds: seconds, readerThreads: readers)
+            say("… \(server.name): \(rate) Hz, \(n) clients + 1 stalled", newline: false)
+            do {
+                let r = try runConfiguration(cfg, server: server)
+                results.append((server, r))
+                say(String(format: ": p99 %@ ms, lost %d, CPU %.1f %%, %.2f µs/line, load %.1f",
+                           ms(r.latency.p99), r.linesLost, r.daemonCPU, r.daemonMicrosecondsPerLine, r.loadAfter))
+            } catch {
+                say(": FAILED: \(error)")
+            }
+        }
+    }
+}
+say("machine at end: \(uptime())")
+
 func mib(_ kib: Int) -> String { String(format: "%.1f", Double(kib) / 1024) }
 func pad(_ s: String, _ w: Int) -> String { s.count >= w ? s : String(repeating: " ", count: w - s.count) + s }
-let header = ["Hz", "clients", "scans", "late", "p50 ms", "p99 ms", "max ms", "lost", "gaps", "daemon CPU%",
-              "µs/line", "bench CPU%", "RSS idle/conn/10s/end MiB", "stalled held+dropped", "load"]
-let rows: [[String]] = results.map { r in
-    [String(r.configuration.rateHz), String(r.configuration.clients), String(r.scansWritten), String(r.lateScans),
+let header = ["server", "Hz", "clients", "scans", "late", "p50 ms", "p99 ms", "max ms", "lost", "gaps", "CPU%",
+              "µs/line", "× C", "bench CPU%", "RSS idle/conn/10s/end MiB", "stalled held+dropped", "load"]
+/// The C baseline's µs per line for the same configuration, if it ran.
+@MainActor func baselineFigure(_ c: FanoutConfiguration) -> Double? {
+    results.first { if case .baseline = $0.server { return $0.result.configuration.rateHz == c.rateHz && $0.result.configuration.clients == c.clients }; return false }?
+        .result.daemonMicrosecondsPerLine
+}
+let rows: [[String]] = results.map { (server, r) in
+    let ratio = baselineFigure(r.configuration).map { String(format: "%.2f", r.daemonMicrosecondsPerLine / $0) } ?? "-"
+    let isTiltd = if case .tiltd = server { true } else { false }
+    return [server.name, String(r.configuration.rateHz), String(r.configuration.clients), String(r.scansWritten), String(r.lateScans),
      ms(r.latency.p50), ms(r.latency.p99), ms(r.latency.max),
      r.clientsLosing > 0 ? "\(r.linesLost) (\(r.clientsLosing) cl)" : "0", String(r.gapEvents),
-     String(format: "%.1f", r.daemonCPU), String(format: "%.2f", r.daemonMicrosecondsPerLine),
+     String(format: "%.1f", r.daemonCPU), String(format: "%.2f", r.daemonMicrosecondsPerLine), ratio,
      String(format: "%.1f", r.benchCPU),
      "\(mib(r.rssIdle))/\(mib(r.rssConnected))/\(mib(r.rssAt10s))/\(mib(r.rssEnd))",
-     "\(r.stalledHeld)+\(r.stalledDropped)", String(format: "%.1f→%.1f", r.loadBefore, r.loadAfter)]
+     isTiltd ? "\(r.stalledHeld)+\(r.stalledDropped)" : "-", String(format: "%.1f→%.1f", r.loadBefore, r.loadAfter)]
 }
 let widths = header.indices.map { i in max(header[i].count, rows.map { $0[i].count }.max() ?? 0) }
 say("")
@@ -92,30 +137,41 @@ say(header.indices.map { pad(header[$0], widths[$0]) }.joined(separator: "  "))
 for row in rows { say(row.indices.map { pad(row[$0], widths[$0]) }.joined(separator: "  ")) }
 say("""
 
-latency = line read by a client − scan written into the FIFO (CLOCK_MONOTONIC), over every attitude
-line of every reading client. daemon CPU% = of one core, from the first scan until every line was
-delivered; µs/line = that CPU time per line delivered. lost = scans written × clients − attitude
-lines received. late = scans the feeder itself wrote > 1 period late (it was starved of CPU).
-stalled held+dropped = attitude lines the never-reading client still got when read at the end
-(kernel socket buffer + NIO + its bounded queue) + the count in its gap event; the two add up to
-the scans written when nothing else was lost. load = 1-minute load average before → after.
+latency = line read by a client − scan written (CLOCK_MONOTONIC), over every attitude line of every
+reading client. CPU% = the server's, of one core, from the first scan until every line was
+delivered; µs/line = that CPU time per line delivered to a reading client; × C = that over the C
+baseline's in the same configuration. lost = scans written × clients − attitude lines received.
+late = scans the feeder itself wrote > 1 period late (it was starved of CPU). tiltd reads the scans
+from the fake IIO device through libiio and fuses them; the C baseline reads 8-byte timestamps from
+a FIFO and only formats and writes (cfanout.c). stalled held+dropped (tiltd) = attitude lines the
+never-reading client still got when read at the end (kernel socket buffer + its bounded queue) +
+the count in its gap event; the two add up to the scans written when nothing else was lost.
+load = 1-minute load average before → after (the machine is shared; compare with the baseline).
 """)
 
 
-// Targets (issue 3, item 6).
+// Targets (issue 15; the stalled-client checks from issue 3).
 var missed = 0
 @MainActor func target(_ ok: Bool, _ text: String) {
     say("\(ok ? "MET   " : "MISSED") \(text)")
     if !ok { missed += 1 }
 }
-if let r = results.first(where: { $0.configuration.rateHz == 60 && $0.configuration.clients == 100 }) {
-    target(r.latency.p99 <= 2_000_000, "p99 ≤ 2 ms with 100 clients at 60 Hz: p99 = \(ms(r.latency.p99)) ms")
+let tiltdResults = results.compactMap { if case .tiltd = $0.server { return $0.result }; return nil }
+for r in tiltdResults where r.configuration.clients >= 1000 {
+    target(r.daemonMicrosecondsPerLine <= 2, "≤ 2 µs per line per client at \(r.configuration.clients) clients, \(r.configuration.rateHz) Hz: "
+           + String(format: "%.2f µs", r.daemonMicrosecondsPerLine)
+           + (baselineFigure(r.configuration).map { String(format: " (C baseline %.2f µs)", $0) } ?? ""))
 }
-if let r = results.first(where: { $0.configuration.rateHz == 200 && $0.configuration.clients == 1000 }) {
+for (clients, limit) in [(100, 2_000_000), (1000, 5_000_000)] as [(Int, Int64)] {
+    if let r = tiltdResults.first(where: { $0.configuration.rateHz == 60 && $0.configuration.clients == clients }) {
+        target(r.latency.p99 <= limit, "p99 ≤ \(limit / 1_000_000) ms with \(clients) clients at 60 Hz: p99 = \(ms(r.latency.p99)) ms")
+    }
+}
+for r in tiltdResults {
     target(r.linesLost == 0 && r.gapEvents == 0,
-           "no line lost with 1000 clients at 200 Hz: lost \(r.linesLost) in \(r.clientsLosing) clients, \(r.gapEvents) gap events")
+           "no line lost by healthy clients, \(r.configuration.clients) clients at \(r.configuration.rateHz) Hz: lost \(r.linesLost) in \(r.clientsLosing) clients, \(r.gapEvents) gap events")
 }
-for r in results {
+for r in tiltdResults {
     let growth = r.rssEnd - r.rssAt10s
     let accounted = r.stalledHeld + r.stalledDropped == r.scansWritten
     target(growth <= 2048 && accounted,
@@ -123,4 +179,4 @@ for r in results {
            + "RSS 10 s → end \(growth >= 0 ? "+" : "")\(mib(growth)) MiB; it was left \(r.stalledHeld) lines, "
            + "\(r.stalledDropped) dropped (\(accounted ? "all \(r.scansWritten) accounted for" : "of \(r.scansWritten) written"))")
 }
-exit(missed == 0 && results.count == rates.count * clientCounts.count ? 0 : 1)
+exit(missed == 0 && results.count == rates.count * clientCounts.count * servers.count ? 0 : 1)

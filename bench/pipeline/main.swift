@@ -1,10 +1,13 @@
-// Pipeline benchmark: recorded samples through calibration + fusion + JSON encoding of the
-// `sample` and `attitude` events, as the daemon does per sample. Prints ns per sample.
+// Pipeline benchmark: recorded samples through what the daemon does per sample — calibration,
+// fusion, the tilt game (a round always running, its events encoded) and the JSON line of the
+// `attitude` event every client gets. Prints ns per sample.
 //
 //   swift run -c release PipelineBench [recording.csv] [--samples N] [--repeats N] [--tsv]
 //
-// Three loops over the same samples: the estimator alone (the figure bench/pipeline/run sets next
-// to the other filters' C/C++ cores), calibration + estimator, and calibration + estimator + JSON.
+// Loops over the same samples, each adding a stage: the estimator alone (the figure
+// bench/pipeline/run sets next to the other filters' C/C++ cores); + calibration; + the game;
+// + the attitude line (the daemon's whole per-sample path when no client watches raw samples);
+// + the `sample` line too (encoded only while some client watches samples).
 // --tsv prints "tiltd<TAB>name<TAB>ns per sample<TAB>checksum" lines for bench/pipeline/run.
 import Foundation
 import TiltCore
@@ -58,13 +61,20 @@ let calibrator = Calibrator(IMUCalibration(accelOffset: Vector3(0.05, -0.02, 0.0
 enum Stage: String, CaseIterable {
     case estimator = "estimator alone"
     case calibratedEstimator = "calibration + estimator"
-    case withJSON = "calibration + estimator + JSON (2 events)"
+    case withGame = "calibration + estimator + game"
+    case withJSON = "calibration + estimator + game + attitude JSON"
+    case withSampleJSON = "… + sample JSON (a client watches samples)"
 }
 
-/// One pass over all samples with a fresh estimator; the checksum consumes every output.
+/// A 200-prompt deck; a round lasts 60 s and the next starts as soon as one ends.
+let deck = try! PromptDeck(name: "bench", prompts: (1...200).map { "prompt \($0)" })
+
+/// One pass over all samples with a fresh estimator and game; the checksum consumes every output.
 @MainActor func run(_ stage: Stage) -> (ns: Double, checksum: Double) {
     var estimator = AttitudeEstimator()
+    var game = try! TiltGame(seed: 1)
     var checksum = 0.0
+    var seq: UInt64 = 0
     let clock = ContinuousClock()
     let start = clock.now
     switch stage {
@@ -72,13 +82,31 @@ enum Stage: String, CaseIterable {
         for raw in samples { checksum += estimator.update(raw).q.w }
     case .calibratedEstimator:
         for raw in samples { checksum += estimator.update(calibrator.apply(raw)).q.w }
-    case .withJSON:
+    case .withGame, .withJSON, .withSampleJSON:
+        let json = stage != .withGame
         var bytes = 0
-        for (i, raw) in samples.enumerated() {
+        for raw in samples {
             let s = calibrator.apply(raw)
             let a = estimator.update(s)
-            bytes &+= Event(.sample, t: s.t, .sample(s)).encode(seq: UInt64(2 * i)).count
-            bytes &+= Event(.attitude, t: a.t, .attitude(a)).encode(seq: UInt64(2 * i + 1)).count
+            if stage == .withSampleJSON {
+                seq += 1
+                bytes &+= Event(.sample, t: s.t, .sample(s)).encode(seq: seq).count
+            }
+            if json {
+                seq += 1
+                bytes &+= Event(.attitude, t: a.t, .attitude(a)).encode(seq: seq).count
+            }
+            // As GameComponent feeds it: the attitude and the bias-corrected rate.
+            var events = game.update(a, rate: s.gyro - a.gyroBias)
+            if game.roundID == nil { events += (try? game.start(at: a.t, roundSeconds: 60, deck: deck)) ?? [] }
+            for e in events {
+                if json {
+                    seq += 1
+                    bytes &+= e.event.encode(seq: seq).count
+                } else {
+                    bytes &+= 1
+                }
+            }
         }
         checksum = Double(bytes)
     }
@@ -103,7 +131,7 @@ for stage in Stage.allCases {
     if tsv {
         print("tiltd\t\(stage.rawValue)\t\(ns)\t\(checksum[stage]!)")
     } else {
-        print("\((stage.rawValue + ":").padding(toLength: 44, withPad: " ", startingAt: 0))\(ns) ns/sample (best of \(repeats))")
+        print("\((stage.rawValue + ":").padding(toLength: 54, withPad: " ", startingAt: 0))\(ns) ns/sample (best of \(repeats))")
     }
 }
 if !tsv { print("(checksums \(Stage.allCases.map { String(format: "%.6g", checksum[$0]!) }.joined(separator: " ")))") }

@@ -15,12 +15,25 @@ public struct IMUCalibration: Sendable, Equatable {
     /// (sensor → z-up world, unit, w ≥ 0) while they held their head level. The game's relative
     /// mode measures tilts from it. Not applied to samples; nil until captured.
     public var neutral: Quaternion?
+    /// The wearer's up direction while looking ahead, in the reported sensor frame (unit), from
+    /// `tiltd calibrate neutral`. With `headForward` it defines the game's `HeadFrame`.
+    public var headUp: Vector3?
+    /// The direction the face points while looking ahead, learnt from the calibration nod.
+    public var headForward: Vector3?
 
     /// A calibration; the defaults change nothing.
     public init(accelOffset: Vector3 = .zero, accelScale: Vector3 = Vector3(1, 1, 1),
-                accelMatrix: Matrix3? = nil, gyroBias: Vector3 = .zero, neutral: Quaternion? = nil) {
+                accelMatrix: Matrix3? = nil, gyroBias: Vector3 = .zero, neutral: Quaternion? = nil,
+                headUp: Vector3? = nil, headForward: Vector3? = nil) {
         self.accelOffset = accelOffset; self.accelScale = accelScale
         self.accelMatrix = accelMatrix; self.gyroBias = gyroBias; self.neutral = neutral
+        self.headUp = headUp; self.headForward = headForward
+    }
+
+    /// The calibrated head frame, when both directions are known and usable.
+    public var headFrame: HeadFrame? {
+        guard let u = headUp, let f = headForward else { return nil }
+        return HeadFrame(up: u, forward: f, source: .calibrated)
     }
 
     /// The calibration that changes nothing.

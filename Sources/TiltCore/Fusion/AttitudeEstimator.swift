@@ -3,7 +3,8 @@ import Foundation
 /// Estimates orientation (roll and pitch; heading is free) from accelerometer and gyroscope samples.
 ///
 /// v2, described in docs/fusion.md. In short:
-/// - the gyro is integrated on its own (trapezoidal rule, dt from the samples' timestamps) into a
+/// - the gyro is integrated on its own (the rate interpolated between samples as their averaging
+///   window says, a two-sample coning term, dt from the samples' timestamps) into a
 ///   "quasi-inertial" frame that drifts only as slowly as the gyro bias error;
 /// - the accelerometer is rotated into that frame and low-passed there. Gravity is constant in that
 ///   frame while linear accelerations average out (velocity stays bounded), so the filtered vector is
@@ -43,12 +44,12 @@ public struct AttitudeEstimator: Sendable {
         public var restSeconds: Double = 1.5
         /// Time constant (s) of the means the rest detector compares against.
         public var restFilterTau: Double = 0.5
-        /// Where a sample's timestamp sits in the interval its rate is the mean of, as a fraction of
-        /// the sample period: 1 = at the end (IMUs report the rate averaged over the period before
-        /// the data-ready timestamp; the BROAD recordings confirm it), 0.5 = at the centre.
-        /// `tiltd estimate --rate-divisor N` sets (N + 1) / 2N, because a block stamped with its mean
-        /// time covers the period from one raw sample before the block to its last sample.
-        public var rateWindowEnd: Double = 1.0
+        /// How much of the sample period a rate sample averages, ending at its timestamp, as a
+        /// fraction of the period: 1 = all of it (an IMU whose output data rate is its sample rate
+        /// reports the rate averaged since the previous sample), 1/N = a sensor read at every N-th
+        /// of its samples (`tiltd estimate --rate-divisor N`), 0 = an instantaneous reading. The
+        /// filter interpolates the rate between samples accordingly (docs/fusion.md).
+        public var rateWindow: Double = 1.0
         /// A step longer than this (s) is a gap: nothing is integrated across it, the tilt restarts
         /// from gravity, heading and bias are kept.
         public var maxGap: Double = 0.5
@@ -58,7 +59,7 @@ public struct AttitudeEstimator: Sendable {
 
         /// Names accepted by `set(_:_:)`, for command-line overrides.
         public static let names = ["accTau", "accDamping", "accOrder", "biasMotionTau", "biasClip", "biasRestTau",
-                                   "restGyro", "restAccel", "restSeconds", "restFilterTau", "rateWindowEnd", "maxGap"]
+                                   "restGyro", "restAccel", "restSeconds", "restFilterTau", "rateWindow", "maxGap"]
 
         /// Sets a parameter by name (one of `names`), for `tiltd estimate --param` and benchmarks.
         public mutating func set(_ name: String, _ value: Double) throws(ParameterError) {
@@ -66,6 +67,7 @@ public struct AttitudeEstimator: Sendable {
             // These divide or set a filter's speed: zero would be meaningless.
             if ["accTau", "biasRestTau", "restFilterTau"].contains(name) && value == 0 { throw .badValue(name, value) }
             if name == "accOrder" && value != 2 && value != 3 { throw .badValue(name, value) }
+            if name == "rateWindow" && value > 1 { throw .badValue(name, value) }
             switch name {
             case "accTau": accTau = value
             case "accDamping": accDamping = value
@@ -77,7 +79,7 @@ public struct AttitudeEstimator: Sendable {
             case "restAccel": restAccel = value
             case "restSeconds": restSeconds = value
             case "restFilterTau": restFilterTau = value
-            case "rateWindowEnd": rateWindowEnd = value
+            case "rateWindow": rateWindow = value
             case "maxGap": maxGap = value
             default: throw .unknown(name)
             }
@@ -167,26 +169,32 @@ public struct AttitudeEstimator: Sendable {
         }
         lastT = s.t
 
-        // The rate sample is the mean rate over the interval that ends (1 − rateWindowEnd)·dt after
-        // its timestamp: integrate to the interval's end, then look back to the sample's own time.
+        // The rate over [last, t]: the rate samples are means over windows of rateWindow·dt ending
+        // at their timestamps, i.e. the rate at the windows' centres. Interpolated linearly between
+        // the previous sample and this one (extrapolated past this one's centre), the mean over the
+        // step is the value at the step's midpoint: a blend of the two samples with weight
+        // (1 + rateWindow) / 2 on this one (1: this sample alone; 0: the trapezoidal rule). The
+        // two-sample coning term adds the rotation a turning axis makes beyond the mean rate.
         let omega = s.gyro - bias
+        let previous = lastGyro - bias
         lastGyro = s.gyro
-        qGyro = (qGyro * Self.rotation(omega * dt)).normalized
-        let lookBack = 1 - parameters.rateWindowEnd
-        let qGyroAtT = lookBack == 0 ? qGyro : qGyro * Self.rotation(omega * (-lookBack * dt))
+        let w = (1 + parameters.rateWindow) / 2
+        var phi = (omega * w + previous * (1 - w)) * dt
+        phi += previous.cross(omega) * (dt * dt / 12)
+        qGyro = (qGyro * Self.rotation(phi)).normalized
 
         detectRest(s, dt: dt)
 
         // Accelerometer in the quasi-inertial frame, low-passed with a weight for disturbed samples.
-        let accI = qGyroAtT.rotate(s.accel)
+        let accI = qGyro.rotate(s.accel)
         lowPass(accI, dt: dt)
-        if parameters.biasMotionTau > 0 { lowPassRotation(qGyroAtT, dt: dt) }
+        if parameters.biasMotionTau > 0 { lowPassRotation(qGyro, dt: dt) }
 
         // Correct the tilt so the filtered gravity points up: the shortest rotation taking it to ẑ.
         let up = correction.rotate(accLow).normalized
         let step = Quaternion(w: 1 + up.z, x: up.y, y: -up.x, z: 0).normalized
         correction = (step * correction).normalized
-        q = (correction * qGyroAtT).normalized
+        q = (correction * qGyro).normalized
 
         if atRest {
             bias += (restGyroMean - bias) * min(1, dt / parameters.biasRestTau)

@@ -120,6 +120,11 @@ public struct GameEvent: Sendable, Equatable {
         case stopped
         /// The game went back to idle and forgot its last result and neutral pose.
         case reset
+        /// The rotation seen says the head frame in use cannot be right (fills `reason`); no
+        /// prompt appears until `orientation_ok`.
+        case orientationSuspect = "orientation_suspect"
+        /// The head frame looks right again after `orientation_suspect`.
+        case orientationOK = "orientation_ok"
     }
 
     /// What happened.
@@ -148,8 +153,10 @@ public struct GameEvent: Sendable, Equatable {
     public var deckName: String?
     /// For `round_started`: the number of distinct prompts in the deck.
     public var deckSize: Int?
-    /// For `neutral_rejected`: why.
+    /// For `neutral_rejected` and `orientation_suspect`: why.
     public var reason: String?
+    /// For `correct` and `skip` in the `nod` vocabulary: the gesture that answered.
+    public var gesture: HeadGesture.Kind?
 
     /// Creates an event with only the common fields set.
     public init(kind: Kind, t: Nanoseconds, round: Int?, state: TiltGame.Phase, remaining: Nanoseconds?,
@@ -175,14 +182,15 @@ public struct GameEvent: Sendable, Equatable {
             o["deck_size"] = .int(Int64(deckSize ?? 0))
         case .neutralCaptured, .neutral:
             o["tilt_deg"] = tiltJSON
-        case .neutralRejected:
+        case .neutralRejected, .orientationSuspect:
             o["reason"] = .string(reason ?? "")
         case .correct, .skip:
             o["tilt_deg"] = tiltJSON
             o["decision_ms"] = decision.map { .int($0.decisionTime / 1_000_000) } ?? .null
+            if let g = gesture { o["gesture"] = .string(g.rawValue) }
         case .roundEnded, .stopped:
             o["result"] = result.map { .object($0.json) } ?? .null
-        case .prompt, .reset:
+        case .prompt, .reset, .orientationOK:
             break
         }
         return o

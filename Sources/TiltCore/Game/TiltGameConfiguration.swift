@@ -17,6 +17,26 @@ extension TiltGame {
             case relative
         }
 
+        /// How the wearer answers.
+        public enum Gestures: String, Sendable, CaseIterable {
+            /// Tilt the head down past a threshold and hold it (correct), or up (skip).
+            case tilt
+            /// Nod (correct) or shake the head (skip); needs a gyroscope.
+            case nod
+        }
+
+        /// The vocabulary rounds use unless `start` names one.
+        public var gestures: Gestures = .tilt
+        /// The head is *still* while its angular rate stays below this, °/s. The neutral pose
+        /// is captured, and a prompt appears, only while still. 20 °/s: a head held still sways
+        /// at under 10 °/s; nodding, shaking, looking around and walking's head bob exceed it.
+        public var stillDps: Double = 20
+        /// No answer counts if the head started it less than this long after the prompt
+        /// appeared: faster than any person reacts, so it was not an answer to this prompt.
+        public var minReactionSeconds: Double = 0.25
+        /// Limits of a nod and a shake (the `nod` vocabulary).
+        public var nod = GestureDetector.Parameters()
+
         /// Tilt angle below which a pose is in the low zone (correct unless `swapSides`).
         public var lowThresholdDeg: Double = 63      // 0.35 π
         /// Tilt angle above which a pose is in the high zone (skip unless `swapSides`).
@@ -25,7 +45,7 @@ extension TiltGame {
         /// whose z axis points forward, or players who prefer "up = correct").
         public var swapSides: Bool = false
         /// Absolute |roll| or relative to a captured neutral pose.
-        public var mode: Mode = .absolute
+        public var mode: Mode = .relative
         /// In relative mode: the sensor axis that points (roughly) toward the back of the head
         /// when the neutral pose is captured. Tilting the head down turns the world's up
         /// direction toward this axis. Only its part perpendicular to "up" at capture is used,
@@ -60,7 +80,10 @@ extension TiltGame {
                 ("low_threshold_deg", lowThresholdDeg), ("high_threshold_deg", highThresholdDeg),
                 ("hysteresis_deg", hysteresisDeg), ("hold_s", holdSeconds),
                 ("neutral_hold_s", neutralHoldSeconds), ("debounce_s", debounceSeconds),
-                ("round_s", roundSeconds),
+                ("round_s", roundSeconds), ("still_dps", stillDps), ("min_reaction_s", minReactionSeconds),
+                ("nod_min_peak_dps", nod.minPeakDps), ("nod_min_swing_deg", nod.minSwingDeg),
+                ("nod_max_swing_s", nod.maxSwingSeconds), ("nod_max_gap_s", nod.maxGapSeconds),
+                ("nod_max_swing_ratio", nod.maxSwingRatio),
             ]
             for (f, v) in finite where !v.isFinite { throw bad(f, "must be a finite number") }
             guard (0...180).contains(lowThresholdDeg) else { throw bad("low_threshold_deg", "must be within 0…180") }
@@ -77,6 +100,14 @@ extension TiltGame {
             where !(0...10).contains(v) {
                 throw bad(f, "must be within 0…10 s")
             }
+            guard stillDps > 0, stillDps <= 360 else { throw bad("still_dps", "must be within 0…360 °/s (not 0)") }
+            guard (0...5).contains(minReactionSeconds) else { throw bad("min_reaction_s", "must be within 0…5 s") }
+            guard nod.minPeakDps > 0, nod.minPeakDps <= 1000 else { throw bad("nod_min_peak_dps", "must be within 0…1000 °/s (not 0)") }
+            guard nod.minSwingDeg > 0, nod.minSwingDeg <= 90 else { throw bad("nod_min_swing_deg", "must be within 0…90° (not 0)") }
+            guard nod.maxSwingSeconds > 0, nod.maxSwingSeconds <= 5 else { throw bad("nod_max_swing_s", "must be within 0…5 s (not 0)") }
+            guard (0...2).contains(nod.maxGapSeconds) else { throw bad("nod_max_gap_s", "must be within 0…2 s") }
+            guard nod.maxSwingRatio >= 1, nod.maxSwingRatio <= 100 else { throw bad("nod_max_swing_ratio", "must be within 1…100") }
+            guard (2...9).contains(nod.shakeSwings) else { throw bad("shake_swings", "must be within 2…9") }
             guard Self.roundSecondsRange.contains(roundSeconds) else { throw bad("round_s", "must be within 1…3600 s") }
             guard backAxis.x.isFinite, backAxis.y.isFinite, backAxis.z.isFinite, backAxis.norm > 0.1 else {
                 throw bad("back_axis", "must be a non-zero finite vector")
@@ -95,6 +126,9 @@ extension TiltGame {
             o["neutral_hold_s"] = .number(neutralHoldSeconds)
             o["debounce_s"] = .number(debounceSeconds)
             o["round_s"] = .number(roundSeconds)
+            o["gestures"] = .string(gestures.rawValue)
+            o["still_dps"] = .number(stillDps)
+            o["min_reaction_s"] = .number(minReactionSeconds)
             if mode == .relative { o["back_axis"] = .vector(backAxis) }
             return o
         }

@@ -43,6 +43,8 @@ public struct ProtocolError: Error, Sendable, Equatable {
         public static let invalidConfiguration: Code = "invalid_configuration"
         /// A restart before any round.
         public static let nothingToRestart: Code = "nothing_to_restart"
+        /// `game.start` with the `nod` vocabulary on an IMU without a gyroscope.
+        public static let needsGyro: Code = "needs_gyro"
         // Credits.
         /// A redeem larger than the balance.
         public static let insufficientCredits: Code = "insufficient_credits"
@@ -73,6 +75,7 @@ public struct ProtocolError: Error, Sendable, Equatable {
             (invalidRoundLength, "a round length out of range"),
             (emptyDeck, "the deck has no usable prompts"),
             (deckUnavailable, "the deck file cannot be read, is too large or does not parse"),
+            (needsGyro, "`game.start` with `gestures` `nod` on an IMU without a gyroscope"),
             (insufficientCredits, "a redeem larger than the balance"),
             (noFix, "`quest.complete` with no position fix"),
             (uncertain, "the fix is too uncertain (eph above half a cell)"),

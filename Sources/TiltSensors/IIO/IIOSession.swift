@@ -9,7 +9,7 @@ import TiltCore
 final class IIOSession {
     private let context: IIOContext
     let devices: [IIOConfiguredDevice]
-    private let configuration: IIOSource.Configuration
+    private let configuration: IIOSource.Settings
     private var buffered: [IIOBufferedReader] = []
     private var polled: [IIOPolledReader] = []
     /// The rate the device(s) run at (the slower one for split devices), Hz.
@@ -25,7 +25,7 @@ final class IIOSession {
     /// Samples emitted so far.
     private(set) var delivered = 0
 
-    init(configuration: IIOSource.Configuration, logger: Logger?) throws {
+    init(configuration: IIOSource.Settings, logger: Logger?) throws {
         self.configuration = configuration
         context = try IIOContext(timeoutMs: 1000)
         let choices = try IIODeviceSetup.choose(configuration.device, in: context)

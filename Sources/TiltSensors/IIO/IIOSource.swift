@@ -17,8 +17,8 @@ import TiltCore
 /// Device trouble never ends `run`: it is reported as a `retrying` status and retried with
 /// backoff on a fresh libiio context, and streaming resumes when the device is back.
 public final class IIOSource: SampleSource {
-    /// What to open and how.
-    public struct Configuration: Sendable, Equatable {
+    /// What to open and how (from `[imu]`).
+    public struct Settings: Sendable, Equatable {
         /// "auto", an IIO device name ("mpu6050") or id ("iio:device0"), or "accelName+gyroName"
         /// for split devices.
         public var device: String
@@ -46,13 +46,13 @@ public final class IIOSource: SampleSource {
     }
 
     /// The device, rate and read mode asked for.
-    public let configuration: Configuration
+    public let configuration: Settings
     private let logger: Logger?
 
     /// - Parameters:
     ///   - configuration: device, rate, mount override, buffer size.
     ///   - logger: where device trouble is logged (rate-limited); nil for silence.
-    public init(configuration: Configuration, logger: Logger? = nil) {
+    public init(configuration: Settings, logger: Logger? = nil) {
         self.configuration = configuration
         self.logger = logger
     }
@@ -68,7 +68,6 @@ public final class IIOSource: SampleSource {
         stop.onStop { wake.signal() }
         defer { wake.close() }
         var backoff = Backoff()
-        var throttle = LogThrottle(interval: 30)
         emit(.status(SourceStatus(source: "imu", state: .starting,
                                   message: "looking for IIO device \"\(configuration.device)\"",
                                   rateHz: configuration.rateHz)))
@@ -89,11 +88,9 @@ public final class IIOSource: SampleSource {
                 session = nil
                 let delay = backoff.next()
                 let message = "\(error)"
-                if throttle.shouldLog(message) {
-                    logger?.warning("IMU unavailable, retrying", metadata: [
-                        "error": "\(message)", "retry_in_s": "\(delay)",
-                        "suppressed": "\(throttle.suppressed(message))"])
-                }
+                // Repeats are limited by the daemon's one log rate-limiter (`RepeatLimiter`, per
+                // call site, with a summary line); the backoff already spaces the attempts.
+                logger?.warning("IMU unavailable, retrying", metadata: ["error": "\(message)", "retry_in_s": "\(delay)"])
                 emit(.status(SourceStatus(source: "imu", state: .retrying, message: message,
                                           rateHz: configuration.rateHz, retryIn: delay)))
                 stop.sleep(seconds: delay)
@@ -150,28 +147,4 @@ final class IIOWakeup: Sendable {
             Glibc.close(writeFD)
         }
     }
-}
-
-/// Lets the same log message through at most once per interval, counting what it held back.
-struct LogThrottle {
-    let interval: Double
-    private var last: [String: (at: ContinuousClock.Instant, held: Int)] = [:]
-
-    init(interval: Double) { self.interval = interval }
-
-    mutating func shouldLog(_ message: String) -> Bool {
-        let now = ContinuousClock.now
-        if let entry = last[message], entry.at.duration(to: now) < .seconds(interval) {
-            last[message] = (entry.at, entry.held + 1)
-            return false
-        }
-        let held = last[message]?.held ?? 0
-        last[message] = (now, 0)
-        heldBack = held
-        return true
-    }
-
-    /// How many copies of the message were held back before the one just let through.
-    func suppressed(_ message: String) -> Int { heldBack }
-    private var heldBack = 0
 }

@@ -128,27 +128,12 @@ public enum DatasetReader {
         return Dataset(format: format, samples: samples)
     }
 
-    /// Averages consecutive blocks of `divisor` samples (time, accel and gyro alike) to simulate a
-    /// slower IMU; a trailing incomplete block is dropped. `divisor` 1 returns the input.
-    public static func blockAverage(_ samples: [IMUSample], divisor: Int) -> [IMUSample] {
-        precondition(divisor >= 1, "divisor must be at least 1")
-        if divisor == 1 { return samples }
-        var out: [IMUSample] = []
-        out.reserveCapacity(samples.count / divisor)
-        var i = 0
-        let inv = 1.0 / Double(divisor)
-        while i + divisor <= samples.count {
-            var a = Vector3.zero, g = Vector3.zero
-            // Time offsets from the block's first sample keep the mean exact in integer ns.
-            let t0 = samples[i].t
-            var dtSum: Int64 = 0
-            for k in i..<(i + divisor) {
-                a += samples[k].accel; g += samples[k].gyro; dtSum += samples[k].t - t0
-            }
-            out.append(IMUSample(t: t0 + dtSum / Int64(divisor), accel: a * inv, gyro: g * inv))
-            i += divisor
-        }
-        return out
+    /// Every `n`-th sample (samples 0, n, 2n, …), each with its own time and readings: the stream
+    /// a sensor read at 1/n of the rate delivers. `n` 1 returns the input.
+    public static func decimate(_ samples: [IMUSample], keepingEvery n: Int) -> [IMUSample] {
+        precondition(n >= 1, "n must be at least 1")
+        if n == 1 { return samples }
+        return stride(from: 0, to: samples.count, by: n).map { samples[$0] }
     }
 
     private static func split(_ line: UnsafeBufferPointer<UInt8>) -> [UnsafeBufferPointer<UInt8>] {

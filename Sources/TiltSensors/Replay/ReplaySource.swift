@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TiltCore
 
 /// Replays a tiltd recording through the same pipeline as a live device.
@@ -12,9 +13,13 @@ public struct ReplaySource: SampleSource {
     /// Playback speed factor; nil = as fast as possible.
     public let speed: Double?
 
-    /// A replay of `path` at `speed` × real time (nil: as fast as possible).
-    public init(path: String, speed: Double?) {
-        self.path = path; self.speed = speed
+    /// When set, the replay sends its first sample and then waits for the gate to open before
+    /// going on (so a client can start a round on a `--fast` replay before it is over).
+    public let gate: ReplayGate?
+
+    /// A replay of `path` at `speed` × real time (nil: as fast as possible), held by `gate` if given.
+    public init(path: String, speed: Double?, gate: ReplayGate? = nil) {
+        self.path = path; self.speed = speed; self.gate = gate
     }
 
     /// "replay FILE" and the speed, for status lines.
@@ -68,9 +73,17 @@ public struct ReplaySource: SampleSource {
                                   device: summary, rateHz: rate.isFinite ? (rate * 10).rounded() / 10 : nil,
                                   hasGyroscope: accelOnly ? false : nil)))
         let clock = ContinuousClock()
-        let start = clock.now
-        for s in samples {
+        var start = clock.now
+        for (i, s) in samples.enumerated() {
             if stop.isStopped { return }
+            if i == 1, let gate {
+                emit(.status(SourceStatus(source: "imu", state: .streaming, message: "holding the replay after its first sample until a round starts (game.start)",
+                                          device: summary, rateHz: rate.isFinite ? (rate * 10).rounded() / 10 : nil)))
+                while !gate.isOpen { if stop.sleep(seconds: 0.02) { return } }
+                emit(.status(SourceStatus(source: "imu", state: .streaming, message: "replaying \(samples.count) samples",
+                                          device: summary, rateHz: rate.isFinite ? (rate * 10).rounded() / 10 : nil)))
+                start = clock.now - .nanoseconds(Int64(Double(s.t - first.t) / (speed ?? 1)))
+            }
             if let speed {
                 let due = start.advanced(by: .nanoseconds(Int64(Double(s.t - first.t) / speed)))
                 let wait = clock.now.duration(to: due)
@@ -80,6 +93,17 @@ public struct ReplaySource: SampleSource {
         }
         emit(.status(SourceStatus(source: "imu", state: .finished, message: "end of recording (\(samples.count) samples)", device: summary)))
     }
+}
+
+/// Opened once, from any thread: lets a held replay go on (`ReplaySource.gate`).
+public final class ReplayGate: Sendable {
+    private let open = Synchronization.Atomic<Bool>(false)
+    /// A closed gate.
+    public init() {}
+    /// Lets the replay go on.
+    public func openGate() { open.store(true, ordering: .releasing) }
+    /// Whether the gate has been opened.
+    public var isOpen: Bool { open.load(ordering: .acquiring) }
 }
 
 /// Writes samples to a recording file.

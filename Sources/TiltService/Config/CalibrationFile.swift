@@ -23,12 +23,16 @@ public enum CalibrationFile {
         public var gyroBias: Vector3?
         /// The neutral head pose [w, x, y, z]; nil keeps the file's.
         public var neutral: Quaternion?
+        /// The head frame (`tiltd calibrate neutral`): up and forward in the sensor frame; both or neither.
+        public var headUp: Vector3?
+        /// See `headUp`.
+        public var headForward: Vector3?
 
         /// An update that sets only the values given.
         public init(accelOffset: Vector3? = nil, accelScale: Vector3? = nil, accelMatrix: Matrix3? = nil,
-                    gyroBias: Vector3? = nil, neutral: Quaternion? = nil) {
+                    gyroBias: Vector3? = nil, neutral: Quaternion? = nil, headUp: Vector3? = nil, headForward: Vector3? = nil) {
             self.accelOffset = accelOffset; self.accelScale = accelScale; self.accelMatrix = accelMatrix
-            self.gyroBias = gyroBias; self.neutral = neutral
+            self.gyroBias = gyroBias; self.neutral = neutral; self.headUp = headUp; self.headForward = headForward
         }
 
         /// `base` with the keys present here replaced.
@@ -39,6 +43,8 @@ public enum CalibrationFile {
             if let v = accelMatrix { c.accelMatrix = v }
             if let v = gyroBias { c.gyroBias = v }
             if let v = neutral { c.neutral = v }
+            if let v = headUp { c.headUp = v }
+            if let v = headForward { c.headForward = v }
             return c
         }
     }
@@ -74,6 +80,8 @@ public enum CalibrationFile {
             if present.contains("accel_matrix") { out.accelMatrix = cal.accelMatrix }
             if present.contains("gyro_bias") { out.gyroBias = cal.gyroBias }
             if present.contains("neutral") { out.neutral = cal.neutral }
+            if present.contains("head_up") { out.headUp = cal.headUp }
+            if present.contains("head_forward") { out.headForward = cal.headForward }
         }
         try root.finish()
         return out
@@ -105,6 +113,12 @@ public enum CalibrationFile {
         if let q = c.neutral {
             out += "# Neutral head pose for the game's relative mode: unit quaternion [w, x, y, z], sensor → z-up world.\n"
             out += "neutral = \(list([q.w, q.x, q.y, q.z]))\n"
+        }
+        if let u = c.headUp, let f = c.headForward {
+            // Why directions and not a quaternion: the heading of a 6-axis attitude drifts, so only
+            // directions fixed to the board are meaningful; these two define the head frame.
+            out += "# Head frame for the game (look ahead, then nod down once): unit vectors in the sensor frame.\n"
+            out += "head_up = \(list(u.array))\nhead_forward = \(list(f.array))\n"
         }
         return out
     }

@@ -159,6 +159,15 @@ public struct Configuration: Sendable {
             if abs(n - 1) > 1e-3 { throw t.error("neutral", "must be a unit quaternion [w, x, y, z], its norm is \(n)") }
             cal.neutral = Quaternion(w: q[0], x: q[1], y: q[2], z: q[3])
         }
+        // The head frame learnt from the calibration nod: two directions in the sensor frame.
+        if let v = try t.vector("head_up", in: -1.001...1.001) { cal.headUp = v }
+        if let v = try t.vector("head_forward", in: -1.001...1.001) { cal.headForward = v }
+        if (cal.headUp == nil) != (cal.headForward == nil) {
+            throw t.error(cal.headUp == nil ? "head_up" : "head_forward", "head_up and head_forward go together (tiltd calibrate neutral writes both)")
+        }
+        if cal.headUp != nil, cal.headFrame == nil {
+            throw t.error("head_forward", "must be at least 20° from head_up (and both non-zero)")
+        }
         return cal
     }
 

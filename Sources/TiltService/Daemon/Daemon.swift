@@ -68,6 +68,8 @@ public struct Daemon: Sendable {
         try await loop.submit {
             let engine = Engine(hub: hub, config: config, logger: logger, store: store, services: services)
             engine.start(startup)
+            let gate = sampler.replayGate
+            engine.onRoundStarted = { gate.openGate() }
             // Under socket activation the client that started the daemon is already queued and is
             // accepted at once: its hello must list the sources, not "sources":[].
             engine.ingest(status: SourceStatus(source: "imu", state: .starting, message: "opening \(first.source.summary)"))

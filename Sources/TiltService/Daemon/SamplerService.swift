@@ -13,25 +13,32 @@ public final class SamplerService: Service, SamplerControl {
     public enum Input: Sendable {
         /// The configured IIO device.
         case device
-        /// A recording, at `speed` (nil = as fast as possible).
-        case replay(path: String, speed: Double?)
+        /// A recording, at `speed` (nil = as fast as possible); `holdUntilRound`: after the first
+        /// sample, wait until a client starts a round (so a fast replay can be played).
+        case replay(path: String, speed: Double?, holdUntilRound: Bool = false)
     }
 
     let input: Input
     let engine: EngineHandle
     let logger: Logger
     let exitWhenDone: Bool
+    /// Opened by the first `game.start` when the replay is held (`--hold-until-round`).
+    public let replayGate = ReplayGate()
     /// The running pipeline. Replaced only on `control` (serial), read by the watchdog tick.
     private let current = Mutex<SensorPipeline?>(nil)
     /// Starts and stops pipelines one at a time, off the loop (a stop waits for the thread).
     private let control = DispatchQueue(label: "tiltd.sampler")
     private let ended: AsyncStream<Void>
     private let endedContinuation: AsyncStream<Void>.Continuation
+    /// Finishes once the first pipeline's thread is running (READY=1 waits for it).
+    public let started: AsyncStream<Void>
+    private let startedContinuation: AsyncStream<Void>.Continuation
 
     /// A sampler delivering to `engine`; `first` is the pipeline to start with (see `prepare`).
     public init(input: Input, engine: EngineHandle, exitWhenDone: Bool, logger: Logger) {
         self.input = input; self.engine = engine; self.exitWhenDone = exitWhenDone; self.logger = logger
         (ended, endedContinuation) = AsyncStream.makeStream()
+        (started, startedContinuation) = AsyncStream.makeStream()
     }
 
     /// Builds, without starting, the sampler for `config` (a replay, or the device `[imu]` names).
@@ -39,8 +46,8 @@ public final class SamplerService: Service, SamplerControl {
         let source: any SampleSource
         var persister: BiasPersister?
         switch input {
-        case .replay(let path, let speed):
-            source = ReplaySource(path: path, speed: speed)
+        case .replay(let path, let speed, let hold):
+            source = ReplaySource(path: path, speed: speed, gate: hold ? replayGate : nil)
         case .device:
             do { source = try DeviceSourceFactory.make(config.imu, logger: logger) } catch {
                 throw config.error("imu.device", "\(error)")
@@ -52,7 +59,7 @@ public final class SamplerService: Service, SamplerControl {
         // recording's times are kept exactly.
         var isDevice = false
         if case .device = input { isDevice = true }
-        return SensorPipeline(source: source, engine: engine, calibration: config.calibration,
+        return SensorPipeline(source: source, engine: engine, calibration: config.calibration, mount: config.imu.mountMatrix,
                               persister: persister, smoothsClockSteps: isDevice, logger: logger)
     }
 
@@ -82,6 +89,7 @@ public final class SamplerService: Service, SamplerControl {
             current.withLock { $0 = first }
             start(first)
         }
+        startedContinuation.finish()
         if exitWhenDone {
             await withTaskGroup(of: Void.self) { tasks in
                 tasks.addTask { [ended] in for await _ in ended { break } }
@@ -107,7 +115,10 @@ public final class SamplerService: Service, SamplerControl {
 
     /// Runs the first pipeline until graceful shutdown (or the recording's end with `exitWhenDone`).
     public func run() async throws {
-        guard let first = firstPipeline.withLock({ $0 }) else { return try await gracefulShutdown() }
+        guard let first = firstPipeline.withLock({ $0 }) else {
+            startedContinuation.finish()
+            return try await gracefulShutdown()
+        }
         try await run(first: first)
     }
 }
@@ -117,7 +128,9 @@ public final class SamplerService: Service, SamplerControl {
 public enum DeviceSourceFactory {
     /// The IIO source for `imu` (it finds the device itself, and retries while it is missing).
     public static func make(_ imu: Configuration.IMU, logger: Logger) throws -> any SampleSource {
-        IIOSource(configuration: .init(device: imu.device, rateHz: imu.rateHz, mountMatrix: imu.mountMatrix,
+        // The config's mount matrix replaces the kernel's: the device reports in its own frame
+        // (identity) and the sampler's front end applies the config's matrix, for replays too.
+        IIOSource(configuration: .init(device: imu.device, rateHz: imu.rateHz, mountMatrix: imu.mountMatrix.map { _ in .identity },
                                        bufferSamples: imu.bufferSamples, mode: IIOReadMode(rawValue: imu.mode) ?? .auto),
                   logger: logger)
     }

@@ -13,6 +13,8 @@ public final class SensorPipeline: Sendable {
     let source: any SampleSource
     let engine: EngineHandle
     let calibration: IMUCalibration
+    /// The config's `[imu] mount_matrix`, applied to every source's samples (see `SampleFrontEnd`).
+    let mount: Matrix3?
     let fusion: AttitudeEstimator.Parameters
     let logger: Logger
     /// Saves the gyro bias learnt at rest (`[calibration] persist_gyro_bias`); nil = off.
@@ -28,17 +30,17 @@ public final class SensorPipeline: Sendable {
 
     /// - Parameter smoothsClockSteps: re-anchor timestamp jumps (a live device's clock can step);
     ///   false keeps a recording's times exactly.
-    public init(source: any SampleSource, engine: EngineHandle, calibration: IMUCalibration,
+    public init(source: any SampleSource, engine: EngineHandle, calibration: IMUCalibration, mount: Matrix3? = nil,
                 fusion: AttitudeEstimator.Parameters = .init(), persister: BiasPersister? = nil,
                 smoothsClockSteps: Bool = false, logger: Logger) {
-        self.source = source; self.engine = engine; self.calibration = calibration
+        self.source = source; self.engine = engine; self.calibration = calibration; self.mount = mount
         self.fusion = fusion; self.persister = persister; self.smoothsClockSteps = smoothsClockSteps
         self.logger = logger
     }
 
     /// Starts the sampling thread. `onEnd` runs when a finite source (a recording) is done.
     public func start(onEnd: @escaping @Sendable () -> Void = {}) {
-        let state = FusionBox(FusionState(calibrator: Calibrator(calibration), estimator: AttitudeEstimator(parameters: fusion),
+        let state = FusionBox(FusionState(frontEnd: SampleFrontEnd(mount: mount, calibration: calibration), estimator: AttitudeEstimator(parameters: fusion),
                                           timeline: smoothsClockSteps ? SampleTimeline(parameters: .init(rateHz: 60)) : nil))
         let (source, engine, persister, inFlight, logger) = (self.source, self.engine, self.persister, self.inFlight, self.logger)
         thread.start({ stop in
@@ -53,7 +55,7 @@ public final class SensorPipeline: Sendable {
                                 raw.t = placed.t
                                 jump = placed.jump
                             }
-                            let s = st.calibrator.apply(raw)
+                            let s = st.frontEnd.apply(raw)
                             return (s, s.hasGyro ? st.estimator.update(s) : st.tilt.update(s), jump)
                         }
                         if let jump { Self.report(jump, logger: logger, engine: engine) }
@@ -119,13 +121,14 @@ final class InFlight: Sendable {
 
 /// Mutable fusion state of one pipeline (see `FusionBox`).
 struct FusionState {
-    var calibrator: Calibrator
+    /// Mount matrix and calibration: the one path every source's samples take.
+    let frontEnd: SampleFrontEnd
     var estimator: AttitudeEstimator
     /// For samples with no gyro.
     var tilt = AccelTiltEstimator()
     var timeline: SampleTimeline?
-    init(calibrator: Calibrator, estimator: AttitudeEstimator, timeline: SampleTimeline?) {
-        self.calibrator = calibrator; self.estimator = estimator; self.timeline = timeline
+    init(frontEnd: SampleFrontEnd, estimator: AttitudeEstimator, timeline: SampleTimeline?) {
+        self.frontEnd = frontEnd; self.estimator = estimator; self.timeline = timeline
     }
 }
 

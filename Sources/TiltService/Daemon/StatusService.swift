@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import NIOCore
 import ServiceLifecycle
+import Synchronization
 import TiltCore
 
 /// Tells systemd how the daemon is: READY=1 once serving, STATUS= when the status line
@@ -15,28 +16,32 @@ public final class StatusService: Service {
     let reloader: Reloader
     let notifier: SystemdNotifier
     let logOutput: LogOutput?
-    private let signalQueue = DispatchQueue(label: "tiltd.sighup")
+    /// SIGHUP → reload. Made with the service, before any client can connect: a SIGHUP that
+    /// came before it would end the process (the signal's default action).
+    /// (In a `Mutex` because a dispatch source is not `Sendable`; only `init` and the end of
+    /// `run` touch it.)
+    private let hup: Mutex<(any DispatchSourceSignal)?>
 
     /// - Parameter logOutput: flushed on every tick so rate-limited repeats get their summary line.
     public init(engine: EngineHandle, sampler: SamplerService, socket: SocketService, reloader: Reloader,
                 notifier: SystemdNotifier, logOutput: LogOutput?) {
         self.engine = engine; self.sampler = sampler; self.socket = socket; self.reloader = reloader
         self.notifier = notifier; self.logOutput = logOutput
+        signal(SIGHUP, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGHUP, queue: DispatchQueue(label: "tiltd.sighup"))
+        source.setEventHandler { [reloader] in reloader.reload() }
+        source.resume()
+        hup = Mutex(source)
     }
 
     /// Sends READY=1, then ticks until graceful shutdown; ends with STOPPING=1.
     public func run() async throws {
-        // READY=1 only once clients can connect.
+        // READY=1 only once clients can connect and the sampler runs.
         for await _ in socket.listening {}
+        for await _ in sampler.started {}
         let firstStatus = (try? await engine.submit { $0.statusLine() }.get()) ?? "starting"
         reloader.sentStatus.withLock { $0 = firstStatus }
         try? notifier.ready(status: firstStatus)
-
-        // SIGHUP: reload the config; a bad one is refused and the old one kept.
-        signal(SIGHUP, SIG_IGN)
-        let hup = DispatchSource.makeSignalSource(signal: SIGHUP, queue: signalQueue)
-        hup.setEventHandler { [reloader] in reloader.reload() }
-        hup.resume()
 
         // The tick: STATUS= for systemctl, and the watchdog, fed only while the sampler beats.
         let watchdog = SystemdWatchdog.interval()
@@ -54,7 +59,7 @@ public final class StatusService: Service {
                 logOutput?.flushRepeats()
             }
         }
-        hup.cancel()
+        hup.withLock { $0?.cancel(); $0 = nil }
         reloader.logger.info("stopping")
         try? notifier.stopping()
     }

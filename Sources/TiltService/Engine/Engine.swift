@@ -8,7 +8,7 @@ import TiltSensors
 /// owns it (`Component`) and every change is published to all clients (host-authoritative).
 ///
 /// Confined to `hub.loop`: not `Sendable`. Other threads reach it through a
-/// `NIOLoopBound<Engine>` (see `Daemon`), so the compiler checks the confinement.
+/// `NIOLoopBound<Engine>` inside `EngineHandle`, so the compiler checks the confinement.
 public final class Engine: RequestHandler {
     let context: EngineContext
     let services: EngineServices
@@ -23,6 +23,11 @@ public final class Engine: RequestHandler {
     private var routes: [String: any Component] = [:]
     /// Called on every sample (on the loop).
     public var onSample: (() -> Void)?
+    /// Called (on the loop) when `game.start` starts a round; a held replay goes on from there.
+    public var onRoundStarted: (() -> Void)? {
+        get { game.onRoundStarted }
+        set { game.onRoundStarted = newValue }
+    }
     /// Runs a `reload` (the daemon's `Reloader`); the callback gets the reply's fields or why
     /// it was refused, on the loop. Nil when there is no config file to reload.
     public var onReload: ((@escaping (Result<JSONObject, ConfigError>) -> Void) -> Void)?
@@ -87,7 +92,7 @@ public final class Engine: RequestHandler {
     /// A calibrated sample and the attitude computed from it.
     public func ingest(sample: IMUSample, attitude a: Attitude) {
         attitude.ingest(sample: sample, attitude: a)
-        game.ingest(a)
+        game.ingest(a, sample: sample)
         onSample?()
     }
 

@@ -14,6 +14,8 @@ final class GameComponent: Component {
     /// Game events waiting for a round to be committed (see `publish(_:)`).
     private var heldEvents: [GameEvent] = []
     private var roundsInFlight = 0
+    /// Called when `game.start` starts a round (a held replay goes on).
+    var onRoundStarted: (() -> Void)?
 
     init(context: EngineContext) {
         self.context = context
@@ -26,6 +28,9 @@ final class GameComponent: Component {
     /// Seeds from the store and the calibration file, at start.
     func prepare(lastRound: Int?, neutral: Quaternion?) {
         if let lastRound { game.nextRoundID = lastRound + 1 }
+        // The head frame `tiltd calibrate neutral` learnt from the nod; without it the
+        // convention is assumed (and the game state says so).
+        game.setHeadFrame(context.config.calibration.headFrame)
         // The pose `tiltd calibrate neutral` measured: relative mode starts from it.
         if let n = neutral { _ = game.captureNeutral(Attitude(t: 0, q: n, atRest: true, gyroBias: .zero)) }
     }
@@ -71,9 +76,10 @@ final class GameComponent: Component {
 
     func addStatus(to o: inout JSONObject) { o["game"] = .object(game.snapshot) }
 
-    /// One attitude through the game.
-    func ingest(_ attitude: Attitude) {
-        let events = game.update(attitude)
+    /// One attitude through the game, with the bias-corrected rate of its sample (the game
+    /// judges stillness and nods from it; without a gyro it uses the change of attitude).
+    func ingest(_ attitude: Attitude, sample: IMUSample) {
+        let events = game.update(attitude, rate: sample.hasGyro ? sample.gyro - attitude.gyroBias : nil)
         if !events.isEmpty { emit(events) }
     }
 
@@ -111,8 +117,21 @@ final class GameComponent: Component {
 
     private func begin(_ command: Command, deck: any PromptProvider, note: String?, reply: Reply) {
         applyPendingRules()
+        var gestures: TiltGame.Configuration.Gestures?
+        if let g = command.string("gestures") {
+            guard let v = TiltGame.Configuration.Gestures(rawValue: g) else {
+                return reply.fail(.badArgument, "\"gestures\" must be \"tilt\" or \"nod\", got \"\(g)\"")
+            }
+            gestures = v
+        }
+        // An IMU without a gyroscope (known from its status) cannot play `nod`.
+        let imu = context.statuses["imu"]
+        game.gyroAvailable = imu?.hasGyroscope != false
+        if let why = imu?.refusal(forVocabulary: (gestures ?? game.configuration.gestures).rawValue) {
+            return reply.fail(.needsGyro, why)
+        }
         do {
-            let events = try game.start(at: context.now, roundSeconds: command.number("round_s"), deck: deck)
+            let events = try game.start(at: context.now, roundSeconds: command.number("round_s"), gestures: gestures, deck: deck)
             var result: JSONObject = ["round": .int(Int64(game.roundID ?? 0)), "deck": .string(deck.deckName)]
             if let note {
                 result["deck_note"] = .string(note)
@@ -120,6 +139,7 @@ final class GameComponent: Component {
             }
             reply.ok(result)
             emit(events)
+            onRoundStarted?()
         } catch {
             reply.fail(error.code, error.message)
         }
@@ -216,6 +236,7 @@ final class GameComponent: Component {
     /// On the loop: new rules apply now when no round runs, else once it ends — a round is
     /// judged by one set of rules.
     func apply(_ new: Configuration, notes: inout [String]) {
+        if new.calibration.headFrame != game.calibratedFrame { game.setHeadFrame(new.calibration.headFrame) }
         guard new.game.rules != game.configuration || pendingRules != nil else { return }
         pendingRules = new.game.rules
         if game.roundID != nil { notes.append("[game] rules take effect from the next round") }
@@ -275,6 +296,15 @@ extension Configuration {
         g.roundSeconds = try t.double("round_s", default: g.roundSeconds, in: 5...3600)
         if let v = try t.vector("back_axis", in: -1...1) { g.backAxis = v }
         g.captureNeutralAtRoundStart = try t.bool("capture_neutral_at_round_start", default: g.captureNeutralAtRoundStart)
+        g.gestures = try t.string("gestures", default: g.gestures.rawValue, allowed: ["tilt", "nod"]) == "nod" ? .nod : .tilt
+        g.stillDps = try t.double("still_dps", default: g.stillDps, in: 1...360)
+        g.minReactionSeconds = try t.double("min_reaction_s", default: g.minReactionSeconds, in: 0...5)
+        g.nod.minPeakDps = try t.double("nod_min_peak_dps", default: g.nod.minPeakDps, in: 1...1000)
+        g.nod.minSwingDeg = try t.double("nod_min_swing_deg", default: g.nod.minSwingDeg, in: 0.1...90)
+        g.nod.maxSwingSeconds = try t.double("nod_max_swing_s", default: g.nod.maxSwingSeconds, in: 0.05...5)
+        g.nod.maxGapSeconds = try t.double("nod_max_gap_s", default: g.nod.maxGapSeconds, in: 0...2)
+        g.nod.maxSwingRatio = try t.double("nod_max_swing_ratio", default: g.nod.maxSwingRatio, in: 1...100)
+        g.nod.shakeSwings = try t.int("shake_swings", default: g.nod.shakeSwings, in: 2...9)
         do { try g.validate() } catch {
             if case .invalidConfiguration(let field, let reason) = error { throw t.error(field, reason) }
             throw t.error("", error.message)
@@ -291,6 +321,9 @@ extension Configuration {
         out += "swap_sides = \(g.swapSides)\nhysteresis_deg = \(g.hysteresisDeg)\nhold_s = \(g.holdSeconds)\n"
         out += "neutral_hold_s = \(g.neutralHoldSeconds)\ndebounce_s = \(g.debounceSeconds)\nround_s = \(g.roundSeconds)\n"
         out += "back_axis = \(TOMLText.vector(g.backAxis))\ncapture_neutral_at_round_start = \(g.captureNeutralAtRoundStart)\n"
+        out += "gestures = \(TOMLText.quote(g.gestures.rawValue))\nstill_dps = \(g.stillDps)\nmin_reaction_s = \(g.minReactionSeconds)\n"
+        out += "nod_min_peak_dps = \(g.nod.minPeakDps)\nnod_min_swing_deg = \(g.nod.minSwingDeg)\nnod_max_swing_s = \(g.nod.maxSwingSeconds)\n"
+        out += "nod_max_gap_s = \(g.nod.maxGapSeconds)\nnod_max_swing_ratio = \(g.nod.maxSwingRatio)\nshake_swings = \(g.nod.shakeSwings)\n"
         if let d = game.deck { out += "deck = \(TOMLText.quote(d))\n" }
         if let d = game.fallbackDeck { out += "fallback_deck = \(TOMLText.quote(d))\n" }
         if let s = game.seed { out += "seed = \(s)\n" }

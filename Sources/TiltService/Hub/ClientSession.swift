@@ -1,14 +1,23 @@
 import DequeModule
+#if canImport(Glibc)
+import Glibc
+#endif
 import NIOCore
 import TiltCore
 
 /// One connected client: what it watches, its bounded outgoing queue, and its credentials.
 ///
-/// Lines go straight to the channel while it is writable; once the socket's send buffer and
-/// NIO's (small, see SocketServer) water mark are full they wait here, at most `queueLimit` of
-/// them. Past that the oldest are dropped and counted, and the client gets a `gap` event with the
-/// count before its next line, so a stalled reader never holds more than a fixed amount of memory
-/// and never slows the sampler or other clients.
+/// Outgoing lines are shared (`SharedLine`: encoded once for every client) and queued here; once
+/// per event-loop turn the hub flushes the client with one writev(2) of everything queued,
+/// straight to the socket. Only when the kernel's send buffer is full does the rest of the line
+/// at the head go to NIO, which waits for the socket to drain and then hands back (`handHeadToNIO`).
+/// Meanwhile at most `queueLimit` lines wait; past that the oldest are dropped and counted, and
+/// the client gets a `gap` event with the count before its next line, so a stalled reader never
+/// holds more than a fixed amount of memory and never slows the sampler or other clients.
+///
+/// Why not NIO's own write path for everything: its per-write bookkeeping (pipeline, pending
+/// writes, promises, writability) cost several times the system call itself, and fan-out is
+/// one write per client per sample (bench/fanout/run).
 ///
 /// `@unchecked`: no lock guards the state; like the `Hub` that owns it, a session is confined to
 /// the hub's loop (its channel's), and only its `id` and credentials are read elsewhere.
@@ -43,10 +52,17 @@ public final class ClientSession: @unchecked Sendable {
 
     // Outgoing.
     let context: ChannelHandlerContext
+    /// The session's own descriptor for the socket (closed by `ended`).
+    private var fd: CInt
     let queueLimit: Int
-    private var queue = Deque<ByteBuffer>()
+    /// Lines not yet written; `headWritten` bytes of the first are already out.
+    private var queue = Deque<SharedLine>()
+    private var headWritten = 0
+    /// Lines dropped since the last gap notice.
     private var dropped = 0
-    /// Lines written to the channel since its last flush; the hub flushes once per loop turn.
+    /// The rest of a line is with NIO, waiting for the socket to take it.
+    private var waitingForSocket = false
+    /// Queued since the last flush; the hub flushes once per loop turn.
     private var needsFlush = false
     /// Lines dropped for this client since it connected (its queue was full).
     public private(set) var droppedTotal = 0
@@ -57,9 +73,9 @@ public final class ClientSession: @unchecked Sendable {
     // Incoming.
     var badLines = 0
 
-    init(id: Int, context: ChannelHandlerContext, hub: Hub, credentials: Credentials?, trusted: Bool,
+    init(id: Int, context: ChannelHandlerContext, fd: CInt, hub: Hub, credentials: Credentials?, trusted: Bool,
          attitudeHz: Double, queueLimit: Int) {
-        self.id = id; self.context = context; self.hub = hub; self.credentials = credentials
+        self.id = id; self.context = context; self.fd = fd; self.hub = hub; self.credentials = credentials
         self.trusted = trusted; self.attitudeHz = attitudeHz; self.queueLimit = queueLimit
         self.classes = EventClass.defaultStream
     }
@@ -120,60 +136,124 @@ public final class ClientSession: @unchecked Sendable {
         send(hub.encode(event))
     }
 
-    /// Queues an encoded line. On the hub's loop.
-    func send(_ line: ByteBuffer) {
-        if queue.isEmpty && dropped == 0 && context.channel.isWritable {
-            write(line)
-            return
-        }
+    /// Writes now what was queued during this loop turn (replies to a batch of commands, before
+    /// the client's EOF makes NIO close the channel).
+    func flushNow() {
+        if needsFlush { flush() }
+    }
+
+    /// Queues an encoded line; it goes out at the next flush. On the hub's loop.
+    func send(_ line: SharedLine) {
+        guard fd >= 0 else { return }
         if queue.count >= queueLimit {
-            hub.countDropped(queue.removeFirst())
+            // The oldest whole line goes; a line partly written must be finished.
+            hub.countDropped(queue.remove(at: headWritten > 0 && queue.count > 1 ? 1 : 0))
             dropped += 1
             droppedTotal += 1
         }
         queue.append(line)
-    }
-
-    /// Called when the channel can take more: the gap notice first, then queued lines.
-    func drain() {
-        guard context.channel.isActive else { return }
-        if dropped > 0, context.channel.isWritable {
-            let n = dropped
-            dropped = 0
-            write(hub.encode(.gap(dropped: n)))
-        }
-        while context.channel.isWritable, let line = queue.popFirst() {
-            write(line)
-        }
-    }
-
-    /// Hands a line to NIO without flushing; the hub flushes this client after the tasks already
-    /// queued on the loop have run. When the loop keeps up that is right after this event; when
-    /// samples have piled up, each client gets all of them in one writev(2) instead of one
-    /// write(2) per line, so a busy daemon spends less per line and catches up.
-    private func write(_ line: ByteBuffer) {
-        sentTotal += 1
-        context.write(NIOAny(line), promise: nil)
         if !needsFlush {
             needsFlush = true
             hub.flushSoon(self)
         }
     }
 
-    /// Pushes written lines to the socket. On the hub's loop.
+    /// Writes what is queued: one writev(2) for all of it (a few when it is long), until the
+    /// queue is empty or the socket is full. On the hub's loop.
     func flush() {
-        guard needsFlush else { return }
         needsFlush = false
-        context.flush()
+        guard fd >= 0, !waitingForSocket else { return }
+        if dropped > 0 {
+            let n = dropped
+            dropped = 0
+            // Before the next whole line: after the head if that is partly written.
+            queue.insert(hub.encode(.gap(dropped: n)), at: headWritten > 0 ? 1 : 0)
+        }
+        while !queue.isEmpty {
+            let (n, wanted) = writeQueued()
+            if n < 0 {
+                switch errno {
+                case EINTR: continue
+                case EAGAIN: handHeadToNIO(); return
+                default:
+                    // The peer is gone (EPIPE, ECONNRESET): NIO sees it too and ends the session.
+                    queue.removeAll()
+                    context.close(promise: nil)
+                    return
+                }
+            }
+            consume(n)
+            if n < wanted { handHeadToNIO(); return }
+        }
+    }
+
+    /// One writev(2) of up to 64 queued lines (write(2) for one, the common case at sample
+    /// rate); returns its result and the bytes it offered.
+    private func writeQueued() -> (Int, Int) {
+        let count = min(queue.count, 64)
+        if count == 1 {
+            let line = queue[0]
+            let wanted = line.bytes.count - headWritten
+            return (write(fd, line.bytes.baseAddress! + headWritten, wanted), wanted)
+        }
+        return withUnsafeTemporaryAllocation(of: iovec.self, capacity: count) { iov in
+            var wanted = 0
+            for i in 0..<count {
+                let line = queue[i]
+                let skip = i == 0 ? headWritten : 0
+                iov[i] = iovec(iov_base: line.bytes.baseAddress! + skip, iov_len: line.bytes.count - skip)
+                wanted += line.bytes.count - skip
+            }
+            return (writev(fd, iov.baseAddress, Int32(count)), wanted)
+        }
+    }
+
+    /// Drops `n` written bytes off the front of the queue.
+    private func consume(_ n: Int) {
+        var left = n
+        while left > 0, let head = queue.first {
+            let rest = head.bytes.count - headWritten
+            if left < rest { headWritten += left; return }
+            left -= rest
+            headWritten = 0
+            queue.removeFirst()
+            sentTotal += 1
+        }
+    }
+
+    /// The socket is full: NIO takes the rest of the head line and tells us (its write's
+    /// promise) when the socket took it; lines queue here until then.
+    private func handHeadToNIO() {
+        guard let head = queue.popFirst() else { return }
+        let rest = UnsafeRawBufferPointer(rebasing: head.bytes[headWritten...])
+        headWritten = 0
+        var buffer = context.channel.allocator.buffer(capacity: rest.count)
+        buffer.writeBytes(rest)
+        waitingForSocket = true
+        let promise = context.eventLoop.makePromise(of: Void.self)
+        promise.futureResult.whenComplete { [self] result in
+            waitingForSocket = false
+            guard case .success = result else { return }
+            sentTotal += 1
+            flush()
+        }
+        context.writeAndFlush(NIOAny(buffer), promise: promise)
     }
 
     /// Queued line count (for status).
     public var queued: Int { queue.count }
 
-    /// Closes the connection.
+    /// Closes the connection, after writing what the socket takes at once.
     func close() {
         flush()
         context.close(promise: nil)
+    }
+
+    /// The channel is gone: no more writes, and our descriptor is closed (which, NIO's being
+    /// closed already, releases the socket).
+    func ended() {
+        queue.removeAll()
+        if fd >= 0 { Glibc.close(fd); fd = -1 }
     }
 
     /// True once the daemon has decided to drop this client.
@@ -185,7 +265,7 @@ public final class ClientSession: @unchecked Sendable {
     func closeGracefully(after seconds: Int64 = 2) {
         guard !isClosing else { return }
         isClosing = true
-        flush()  // the replies just written must go out before the half-close
+        flush()  // the replies just queued must go out before the half-close
         let ctx = context
         ctx.close(mode: .output, promise: nil)
         ctx.eventLoop.assumeIsolated().scheduleTask(in: .seconds(seconds)) { ctx.close(promise: nil) }

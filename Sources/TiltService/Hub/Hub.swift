@@ -27,8 +27,7 @@ public final class Hub: @unchecked Sendable {
     public weak var handler: (any RequestHandler)?
     private var clients: [ObjectIdentifier: ClientSession] = [:]
     private var seq: UInt64 = 0
-    private let allocator = ByteBufferAllocator()
-    /// Clients with written but unflushed lines, flushed together by one task (`flushSoon`).
+    /// Clients with queued but unwritten lines, flushed together by one task (`flushSoon`).
     private var unflushed: [ClientSession] = []
     private var flushBatch: [ClientSession] = []
     /// Latest sample time seen: stamps events that have no time of their own (replies, status).
@@ -60,21 +59,18 @@ public final class Hub: @unchecked Sendable {
     }
 
     /// Encodes `event` with the next sequence number.
-    func encode(_ event: Event) -> ByteBuffer {
+    func encode(_ event: Event) -> SharedLine {
         var e = event
         // A line without its own time gets the latest sample time, unless its clock is GPS time.
         if e.t == nil, !e.cls.usesGPSTime { e.t = lastSampleTime }
-        let bytes = e.encode(seq: nextSeq())
-        var buf = allocator.buffer(capacity: bytes.count)
-        buf.writeBytes(bytes)
-        return buf
+        return SharedLine(e.encode(seq: nextSeq()))
     }
 
     /// Sends `event` to every client that watches its class. Must run on `loop`.
     public func publish(_ event: Event) {
         loop.preconditionInEventLoop()
         if let t = event.t, event.cls == .attitude || event.cls == .sample { lastSampleTime = t }
-        var line: ByteBuffer?
+        var line: SharedLine?
         for c in clients.values where c.wants(event) {
             if line == nil { line = encode(event) }
             c.send(line!)
@@ -82,7 +78,7 @@ public final class Hub: @unchecked Sendable {
     }
 
     /// Arranges for `client` to be flushed by a task queued behind the loop's pending work
-    /// (see `ClientSession.write`): one task per loop turn, however many clients and lines.
+    /// (see `ClientSession.send`): one task per loop turn, however many clients and lines.
     func flushSoon(_ client: ClientSession) {
         unflushed.append(client)
         guard unflushed.count == 1 else { return }
@@ -117,8 +113,8 @@ public final class Hub: @unchecked Sendable {
     public private(set) var droppedLines: [EventClass: Int] = [:]
 
     /// Counts a line a client's full queue dropped.
-    func countDropped(_ line: ByteBuffer) {
-        let cls = line.withUnsafeReadableBytes { Event.lineClass($0) }
+    func countDropped(_ line: SharedLine) {
+        let cls = Event.lineClass(UnsafeRawBufferPointer(line.bytes))
         droppedLines[cls ?? .reply, default: 0] += 1
     }
 }

@@ -15,7 +15,7 @@ public final class SocketServer: Sendable {
     public let config: Configuration.Socket
     let hub: Hub
     let logger: Logger
-    private let channelBox = Mutex<(any Channel)?>(nil)
+    private let acceptorBox = Mutex<Acceptor?>(nil)
 
     /// A server for `hub` with `config`; nothing listens until `start`.
     public init(config: Configuration.Socket, hub: Hub, logger: Logger) {
@@ -42,32 +42,53 @@ public final class SocketServer: Sendable {
     /// Starts listening: on `inheritedFD` when systemd passed one, otherwise on `config.path`.
     public func start(inheritedFD: CInt? = nil) throws {
         let fd = try inheritedFD ?? makeListeningSocket()
+        // The acceptor drains the backlog until EAGAIN: the socket must not block.
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
         let hub = self.hub
         let logger = self.logger
         let counter = Counter()
-        let channel = try ServerBootstrap(group: hub.loop)
-            .serverChannelOption(ChannelOptions.backlog, value: 256)
-            .childChannelOption(ChannelOptions.writeBufferWaterMark, value: .init(low: 8 * 1024, high: 32 * 1024))
-            .childChannelOption(ChannelOptions.maxMessagesPerRead, value: 4)
-            .childChannelInitializer { channel in
-                let id = counter.next()
-                return channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(ClientHandler(id: id, hub: hub, logger: logger))
+        let acceptor = try Acceptor(listeningFD: fd) { clientFD in
+            Self.adopt(clientFD, id: counter.next(), hub: hub, logger: logger)
+        }
+        acceptorBox.withLock { $0 = acceptor }
+        logger.info("serving on \(inheritedFD != nil ? "socket from systemd" : config.path)")
+    }
+
+    /// Hands an accepted connection to NIO (which reads its commands) and keeps a duplicate of
+    /// its descriptor for the session's own writes (see `ClientSession`).
+    static func adopt(_ fd: CInt, id: Int, hub: Hub, logger: Logger) {
+        let credentials = ClientHandler.peerCredentials(fd)
+        // The duplicate keeps the socket open until the session closes it too, so a write can
+        // never reach a descriptor number NIO has closed and the kernel has given to someone else.
+        let writeFD = fcntl(fd, F_DUPFD_CLOEXEC, 0)
+        guard writeFD >= 0 else {
+            logger.warning("client \(id): cannot duplicate its descriptor (\(String(cString: strerror(errno)))); closed")
+            close(fd)
+            return
+        }
+        ClientBootstrap(group: hub.loop)
+            .channelOption(ChannelOptions.maxMessagesPerRead, value: 4)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        ClientHandler(id: id, hub: hub, logger: logger, writeFD: writeFD, credentials: credentials))
                 }
             }
-            .withBoundSocket(fd)
-            .wait()
-        channelBox.withLock { $0 = channel }
-        logger.info("serving on \(inheritedFD != nil ? "socket from systemd" : config.path)")
+            .withConnectedSocket(fd)
+            .whenFailure { error in
+                logger.warning("client \(id): \(error); closed")
+                close(writeFD)
+            }
     }
 
     /// Stops accepting and closes every client.
     public func stop() {
-        let ch = channelBox.withLock { c -> (any Channel)? in let x = c; c = nil; return x }
-        try? ch?.close().wait()
-        hub.loop.execute {
-            for c in self.hub.sessions { c.close() }
-        }
+        let acceptor = acceptorBox.withLock { a -> Acceptor? in let x = a; a = nil; return x }
+        acceptor?.stop()
+        let hub = self.hub
+        try? hub.loop.submit {
+            for c in hub.sessions { c.close() }
+        }.wait()
     }
 
     /// Creates, binds and listens on the configured path with the configured mode and group.
@@ -108,8 +129,7 @@ public final class SocketServer: Sendable {
 }
 
 /// Reads command lines from one client and hands them to the hub.
-/// Lives in its channel's pipeline, on the loop: not `Sendable`, and the credentials callback
-/// stays on the loop through `assumeIsolated()`.
+/// Lives in its channel's pipeline, on the loop: not `Sendable`.
 final class ClientHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
@@ -117,6 +137,9 @@ final class ClientHandler: ChannelInboundHandler {
     let id: Int
     let hub: Hub
     let logger: Logger
+    /// The session's own descriptor for the socket (a duplicate of NIO's), and the peer's credentials.
+    let writeFD: CInt
+    let credentials: ClientSession.Credentials?
     /// The settings in force now (a reload may change them).
     var config: Configuration.Socket { hub.socketConfig }
     var session: ClientSession?
@@ -124,36 +147,34 @@ final class ClientHandler: ChannelInboundHandler {
     /// True while skipping the rest of an over-long line.
     private var discarding = false
 
-    init(id: Int, hub: Hub, logger: Logger) {
-        self.id = id; self.hub = hub; self.logger = logger
+    init(id: Int, hub: Hub, logger: Logger, writeFD: CInt, credentials: ClientSession.Credentials?) {
+        self.id = id; self.hub = hub; self.logger = logger; self.writeFD = writeFD; self.credentials = credentials
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        // On the loop the option future is already complete, so the session exists before any read.
-        Self.peerCredentials(context.channel).assumeIsolated().whenComplete { result in
-            let creds = try? result.get()
-            let trusted = creds.map { self.isTrusted($0) } ?? false
-            let s = ClientSession(id: self.id, context: context, hub: self.hub, credentials: creds, trusted: trusted,
-                                  attitudeHz: self.config.attitudeHz, queueLimit: self.config.queueLines)
-            self.session = s
-            self.hub.add(s)
-            s.reply(self.hub.hello(for: s))
-        }
+        let trusted = credentials.map { isTrusted($0) } ?? false
+        let s = ClientSession(id: id, context: context, fd: writeFD, hub: hub, credentials: credentials, trusted: trusted,
+                              attitudeHz: config.attitudeHz, queueLimit: config.queueLines)
+        session = s
+        hub.add(s)
+        s.reply(hub.hello(for: s))
         context.fireChannelActive()
+    }
+
+    /// A channel that never became active (closed during setup) still owns the duplicate.
+    func handlerRemoved(context: ChannelHandlerContext) {
+        if session == nil { close(writeFD) }
     }
 
     /// root, the daemon's own user, and the configured uids/gids may change state.
     func isTrusted(_ c: ClientSession.Credentials) -> Bool { SocketTrust.isTrusted(c, config) }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if let s = session { hub.remove(s) }
-        session = nil
+        if let s = session {
+            hub.remove(s)
+            s.ended()
+        }
         context.fireChannelInactive()
-    }
-
-    func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable { session?.drain() }
-        context.fireChannelWritabilityChanged()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -179,7 +200,7 @@ final class ClientHandler: ChannelInboundHandler {
     /// Replies written while handling a batch of reads go out now: the batch may end with the
     /// client's EOF, on which NIO closes the channel and would drop writes still unflushed.
     func channelReadComplete(context: ChannelHandlerContext) {
-        session?.flush()
+        session?.flushNow()
         context.fireChannelReadComplete()
     }
 

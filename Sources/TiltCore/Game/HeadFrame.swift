@@ -1,0 +1,69 @@
+import Foundation
+
+/// Which way the head points, seen in the sensor frame: the wearer's forward, left and up
+/// directions while looking straight ahead (a right-handed frame: left = up × forward).
+///
+/// Both gesture vocabularies work in this frame: a nod is a rotation about `left` (positive =
+/// face down, by the right-hand rule), a shake one about `up` (positive = turning left), and a
+/// sideways lean one about `forward`. `tiltd calibrate neutral` learns it (look ahead, then nod
+/// down once, see `HeadFrameCalibration`); without it the documented mount convention applies
+/// (`assumed`): the sensor's +y points up and +z to the back of the head, so +x points right.
+public struct HeadFrame: Sendable, Equatable {
+    /// Where the frame came from.
+    public enum Source: String, Sendable, CaseIterable {
+        /// The documented mount convention; nothing was measured.
+        case assumed
+        /// Measured by `tiltd calibrate neutral` (or given in the calibration file).
+        case calibrated
+    }
+
+    /// The direction the face points when looking ahead (sensor frame, unit).
+    public private(set) var forward: Vector3
+    /// The wearer's left (sensor frame, unit): the axis nods turn about.
+    public private(set) var left: Vector3
+    /// Up while looking ahead (sensor frame, unit): the axis shakes turn about.
+    public private(set) var up: Vector3
+    /// Measured or assumed.
+    public var source: Source
+
+    /// The convention the game has always documented: y up, z toward the back of the head.
+    public static let assumed = HeadFrame(up: Vector3(0, 1, 0), forward: Vector3(0, 0, -1), source: .assumed)!
+
+    /// A frame from an up and a forward direction (sensor frame). `forward` need only be
+    /// roughly perpendicular to `up`: its part along `up` is removed. Nil when either is not
+    /// finite or they are within 20° of each other (the forward direction would be ill-defined).
+    public init?(up: Vector3, forward: Vector3, source: Source) {
+        let u = up.normalized
+        guard u.norm > 0.5, u.x.isFinite, u.y.isFinite, u.z.isFinite else { return nil }
+        let f = forward - u * forward.dot(u)
+        let fn = f.norm
+        guard fn.isFinite, forward.norm > 0, fn / forward.norm >= sin(20 * Double.pi / 180) else { return nil }
+        self.up = u
+        self.forward = f / fn
+        self.left = u.cross(self.forward)
+        self.source = source
+    }
+
+    /// The nod rate (about `left`, positive = face down) of a sensor-frame angular rate.
+    @inlinable public func pitchRate(_ w: Vector3) -> Double { w.dot(left) }
+    /// The shake rate (about `up`, positive = turning left).
+    @inlinable public func yawRate(_ w: Vector3) -> Double { w.dot(up) }
+    /// The sideways-lean rate (about `forward`, positive = right ear down).
+    @inlinable public func rollRate(_ w: Vector3) -> Double { w.dot(forward) }
+
+    /// The neutral pose this frame stands for: tilts measured from looking ahead.
+    public func neutralPose(t: Nanoseconds) -> NeutralPose {
+        NeutralPose(t: t, up: up, back: -forward)
+    }
+
+    /// The frame as JSON for `hello`/`status`: `{"source","forward","up"}`.
+    public var json: JSONObject {
+        var o = JSONObject()
+        o["source"] = .string(source.rawValue)
+        o["forward"] = .vector(Vector3(round4(forward.x), round4(forward.y), round4(forward.z)))
+        o["up"] = .vector(Vector3(round4(up.x), round4(up.y), round4(up.z)))
+        return o
+    }
+
+    private func round4(_ d: Double) -> Double { (d * 1e4).rounded() / 1e4 }
+}

@@ -1,0 +1,166 @@
+extension TiltGame {
+    /// Feeds one attitude and, when the IMU has a gyroscope, the bias-corrected angular rate at
+    /// that sample (sensor frame, rad/s; nil = derive it from the change of attitude). Returns
+    /// what happened (usually nothing). Attitudes older than the newest seen, or with a
+    /// non-finite quaternion, are ignored.
+    public mutating func update(_ a: Attitude, rate: Vector3? = nil) -> [GameEvent] {
+        if let last = lastT, a.t < last { return [] }
+        let q = a.q
+        guard q.w.isFinite, q.x.isFinite, q.y.isFinite, q.z.isFinite else { return [] }
+        if let r = rate, !(r.x.isFinite && r.y.isFinite && r.z.isFinite) { return [] }
+        lastT = a.t
+        motion.add(t: a.t, q: q, rate: rate)
+        if calibratedFrame == nil {
+            // The assumed convention allows the board either way up in its plane (|roll|).
+            let upY = TiltMeter.upInSensor(q).y
+            if upY < -0.3, assumedFrame.up.y > 0 {
+                assumedFrame = HeadFrame(up: Vector3(0, -1, 0), forward: Vector3(0, 0, -1), source: .assumed)!
+            } else if upY > 0.3, assumedFrame.up.y < 0 {
+                assumedFrame = .assumed
+            }
+        }
+        let frame = headFrame
+        let w = motion.rate
+        var events: [GameEvent] = []
+        if let verdict = check.add(t: a.t, pitch: frame.pitchRate(w), roll: frame.rollRate(w), yaw: frame.yawRate(w),
+                                   moving: !motion.isStill) {
+            var e = makeEvent(verdict ? .orientationSuspect : .orientationOK, t: a.t)
+            e.reason = verdict ? Self.suspectReason : nil
+            events.append(e)
+        }
+        let gestures = detector.add(t: a.t, pitch: frame.pitchRate(w), yaw: frame.yawRate(w))
+        if abs(frame.yawRate(w)) >= Self.maxTurnDuringTilt { lastTurn = a.t }
+
+        guard let r = round else {
+            // Kept up to date between rounds too, so a client can show a tilt meter before play.
+            lastTilt = measure(q)
+            return events
+        }
+        // The timer comes first: a pose at or after the final instant does not count.
+        if a.t >= r.endsAt { return events + [endRound(at: a.t, reason: .timeout)] }
+
+        if captureOnNextSample, motion.stillFor(at: a.t) >= neutralHoldNs, looksLevel(q) { events.append(capture(a)) }
+        let tilt = measure(q)
+        lastTilt = tilt
+        switch r.gestures {
+        case .tilt: events += tiltStep(a.t, tilt: tilt)
+        case .nod: events += nodStep(a.t, tilt: tilt, gestures: gestures)
+        }
+        return events
+    }
+
+    /// A tilt's hold counts only from `turnSettleNs` (1 s) after the head last turned about
+    /// the vertical axis faster than this (rad/s; 60 °/s). On the head-gestures logs vigorous
+    /// shakes (100–300 °/s) swing the measured tilt past a threshold, and a wearer pausing
+    /// mid-shake with the head low held a 30° tilt for 0.45 s, another looked down 45° 0.4 s after
+    /// shaking; a deliberate tilt hardly turns, and 1 s is a short wait after looking around.
+    static let maxTurnDuringTilt = 60 * Double.pi / 180
+    static let turnSettleNs: Nanoseconds = 1_000_000_000
+
+    static let suspectReason = "the head turns mostly about the axis taken as front-to-back: it is probably the ear-to-ear axis, so tilts would be sideways leans; run tiltd calibrate neutral (or fix back_axis / mount_matrix). No prompt appears until this clears."
+
+    /// True when the head has been still, and (tilt vocabulary) in the neutral zone, for
+    /// `neutral_hold_s`, counting only from `countFrom`.
+    private func neutralHeld(at t: Nanoseconds, zoneSince: Nanoseconds?) -> Bool {
+        guard let still = motion.stillSince, !check.suspect else { return false }
+        var since = max(still, countFrom)
+        if let z = zoneSince { since = max(since, z) }
+        return t - since >= neutralHoldNs
+    }
+
+    private mutating func tiltStep(_ t: Nanoseconds, tilt: Double?) -> [GameEvent] {
+        guard let tilt else { return [] }
+        let z = classify(tilt)
+        if z != zone { zone = z; zoneSince = t }
+        let c = configuration
+        let past: Zone? = tilt < c.lowThresholdDeg ? .low : (tilt > c.highThresholdDeg ? .high : nil)
+        if past != beyond { beyond = past; beyondSince = t }
+        switch phase {
+        case .waitingForNeutral:
+            if z == .neutral, neutralHeld(at: t, zoneSince: zoneSince) {
+                var e = makeEvent(.neutral, t: t)
+                e.tiltDeg = tilt
+                return [e, showNextPrompt(at: t)]
+            }
+        case .prompt:
+            // The hold counts only past the threshold itself (not in the hysteresis band), from
+            // the minimum reaction time after the prompt, and only for a head that moved since
+            // the prompt appeared (a slow drift past a threshold is not an answer), and not while
+            // the head frame is suspect (the tilt would be a sideways lean).
+            guard z != .neutral, beyond == z, !check.suspect, let moved = motion.lastMoving, moved > round!.shownAt else { return [] }
+            // A head turning fast (shaking, looking around) is not answering: the hold counts only
+            // from `turnSettle` after the last fast turn.
+            let from = max(beyondSince, countFrom, (lastTurn ?? .min) &+ Self.turnSettleNs)
+            if t - from >= holdNs {
+                let d: Decision = (z == .low) != c.swapSides ? .correct : .skip
+                return decide(d, at: t, enteredAt: from, tilt: tilt)
+            }
+        case .idle:
+            break
+        }
+        return []
+    }
+
+    private mutating func nodStep(_ t: Nanoseconds, tilt: Double?, gestures: [HeadGesture]) -> [GameEvent] {
+        switch phase {
+        case .waitingForNeutral:
+            if neutralHeld(at: t, zoneSince: nil) {
+                var e = makeEvent(.neutral, t: t)
+                e.tiltDeg = tilt
+                return [e, showNextPrompt(at: t)]
+            }
+        case .prompt:
+            // A gesture begun before the prompt plus the reaction time answers nothing.
+            if let g = gestures.first(where: { $0.start >= countFrom }) {
+                return decide(g.kind == .nod ? .correct : .skip, at: t, enteredAt: g.start, tilt: tilt, gesture: g.kind)
+            }
+        case .idle:
+            break
+        }
+        return []
+    }
+
+    /// Whether the head may be captured as neutral in this pose: when the head frame is known
+    /// (calibrated, or the convention with the default `back_axis`), only within 25° of level
+    /// (`levelToleranceDeg`) — a head held down (at the bottom of a nod, reading something) is
+    /// still but not neutral, while a wearer who rests 10–16° low (as in the real logs) is
+    /// captured where they rest. With a custom `back_axis` (a board off the convention) nothing tells.
+    func looksLevel(_ q: Quaternion) -> Bool {
+        let tilt: Double
+        if let f = calibratedFrame {
+            tilt = TiltMeter.relativeTilt(q, neutral: f.neutralPose(t: 0))
+        } else if configuration.backAxis == Vector3(0, 0, 1) {
+            tilt = TiltMeter.absoluteTilt(q)
+        } else {
+            return true
+        }
+        return abs(tilt - 90) <= Self.levelToleranceDeg
+    }
+
+    /// See `looksLevel`.
+    static let levelToleranceDeg = 25.0
+
+    /// The tilt angle in degrees, or nil in relative mode without a neutral pose.
+    func measure(_ q: Quaternion) -> Double? {
+        switch configuration.mode {
+        case .absolute:
+            if let f = calibratedFrame { return TiltMeter.relativeTilt(q, neutral: f.neutralPose(t: 0)) }
+            return TiltMeter.absoluteTilt(q)
+        case .relative:
+            guard let n = neutral else { return nil }
+            return TiltMeter.relativeTilt(q, neutral: n)
+        }
+    }
+
+    /// The zone for `tilt`, given the zone the head is in now: a zone is entered at its
+    /// threshold but left only once the angle is `hysteresisDeg` back past it.
+    func classify(_ tilt: Double) -> Zone {
+        let c = configuration
+        let plain: Zone = tilt < c.lowThresholdDeg ? .low : (tilt > c.highThresholdDeg ? .high : .neutral)
+        switch zone {
+        case .low?: return tilt > c.lowThresholdDeg + c.hysteresisDeg ? plain : .low
+        case .high?: return tilt < c.highThresholdDeg - c.hysteresisDeg ? plain : .high
+        case .neutral?, nil: return plain
+        }
+    }
+}

@@ -1,0 +1,15 @@
+/// One encoded line (JSON and its newline), shared by every client it goes to: the hub encodes
+/// an event once and each client's queue holds a reference, so 1000 clients cost one copy of
+/// the bytes. The storage is stable, so writev(2) can point at it directly.
+final class SharedLine: @unchecked Sendable {
+    /// The line's bytes; immutable after init.
+    let bytes: UnsafeMutableRawBufferPointer
+
+    init(_ source: [UInt8]) {
+        precondition(!source.isEmpty, "a line has at least its newline")
+        bytes = .allocate(byteCount: source.count, alignment: 1)
+        source.withUnsafeBytes { bytes.copyMemory(from: $0) }
+    }
+
+    deinit { bytes.deallocate() }
+}

@@ -1,0 +1,98 @@
+/*
+ * The plain C fan-out baseline for bench/fanout/run: the least a daemon can do to deliver one JSON
+ * line per sample to N Unix-socket clients, with the same socket writes tiltd makes.
+ *
+ *   cfanout SOCKET_PATH TICK_FIFO
+ *
+ * Listens on SOCKET_PATH. A client that connects sends one command line and gets one reply line
+ * (as the benchmark's `watch` gets from tiltd). Every 8-byte record read from TICK_FIFO is a scan
+ * timestamp (int64, native order) written by the benchmark's feeder at the sample rate; for each,
+ * one attitude-like line of tiltd's length carrying that timestamp as "t_ns" is formatted once and
+ * written to every client with one non-blocking write(2) each. A client whose socket is full
+ * (the stalled one) loses that line: no queue, no gap event, nothing but the write. No fusion, no
+ * JSON library, no allocation per line. Exits when the FIFO's writer closes it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define MAX_CLIENTS 4096
+
+static int clients[MAX_CLIENTS];
+static int nclients;
+
+static int listen_on(const char *path) {
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    if (fd < 0 || strlen(path) >= sizeof addr.sun_path) return -1;
+    strcpy(addr.sun_path, path);
+    unlink(path);
+    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 || listen(fd, 1024) != 0) return -1;
+    return fd;
+}
+
+/* Accepts one client, reads its command line (it sends one right after connecting) and replies. */
+static void accept_client(int lfd) {
+    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd < 0) return;
+    char buf[512];
+    size_t got = 0;
+    while (got < sizeof buf) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 5000) <= 0) break;
+        ssize_t n = read(fd, buf + got, sizeof buf - got);
+        if (n <= 0) break;
+        got += (size_t)n;
+        if (memchr(buf, '\n', got)) break;
+    }
+    static const char reply[] = "{\"class\":\"reply\",\"seq\":0,\"id\":1,\"cmd\":\"watch\",\"ok\":true}\n";
+    if (write(fd, reply, sizeof reply - 1) < 0 || nclients == MAX_CLIENTS) { close(fd); return; }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    clients[nclients++] = fd;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 3) {
+        fprintf(stderr, "usage: cfanout SOCKET_PATH TICK_FIFO\n");
+        return 2;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    int lfd = listen_on(argv[1]);
+    if (lfd < 0) { perror("listen"); return 1; }
+    int tick = open(argv[2], O_RDONLY | O_CLOEXEC);
+    if (tick < 0) { perror("open tick fifo"); return 1; }
+    uint64_t seq = 0, dropped = 0, written = 0;
+    char line[256];
+    for (;;) {
+        struct pollfd p[2] = {{.fd = lfd, .events = POLLIN}, {.fd = tick, .events = POLLIN}};
+        if (poll(p, 2, -1) < 0) { if (errno == EINTR) continue; break; }
+        if (p[0].revents & POLLIN) accept_client(lfd);
+        if (p[1].revents & (POLLIN | POLLHUP)) {
+            int64_t t;
+            ssize_t n = read(tick, &t, sizeof t);
+            if (n != (ssize_t)sizeof t) break; /* the feeder is done */
+            /* The length of tiltd's attitude line, so both move the same bytes. */
+            int len = snprintf(line, sizeof line,
+                               "{\"class\":\"attitude\",\"seq\":%" PRIu64 ",\"t_ns\":%" PRId64
+                               ",\"q\":[0.962731,0.141547,-0.101813,0.207124],\"roll_deg\":17.16,"
+                               "\"pitch_deg\":-11.46,\"yaw_deg\":24.02,\"at_rest\":false,"
+                               "\"gyro_bias\":[0.00012,-0.00008,0.00003]}\n",
+                               ++seq, t);
+            for (int i = 0; i < nclients; i++) {
+                if (write(clients[i], line, (size_t)len) == len) written++;
+                else dropped++;
+            }
+        }
+    }
+    fprintf(stderr, "cfanout: %" PRIu64 " lines written, %" PRIu64 " not (socket full)\n", written, dropped);
+    return 0;
+}
