@@ -19,8 +19,13 @@ const socket = new TiltSocket({
 
 model.onChange((s, cause) => render(s, cause));
 
+let gesturesPicked = false;
+$('gestures-choice').addEventListener('change', () => { gesturesPicked = true; });
+
 function render(s, cause) {
   if (!s) return;
+  // The vocabulary in force (the round's, or [game] gestures) until the player picks one.
+  if (!gesturesPicked && (s.gestures === 'tilt' || s.gestures === 'nod')) $('gestures-choice').value = s.gestures;
   $('score').textContent = s.score;
   $('round-label').textContent = s.round ? `round ${s.round}` : 'no round';
   $('deck').textContent = s.deck || '';
@@ -134,8 +139,7 @@ function startFields() {
   const f = {};
   if ($('deck-choice').value) f.deck = $('deck-choice').value;
   if ($('round-choice').value) f.round_s = Number($('round-choice').value);
-  // Sent only when not the default, so a daemon without the gestures argument still starts rounds.
-  if ($('gestures-choice').value !== 'tilt') f.gestures = $('gestures-choice').value;
+  f.gestures = $('gestures-choice').value;
   return f;
 }
 
