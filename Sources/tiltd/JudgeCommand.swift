@@ -43,13 +43,13 @@ struct Judge: ParsableCommand {
             options.frontEnd = SampleFrontEnd(mount: c.imu.mountMatrix, calibration: c.calibration)
         }
         if let g = gestures {
-            guard let v = TiltGame.Configuration.Gestures(rawValue: g) else {
+            guard let v = TiltGame.Rules.Gestures(rawValue: g) else {
                 throw ValidationFailure(message: "tiltd judge: --gestures must be tilt or nod, got \"\(g)\"")
             }
             options.gestures = v
         }
         if let r = roundS {
-            guard TiltGame.Configuration.roundSecondsRange.contains(r) else { throw ValidationFailure(message: "tiltd judge: --round-s must be within 1…3600") }
+            guard TiltGame.Rules.roundSecondsRange.contains(r) else { throw ValidationFailure(message: "tiltd judge: --round-s must be within 1…3600") }
             options.roundSeconds = r
         }
         options.seed = seed

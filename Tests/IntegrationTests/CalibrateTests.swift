@@ -164,6 +164,30 @@ final class CalibrateTests: XCTestCase {
 
     // MARK: neutral
 
+    func testNeutralThenANodDownLearnsTheHeadFrame() throws {
+        // The board lies flat on the head (sensor z up) with its x axis pointing forward: look
+        // ahead (the pose is taken after 1 s of settling and 3 s still; the nod is asked for then,
+        // and a wearer takes a moment to react: 2 s more), nod down 20° (about the wearer's
+        // left, +y) and back, then hold.
+        let level = Quaternion(roll: 0, pitch: 0, yaw: 0.4)
+        let rec = try recording("nod") { r in
+            r.still(level, seconds: 6)
+            let down = r.turn(from: level, to: level * Quaternion(axis: Vector3(0, 1, 0), angle: 20 * .pi / 180), seconds: 0.3)
+            _ = r.turn(from: down, to: level, seconds: 0.3)
+            r.still(level, seconds: 1)
+        }
+        let (status, out) = try calibrate(["neutral", "--replay", rec])
+        XCTAssertEqual(status, 0, out)
+        XCTAssertTrue(out.contains("wrote neutral, head_up, head_forward to \(calFile)"), out)
+        let up = try numbers("head_up"), forward = try numbers("head_forward")
+        XCTAssertEqual(Vector3(up[0], up[1], up[2]).dot(Vector3(0, 0, 1)), 1, accuracy: 0.01, "\(up)")
+        XCTAssertEqual(Vector3(forward[0], forward[1], forward[2]).dot(Vector3(1, 0, 0)), 1, accuracy: 0.02, "\(forward)")
+        // And check-config reads it back (the head frame is part of the calibration).
+        let (s2, effective) = try runTiltd(["check-config", "--config", config])
+        XCTAssertEqual(s2, 0, effective)
+        assertMainConfigUntouched()
+    }
+
     func testNeutralFromRecordingStoresTheAttitude() throws {
         let roll = 20.0 * .pi / 180, pitch = -10.0 * .pi / 180
         let rec = try recording("neutral") { r in

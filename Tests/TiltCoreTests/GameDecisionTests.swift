@@ -125,7 +125,7 @@ final class GameDecisionTests: XCTestCase {
     }
 
     func testTheHoldCountsOnlyPastTheThresholdAndHysteresisBlocksNeutralInsideTheBand() throws {
-        let c = TiltGame.Configuration.absoluteMode
+        let c = TiltGame.Rules.absoluteMode
         // Enter at 60° (nod 30), dip to 68° (nod 22, inside the 63…73 hysteresis band) and back
         // to 60°, 0.1 s each: the zone is kept, but the hold counts only past 63° itself, so
         // neither 0.1 s stay answers. Held at 60° for 0.2 s more: a decision 0.15 s after the
@@ -197,7 +197,7 @@ final class GameDecisionTests: XCTestCase {
     func testSwapSidesExchangesCorrectAndSkip() throws {
         var m = HeadMotion()
         m.hold(1); m.answer(45); m.hold(1); m.answer(-45); m.hold(1)
-        var c = TiltGame.Configuration.absoluteMode
+        var c = TiltGame.Rules.absoluteMode
         c.swapSides = true
         let (_, events) = try GamePlay.run(HeadTrace(rateHz: 100).samples(m), config: c)
         XCTAssertEqual(GamePlay.decisions(events), ["skip", "correct"])
@@ -209,7 +209,7 @@ final class GameDecisionTests: XCTestCase {
         m.hold(1); m.answer(20); m.hold(1); m.answer(-20); m.hold(1)
         let trace = HeadTrace(rateHz: 100).attitudes(m)
         XCTAssertEqual(GamePlay.decisions(try GamePlay.run(trace).1), [])
-        var c = TiltGame.Configuration.absoluteMode
+        var c = TiltGame.Rules.absoluteMode
         c.lowThresholdDeg = 80
         c.highThresholdDeg = 100
         c.hysteresisDeg = 4

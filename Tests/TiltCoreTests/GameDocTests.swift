@@ -28,7 +28,7 @@ final class GameDocTests: XCTestCase {
         out += try game.start(at: attitudes[0].t + 100_000_000_000, deck: small)
         for var a in attitudes { a.t += 100_000_000_000; out += game.update(a) }
         // Relative mode: captured and rejected neutral poses.
-        var rel = TiltGame.Configuration.absoluteMode
+        var rel = TiltGame.Rules.absoluteMode
         rel.mode = .relative
         var r = try TiltGame(configuration: rel)
         out += r.captureNeutral(attitudes[0])

@@ -4,8 +4,8 @@ import XCTest
 /// Relative mode: the neutral pose is captured, and the tilt measured from it, so the IMU may be
 /// mounted any way round.
 final class GameRelativeTests: XCTestCase {
-    static func relative(backAxis: Vector3 = Vector3(0, 0, 1)) -> TiltGame.Configuration {
-        var c = TiltGame.Configuration()
+    static func relative(backAxis: Vector3 = Vector3(0, 0, 1)) -> TiltGame.Rules {
+        var c = TiltGame.Rules()
         c.mode = .relative
         c.backAxis = backAxis
         return c

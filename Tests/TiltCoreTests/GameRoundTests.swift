@@ -176,8 +176,8 @@ final class GameRoundTests: XCTestCase {
     }
 
     func testConfigurationValidationNamesTheField() {
-        func field(_ change: (inout TiltGame.Configuration) -> Void) -> String? {
-            var c = TiltGame.Configuration.absoluteMode
+        func field(_ change: (inout TiltGame.Rules) -> Void) -> String? {
+            var c = TiltGame.Rules.absoluteMode
             change(&c)
             do { try c.validate(); return nil } catch {
                 if case .invalidConfiguration(let f, _) = error { return f }
@@ -194,7 +194,7 @@ final class GameRoundTests: XCTestCase {
         XCTAssertEqual(field { $0.debounceSeconds = 11 }, "debounce_s")
         XCTAssertEqual(field { $0.roundSeconds = 0 }, "round_s")
         XCTAssertEqual(field { $0.backAxis = .zero }, "back_axis")
-        XCTAssertThrowsError(try TiltGame(configuration: { var c = TiltGame.Configuration.absoluteMode; c.hysteresisDeg = 30; return c }()))
+        XCTAssertThrowsError(try TiltGame(configuration: { var c = TiltGame.Rules.absoluteMode; c.hysteresisDeg = 30; return c }()))
     }
 
     func testSnapshotDescribesARoundInProgressAndKeepsOneSchema() throws {

@@ -140,7 +140,7 @@ struct HeadTrace {
     }
 }
 
-extension TiltGame.Configuration {
+extension TiltGame.Rules {
     /// The defaults in absolute mode: what the rule tests (hold, hysteresis, debounce, timing)
     /// are written for; relative mode's capture is tested on its own (GameRelativeTests).
     static var absoluteMode: Self {
@@ -158,7 +158,7 @@ enum GamePlay {
 
     /// Starts a round at the trace's first sample time and replays the trace (with the
     /// motion's own gyro rates when given, else the game derives them from the attitudes).
-    static func run(_ attitudes: [Attitude], rates: [Vector3]? = nil, config: TiltGame.Configuration = .absoluteMode, seed: UInt64 = 7,
+    static func run(_ attitudes: [Attitude], rates: [Vector3]? = nil, config: TiltGame.Rules = .absoluteMode, seed: UInt64 = 7,
                     deck: PromptDeck = deck(), roundSeconds: Double = 600) throws -> (TiltGame, [GameEvent]) {
         var game = try TiltGame(configuration: config, seed: seed)
         var events = try game.start(at: attitudes[0].t, roundSeconds: roundSeconds, deck: deck)
@@ -167,7 +167,7 @@ enum GamePlay {
     }
 
     /// `run` over a trace's samples with their gyro rates.
-    static func run(_ samples: [(attitude: Attitude, rate: Vector3)], config: TiltGame.Configuration = .absoluteMode, seed: UInt64 = 7,
+    static func run(_ samples: [(attitude: Attitude, rate: Vector3)], config: TiltGame.Rules = .absoluteMode, seed: UInt64 = 7,
                     deck: PromptDeck = deck(), roundSeconds: Double = 600) throws -> (TiltGame, [GameEvent]) {
         try run(samples.map(\.attitude), rates: samples.map(\.rate), config: config, seed: seed, deck: deck, roundSeconds: roundSeconds)
     }

@@ -73,7 +73,7 @@ final class GameTuningTests: XCTestCase {
     }
 
     /// Errors per family: gestures whose decisions differ from the expected ones.
-    static func errors(_ config: TiltGame.Configuration, noise: Double) throws -> [String: Int] {
+    static func errors(_ config: TiltGame.Rules, noise: Double) throws -> [String: Int] {
         var errors: [String: Int] = [:]
         for (i, g) in gestures().enumerated() {
             let trace = HeadTrace(rateHz: 100, noiseDeg: noise, noiseSeed: UInt64(i + 1))
@@ -83,7 +83,7 @@ final class GameTuningTests: XCTestCase {
         return errors
     }
 
-    static let variants: [(String, @Sendable (inout TiltGame.Configuration) -> Void)] = [
+    static let variants: [(String, @Sendable (inout TiltGame.Rules) -> Void)] = [
         ("defaults", { _ in }),
         ("hold 0.05 s", { $0.holdSeconds = 0.05 }),
         ("hold 0.30 s", { $0.holdSeconds = 0.3 }),
@@ -101,7 +101,7 @@ final class GameTuningTests: XCTestCase {
         // Asserted at σ 1.5°; σ 3° only printed (for the documentation's table).
         for noise in printing ? [3.0, 1.5] : [1.5] {
             for (name, change) in Self.variants {
-                var c = TiltGame.Configuration.absoluteMode
+                var c = TiltGame.Rules.absoluteMode
                 change(&c)
                 table[name] = try Self.errors(c, noise: noise)
             }

@@ -16,7 +16,7 @@ final class HeadGestureRecordingTests: XCTestCase {
         return try ForeignLogFormat.stMLC.parse(text, rateHz: 30)
     }
 
-    static func play(_ samples: [IMUSample], _ gestures: TiltGame.Configuration.Gestures,
+    static func play(_ samples: [IMUSample], _ gestures: TiltGame.Rules.Gestures,
                      frontEnd: SampleFrontEnd = SampleFrontEnd(mount: headsetMount)) throws -> ([GameEvent], GameJudge.Summary) {
         var o = GameJudge.Options()
         o.frontEnd = frontEnd
@@ -86,7 +86,7 @@ final class HeadGestureRecordingTests: XCTestCase {
 
     func testARotatedBoardGivesTheSameDecisionsAfterTheCalibrationNod() throws {
         let original = try Self.load("nod-0-60s.txt")
-        func decisions(_ samples: [IMUSample], _ g: TiltGame.Configuration.Gestures) throws -> [String] {
+        func decisions(_ samples: [IMUSample], _ g: TiltGame.Rules.Gestures) throws -> [String] {
             let frame = try Self.calibrate(samples)
             let cal = IMUCalibration(headUp: frame.up, headForward: frame.forward)
             let (events, _) = try Self.play(samples, g, frontEnd: SampleFrontEnd(calibration: cal))
@@ -95,7 +95,7 @@ final class HeadGestureRecordingTests: XCTestCase {
                 return "\(e.kind.rawValue)@\((d.decidedAt - samples[0].t) / 10_000_000)"
             }
         }
-        for g in TiltGame.Configuration.Gestures.allCases {
+        for g in TiltGame.Rules.Gestures.allCases {
             let reference = try decisions(original, g)
             XCTAssertFalse(reference.isEmpty, "\(g)")
             // Upside down (turned over about the forward axis) and turned 90° about the vertical.

@@ -29,7 +29,7 @@ final class GPSDConnectTimeoutTests: XCTestCase {
         }
         let port = Int(UInt16(bigEndian: bound.sin_port))
         var fillers: [Int32] = []
-        defer { fillers.forEach { close($0) } }
+        defer { for filler in fillers { close(filler) } }
         // Fill the queue: connects that complete go into it; stop at the first that cannot.
         while fillers.count < 16 {
             if TCPReachability.check(host: "127.0.0.1", port: port, timeout: 0.3) != nil { break }

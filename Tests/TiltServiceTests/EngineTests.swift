@@ -51,4 +51,33 @@ final class EngineTests: XCTestCase {
         XCTAssertNil(next["speed_mps"], "not computed from the two positions: \(next.jsonText)")
         XCTAssertNil(next["track_deg"], next.jsonText)
     }
+
+    /// `stats` counts lines dropped for slow clients per class (from the dropped lines'
+    /// own class), samples and rounds, and says how long the daemon has been up.
+    func testStatsCountDropsPerClassSamplesAndRounds() throws {
+        let f = try ServerFixture { $0.queueLines = 16; $0.attitudeHz = 1000 }
+        let stalled = try LineClient(path: f.path)
+        let c = try LineClient(path: f.path)
+        try waitUntil("two clients") { f.onLoop { f.hub.clientCount } == 2 }
+        _ = try c.request(#"{"cmd":"watch","id":1,"attitude_hz":0}"#, id: 1)
+        f.onLoop { f.engine.ingest(status: SourceStatus(source: "imu", state: .streaming, message: "test", rateHz: 60)) }
+        // Far more than the stalled client's socket buffer and queue can hold.
+        for chunk in 0..<20 { f.publishAttitudes(1000, from: 1_000_000_000 + Int64(chunk) * 100_000_000_000) }
+        _ = try c.request(#"{"cmd":"game.start","id":2}"#, id: 2)
+        // Every line the stalled client lost so far (each drop removes its oldest: an attitude).
+        let dropped = f.onLoop { f.hub.sessions.map(\.droppedTotal).max() ?? 0 }
+        XCTAssertGreaterThan(dropped, 0)
+        let stats = try c.request(#"{"cmd":"stats","id":3}"#, id: 3)
+        XCTAssertEqual(stats["ok"], .bool(true), stats.jsonText)
+        XCTAssertEqual(stats["lines_dropped"]?["attitude"]?.intValue, Int64(dropped), stats.jsonText)
+        XCTAssertEqual(stats["lines_dropped"]?["game"]?.intValue, 0, stats.jsonText)
+        XCTAssertEqual(stats["samples"]?.intValue, 20_000)
+        XCTAssertEqual(stats["samples_dropped"]?.intValue, 0)
+        XCTAssertEqual(stats["rounds"]?["started"]?.intValue, 1)
+        XCTAssertEqual(stats["decisions"]?["correct"]?.intValue, 0)
+        XCTAssertGreaterThanOrEqual(stats["uptime_s"]?.doubleValue ?? -1, 0)
+        XCTAssertNil(stats["fix_age_s"], "no fix yet")
+        XCTAssertEqual(stats["reloads"]?["applied"]?.intValue, 0)
+        _ = stalled
+    }
 }

@@ -147,7 +147,7 @@ func headAttitudes(_ path: String, accelOnly: Bool, _ options: Options) -> [Atti
 
 /// The game's decisions (kind, time) over a whole log, one long round in relative mode.
 func decisions(_ attitudes: [Attitude]) -> [(kind: String, t: Int64)] {
-    var config = TiltGame.Configuration()
+    var config = TiltGame.Rules()
     config.mode = .relative
     config.backAxis = Vector3(1, 0, 0)  // X points back when worn (the dataset's README)
     guard var game = try? TiltGame(configuration: config, seed: 1),

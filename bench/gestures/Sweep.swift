@@ -14,7 +14,7 @@ func runSweep(_ logs: [(String, [IMUSample])]) {
         let c = GestureCycles.count(times: raw.map(\.t), rates: rates, frame: .assumed)
         return Prepared(name: name, raw: raw, nodLog: c.nods >= c.shakes, own: max(c.nods, c.shakes))
     }
-    typealias Change = (inout TiltGame.Configuration) -> Void
+    typealias Change = (inout TiltGame.Rules) -> Void
     let variants: [(String, Change)] = [
         ("defaults", { _ in }),
         ("nod_min_peak_dps 30", { $0.nod.minPeakDps = 30 }), ("nod_min_peak_dps 60", { $0.nod.minPeakDps = 60 }),
@@ -30,7 +30,7 @@ func runSweep(_ logs: [(String, [IMUSample])]) {
     print("| variant | nod recall | nods as shakes | shake recall | shakes as nods | nod game: prompts | right | wrong | < 0.25 s |")
     print("|---|---|---|---|---|---|---|---|---|")
     for (name, change) in variants {
-        var rules = TiltGame.Configuration()
+        var rules = TiltGame.Rules()
         change(&rules)
         var nodOwn = 0, nodHit = 0, nodCross = 0, shakeOwn = 0, shakeHit = 0, shakeCross = 0
         var prompts = 0, right = 0, wrong = 0, fast = 0

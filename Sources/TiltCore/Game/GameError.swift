@@ -10,7 +10,7 @@ public enum GameError: Error, Equatable, Sendable, CustomStringConvertible {
     case emptyDeck(deck: String)
     /// The prompt provider failed (e.g. a places deck without a GPS fix).
     case deckUnavailable(deck: String, reason: String)
-    /// A round length outside `Configuration.roundSecondsRange`.
+    /// A round length outside `Rules.roundSecondsRange`.
     case invalidRoundLength(Double)
     /// A configuration value out of range; `field` is its config/protocol name.
     case invalidConfiguration(field: String, reason: String)

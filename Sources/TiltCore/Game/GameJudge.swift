@@ -8,9 +8,9 @@ public struct GameJudge: Sendable {
     /// What to play.
     public struct Options: Sendable {
         /// The game's rules (its `gestures` is the vocabulary unless `gestures` is set).
-        public var rules = TiltGame.Configuration()
+        public var rules = TiltGame.Rules()
         /// The vocabulary for this round (nil = the rules').
-        public var gestures: TiltGame.Configuration.Gestures?
+        public var gestures: TiltGame.Rules.Gestures?
         /// Mount matrix and calibration, applied as the daemon applies them.
         public var frontEnd = SampleFrontEnd()
         /// The estimator's parameters.

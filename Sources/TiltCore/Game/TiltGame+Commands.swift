@@ -3,11 +3,11 @@ extension TiltGame {
     /// lasting `roundSeconds` (default: the configuration's), answered with `gestures` (default:
     /// the configuration's). Throws if a round is running, the length is out of range, the deck
     /// has no prompts, or the `nod` vocabulary is asked for without a gyroscope.
-    public mutating func start(at t: Nanoseconds, roundSeconds: Double? = nil, gestures: Configuration.Gestures? = nil,
+    public mutating func start(at t: Nanoseconds, roundSeconds: Double? = nil, gestures: Rules.Gestures? = nil,
                                deck: any PromptProvider) throws(GameError) -> [GameEvent] {
         guard round == nil else { throw .roundInProgress }
         let seconds = roundSeconds ?? configuration.roundSeconds
-        guard seconds.isFinite, Configuration.roundSecondsRange.contains(seconds) else {
+        guard seconds.isFinite, Rules.roundSecondsRange.contains(seconds) else {
             throw .invalidRoundLength(seconds)
         }
         let vocabulary = gestures ?? configuration.gestures
@@ -106,7 +106,7 @@ extension TiltGame {
         return out
     }
 
-    mutating func beginRound(at t: Nanoseconds, seconds: Double, gestures: Configuration.Gestures,
+    mutating func beginRound(at t: Nanoseconds, seconds: Double, gestures: Rules.Gestures,
                              deckName: String, prompts: [String]) -> [GameEvent] {
         var order = prompts
         rng.shuffle(&order)

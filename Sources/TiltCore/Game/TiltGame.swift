@@ -29,7 +29,7 @@ public struct TiltGame: Sendable {
     struct Round: Sendable {
         var id: Int
         var deckName: String
-        var gestures: Configuration.Gestures
+        var gestures: Rules.Gestures
         var order: [String]
         var nextIndex = 0
         var startedAt: Nanoseconds
@@ -42,7 +42,7 @@ public struct TiltGame: Sendable {
     }
 
     /// The rules in force (change them with `setConfiguration` between rounds).
-    public internal(set) var configuration: Configuration
+    public internal(set) var configuration: Rules
     /// Where the game is.
     public internal(set) var phase: Phase = .idle
     /// The last finished (ended or stopped) round, until `reset`.
@@ -71,7 +71,7 @@ public struct TiltGame: Sendable {
     var round: Round?
     var lastDeck: (any PromptProvider)?
     var lastRoundLength: Double?
-    var lastGestures: Configuration.Gestures?
+    var lastGestures: Rules.Gestures?
     var zone: Zone?
     var zoneSince: Nanoseconds = 0
     /// The decision zone the tilt is past the threshold of (not counting hysteresis), and since when.
@@ -96,7 +96,7 @@ public struct TiltGame: Sendable {
     var minReactionNs: Nanoseconds = 0
 
     /// A game with `configuration`; `seed` fixes the order decks are shuffled in.
-    public init(configuration: Configuration = Configuration(), seed: UInt64 = 0) throws(GameError) {
+    public init(configuration: Rules = Rules(), seed: UInt64 = 0) throws(GameError) {
         try configuration.validate()
         self.configuration = configuration
         self.rng = SplitMix64(seed: seed)
@@ -106,7 +106,7 @@ public struct TiltGame: Sendable {
     }
 
     /// Replaces the rules. Refused while a round runs, so a round is judged by one set of rules.
-    public mutating func setConfiguration(_ c: Configuration) throws(GameError) {
+    public mutating func setConfiguration(_ c: Rules) throws(GameError) {
         guard round == nil else { throw .roundInProgress }
         try c.validate()
         if c.mode != configuration.mode || c.backAxis != configuration.backAxis { neutral = nil; check.reset() }
@@ -143,7 +143,7 @@ public struct TiltGame: Sendable {
     /// The answers so far in the running round.
     public var currentResults: [PromptResult] { round?.results ?? [] }
     /// The running round's vocabulary, or the configured one when idle.
-    public var gestures: Configuration.Gestures { round?.gestures ?? configuration.gestures }
+    public var gestures: Rules.Gestures { round?.gestures ?? configuration.gestures }
     /// Time left in the running round at time `t`, or nil when idle.
     public func remaining(at t: Nanoseconds) -> Nanoseconds? {
         guard let r = round else { return nil }

@@ -36,9 +36,5 @@ public enum FixTimeCheck {
     }
 
     /// The system clock (CLOCK_REALTIME) now, ns since the Unix epoch.
-    static func systemNow() -> Nanoseconds {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Nanoseconds(ts.tv_sec) * 1_000_000_000 + Nanoseconds(ts.tv_nsec)
-    }
+    static func systemNow() -> Nanoseconds { SystemClock.nanoseconds() }
 }

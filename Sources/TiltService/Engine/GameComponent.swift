@@ -8,7 +8,7 @@ final class GameComponent: Component {
     let context: EngineContext
     private(set) var game: TiltGame
     /// Rules from a reload during a round: they take effect once it ends.
-    private var pendingRules: TiltGame.Configuration?
+    private var pendingRules: TiltGame.Rules?
     /// Prompts for the "nearby" deck, or why there are none (from the places component).
     var nearbyPrompts: () -> Result<[String], NearbyUnavailable> = { .failure(NearbyUnavailable(reason: "no places")) }
     /// Game events waiting for a round to be committed (see `publish(_:)`).
@@ -117,9 +117,9 @@ final class GameComponent: Component {
 
     private func begin(_ command: Command, deck: any PromptProvider, note: String?, reply: Reply) {
         applyPendingRules()
-        var gestures: TiltGame.Configuration.Gestures?
+        var gestures: TiltGame.Rules.Gestures?
         if let g = command.string("gestures") {
-            guard let v = TiltGame.Configuration.Gestures(rawValue: g) else {
+            guard let v = TiltGame.Rules.Gestures(rawValue: g) else {
                 return reply.fail(.badArgument, "\"gestures\" must be \"tilt\" or \"nod\", got \"\(g)\"")
             }
             gestures = v
@@ -272,7 +272,7 @@ extension Configuration {
     /// `[game]`: the tilt game's rules and its deck.
     public struct Game: Sendable, Equatable {
         /// Thresholds, hysteresis, holds, round length, mode (validated by `TiltGame`).
-        public var rules = TiltGame.Configuration()
+        public var rules = TiltGame.Rules()
         /// A deck file (one prompt per line, or a JSON array), or "nearby" for places near the fix.
         public var deck: String?
         /// The deck used when "nearby" has no fix or no places (a file; nil = a built-in list).

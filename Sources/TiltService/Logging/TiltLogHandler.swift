@@ -67,11 +67,7 @@ public final class LogOutput: @unchecked Sendable {  // @unchecked: all mutable 
     public static let monotonicNow: @Sendable () -> UInt64 = { MonotonicClock.nanoseconds() }
 
     /// `CLOCK_REALTIME`.
-    public static let realtimeNow: @Sendable () -> timespec = {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return now
-    }
+    public static let realtimeNow: @Sendable () -> timespec = { SystemClock.timespecNow() }
 
     /// Writes one record: repeat limiting, formatting, output.
     func emit(

@@ -87,7 +87,7 @@ public struct MonitorState: Sendable, Equatable {
         }
     }
 
-    /// The default thresholds of the game (TiltGame.Configuration), used until the daemon says.
+    /// The default thresholds of the game (TiltGame.Rules), used until the daemon says.
     public static let defaultLowThresholdDeg = 63.0
     /// The game's default high threshold, degrees, until the daemon says otherwise.
     public static let defaultHighThresholdDeg = 117.0

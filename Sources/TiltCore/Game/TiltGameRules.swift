@@ -6,7 +6,7 @@ extension TiltGame {
     /// The defaults follow the classic forehead game and were chosen from the decision-test traces
     /// (see docs/game.md, "Defaults"): they accept every deliberate tilt in the traces and
     /// reject every jerk, double nod and noisy hover.
-    public struct Configuration: Sendable, Equatable {
+    public struct Rules: Sendable, Equatable {
         /// How the tilt angle is measured.
         public enum Mode: String, Sendable, CaseIterable {
             /// The tilt angle is |roll| of the attitude: no capture needed, but the IMU must be
