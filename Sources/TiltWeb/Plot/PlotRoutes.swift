@@ -9,7 +9,7 @@ import TiltSensors
 struct PlotRoutes: Sendable {
     let directory: String?
     let calibration: IMUCalibration
-    let rules: TiltGame.Configuration
+    let rules: TiltGame.Rules
 
     func add(to router: Router<WebContext>) {
         router.get("/api/recordings") { _, _ -> Response in

@@ -8,7 +8,7 @@ import TiltSensors
 /// would make, replayed through the same `TiltGame` the daemon runs.
 public struct RecordingPlot {
     public var calibration: IMUCalibration
-    public var rules: TiltGame.Configuration
+    public var rules: TiltGame.Rules
     public var game: Bool
 
     /// A game decision found while replaying the recording.
@@ -20,7 +20,7 @@ public struct RecordingPlot {
         public var prompt: String
     }
 
-    public init(calibration: IMUCalibration = .none, rules: TiltGame.Configuration = .init(), game: Bool) {
+    public init(calibration: IMUCalibration = .none, rules: TiltGame.Rules = .init(), game: Bool) {
         self.calibration = calibration; self.rules = rules; self.game = game
     }
 
