@@ -27,6 +27,7 @@ let package = Package(
         // C libraries from Debian's -dev packages, seen through pkg-config.
         .systemLibrary(name: "CLibIIO", pkgConfig: "libiio", providers: [.apt(["libiio-dev"])]),
         .systemLibrary(name: "CLibGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
+        .systemLibrary(name: "CLibMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
 
         // Pure logic: no C, no I/O, no clocks. Tested in microseconds.
         .target(name: "TiltCore"),
@@ -78,10 +79,23 @@ let package = Package(
                 .map { .embedInCode("Assets/\($0)") }
         ),
 
+        // `tiltd mqtt`: the daemon's socket bridged to an MQTT broker (libmosquitto), shared rounds.
+        .target(
+            name: "TiltBridge",
+            dependencies: [
+                "TiltCore", "TiltService", "CLibMosquitto",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ]
+        ),
+
         .executableTarget(
             name: "tiltd",
             dependencies: [
-                "TiltCore", "TiltSensors", "TiltService", "TiltWeb",
+                "TiltCore", "TiltSensors", "TiltService", "TiltWeb", "TiltBridge",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -106,6 +120,8 @@ let package = Package(
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "Logging", package: "swift-log"),
         ], path: "bench/web", exclude: ["run"]),
+        // A shared round's decision → scoreboard latency through a real Mosquitto (bench/mqtt/run).
+        .executableTarget(name: "MQTTBench", dependencies: ["TiltCore", "TiltBridge"], path: "bench/mqtt", exclude: ["run"]),
 
         // Helpers shared by the test targets: socket clients, processes, waiting on conditions.
         .target(name: "TestSupport", dependencies: ["TiltCore"], path: "Tests/TestSupport"),
@@ -121,6 +137,7 @@ let package = Package(
         // Builds fake IIO scenario trees and FIFO writers for tests run under scripts/fakehw-ns.
         .target(name: "FakeHardware", dependencies: ["TiltCore"], path: "Tests/FakeHardware"),
         .testTarget(name: "TiltSensorsTests", dependencies: ["TiltSensors", "TiltCore", "FakeHardware", "TestSupport"]),
+        .testTarget(name: "TiltBridgeTests", dependencies: ["TiltBridge", "TiltCore", "TiltService"]),
         .testTarget(name: "TiltServiceTests", dependencies: ["TiltService", "TiltCore", "TestSupport"], exclude: ["Fixtures"]),
         // Starts the real `tiltd` binary (under the fake-hardware harness, with a real gpsd).
         .testTarget(name: "IntegrationTests", dependencies: ["TiltCore", "FakeHardware", "TestSupport", "BrowserSupport",

@@ -147,10 +147,26 @@ final class ReloadDaemonTests: XCTestCase {
         XCTAssertEqual(try exchangeAsNobody([#"{"cmd":"game.stop","id":1}"#], socket: "\(dir)/tiltd.sock")
             .first { $0["class"] == "reply" }?["error"]?["code"], "forbidden")
         config.sections["socket"] = "[socket]\npath = \"\(dir)/tiltd.sock\"\nmode = \"0666\"\nattitude_hz = 5\ntrusted_uids = [65534]"
-        let good = try config.write()
+        _ = try config.write()
         _ = try reloadApplied()
         XCTAssertEqual(try exchangeAsNobody([#"{"cmd":"game.stop","id":1}"#], socket: "\(dir)/tiltd.sock")
             .first { $0["class"] == "reply" }?["error"]?["code"], "not_running")
+
+        // [credits]: a redeem without an amount asks for the new default.
+        config.sections["credits"] = "[credits]\nredeem_amount = 7"
+        _ = try config.write()
+        _ = try reloadApplied()
+        let redeem = try request("credits.redeem")
+        XCTAssertEqual(redeem["error"]?["code"], "insufficient_credits", redeem.jsonText)
+        XCTAssertTrue(redeem["error"]?["message"]?.stringValue?.hasSuffix("below 7") ?? false, redeem.jsonText)
+
+        // [calibration]: the sampler restarts with it (the recording from its start) and attitude goes on.
+        let lastT = try XCTUnwrap(try c.next("attitude", timeout: 10)["t_ns"]?.intValue)
+        config.sections["calibration"] = "[calibration]\ngyro_bias = [0.001, 0, 0]"
+        let good = try config.write()
+        let restarted = try reloadApplied()
+        XCTAssertTrue(restarted.contains("sampler restarted"), restarted)
+        _ = try c.next("attitude", timeout: 10) { ($0["t_ns"]?.intValue ?? .max) < lastT }
 
         // A bad edit in each section: refused with file:line: key; nothing changes.
         let bad: [(section: String, text: String, key: String)] = [
@@ -191,11 +207,17 @@ final class ReloadDaemonTests: XCTestCase {
         _ = try c.next("fix", timeout: 10) { ($0["time_ns"]?.intValue ?? 0) > lastFix }
         let stats = try request("stats")
         XCTAssertEqual(stats["reloads"]?["refused"]?.intValue, Int64(bad.count), "\(stats)")
-        XCTAssertEqual(stats["reloads"]?["applied"]?.intValue, 4, "\(stats)")
+        XCTAssertEqual(stats["reloads"]?["applied"]?.intValue, 6, "\(stats)")
         XCTAssertEqual(try exchangeAsNobody([#"{"cmd":"game.stop","id":1}"#], socket: "\(dir)/tiltd.sock")
             .first { $0["class"] == "reply" }?["error"]?["code"], "not_running")
         let late = try LineClient(path: "\(dir)/tiltd.sock")
         XCTAssertEqual(try late.next("hello")["watch"]?["attitude_hz"]?.doubleValue, 5)
+
+        // [snooze]: the new distance is the snooze command's default.
+        config.sections["snooze"] = "[snooze]\ndistance_m = 123"
+        _ = try config.write()
+        _ = try reloadApplied()
+        XCTAssertEqual(try request("snooze")["until_moved_m"]?.doubleValue, 123)
         XCTAssertTrue(d.isRunning)
     }
 }

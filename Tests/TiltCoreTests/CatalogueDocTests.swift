@@ -64,6 +64,7 @@ final class CatalogueDocTests: XCTestCase {
                 case .bool: wrongType = "1"
                 case .string(let max): wrongType = "1"; outOfBounds = "\"" + String(repeating: "a", count: max + 1) + "\""
                 case .strings(_, let allowed, _): wrongType = "\"x\""; outOfBounds = allowed == nil ? nil : #"["no-such-value"]"#
+                case .object(let max): wrongType = "[]"; outOfBounds = #"{"a":""# + String(repeating: "a", count: max) + #""}"#
                 }
                 XCTAssertEqual(refused(#","\#(a.name)":\#(wrongType)"#)?.code, .badArgument, "\(spec.name).\(a.name) wrong type")
                 if let o = outOfBounds {

@@ -69,6 +69,7 @@ final class SystemdInstallTests: XCTestCase {
             "/etc/tiltd/tiltd.toml",
             "/etc/udev/rules.d/61-tiltd.rules",
             "/usr/local/bin/tiltd",
+            "/usr/local/lib/systemd/system/tiltd-mqtt.service",
             "/usr/local/lib/systemd/system/tiltd-web.service",
             "/usr/local/lib/systemd/system/tiltd.service",
             "/usr/local/lib/systemd/system/tiltd.socket",
@@ -93,6 +94,7 @@ final class SystemdInstallTests: XCTestCase {
         XCTAssertEqual(installedFiles(), [
             "/etc/tiltd/tiltd.toml",
             "/usr/bin/tiltd",
+            "/usr/lib/systemd/system/tiltd-mqtt.service",
             "/usr/lib/systemd/system/tiltd-web.service",
             "/usr/lib/systemd/system/tiltd.service",
             "/usr/lib/systemd/system/tiltd.socket",
@@ -106,6 +108,9 @@ final class SystemdInstallTests: XCTestCase {
         let service = try contents("/usr/lib/systemd/system/tiltd.service")
         XCTAssertTrue(service.contains("\nExecStart=/usr/bin/tiltd run --config /etc/tiltd/tiltd.toml\n"))
         XCTAssertEqual(Self.settingsMentioning("/usr/local", in: service), [])
+        let bridge = try contents("/usr/lib/systemd/system/tiltd-mqtt.service")
+        XCTAssertTrue(bridge.contains("\nExecStart=/usr/bin/tiltd mqtt --config /etc/tiltd/tiltd.toml\n"))
+        XCTAssertEqual(Self.settingsMentioning("/usr/local", in: bridge), [])
         let rules = try contents("/usr/lib/udev/rules.d/61-tiltd.rules")
         XCTAssertTrue(rules.contains(#"RUN+="/usr/lib/tiltd/tiltd-udev-setup add %k %S%p""#))
         XCTAssertEqual(Self.settingsMentioning("/usr/local", in: rules), [])
@@ -183,7 +188,7 @@ final class SystemdInstallTests: XCTestCase {
             guard line.hasPrefix("-") else { return nil }
             return line.split(separator: " ").last.map { String($0.dropFirst()) }
         })
-        for expected in ["/etc/tiltd/tiltd.toml", "/usr/bin/tiltd", "/usr/lib/systemd/system/tiltd.service",
+        for expected in ["/etc/tiltd/tiltd.toml", "/usr/bin/tiltd", "/usr/lib/systemd/system/tiltd.service", "/usr/lib/systemd/system/tiltd-mqtt.service",
                          "/usr/lib/systemd/system/tiltd-web.service",
                          "/usr/lib/systemd/system/tiltd.socket", "/usr/lib/tiltd/tiltd-udev-setup",
                          "/usr/lib/udev/rules.d/61-tiltd.rules", "/usr/share/man/man5/tiltd.toml.5.gz",

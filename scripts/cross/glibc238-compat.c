@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The set the runtime's static libraries reference (aarch64-linux-gnu-nm -u on swift_static/linux/*.a). */
+/* The set the runtime's static libraries reference (aarch64-linux-gnu-nm -u on its .a files). */
 long __isoc23_strtol(const char *s, char **end, int base) { return strtol(s, end, base); }
 long long __isoc23_strtoll(const char *s, char **end, int base) { return strtoll(s, end, base); }
 unsigned long __isoc23_strtoul(const char *s, char **end, int base) { return strtoul(s, end, base); }

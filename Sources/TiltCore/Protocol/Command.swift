@@ -140,6 +140,10 @@ public struct Request: Sendable, Equatable {
             guard let s = v.stringValue else { throw ProtocolError(.badArgument, "\"\(k)\" must be a string, got \(v.typeName)") }
             guard s.utf8.count <= maxLength else { throw ProtocolError(.badArgument, "\"\(k)\" is longer than \(maxLength) bytes") }
             return v
+        case .object(let maxBytes):
+            guard v.objectValue != nil else { throw ProtocolError(.badArgument, "\"\(k)\" must be an object, got \(v.typeName)") }
+            guard v.jsonText.utf8.count <= maxBytes else { throw ProtocolError(.badArgument, "\"\(k)\" is larger than \(maxBytes) bytes") }
+            return v
         case .strings(let maxCount, let allowed, let noun):
             guard let arr = v.arrayValue, arr.count <= maxCount else { throw ProtocolError(.badArgument, "\"\(k)\" must be an array of strings") }
             for e in arr {

@@ -22,6 +22,8 @@ public struct ArgumentSpec: Sendable {
         /// An array of at most `maxCount` strings, each one of `allowed` (any when nil); `noun`
         /// names one element in error messages ("unknown class \"x\"").
         case strings(maxCount: Int, allowed: [String]?, noun: String)
+        /// A JSON object of at most `maxBytes` bytes once encoded (the command checks its fields).
+        case object(maxBytes: Int)
     }
 
     /// The field name in the request object.
@@ -45,6 +47,7 @@ public struct ArgumentSpec: Sendable {
         case .bool: return "bool"
         case .string(let max): return "string ≤ \(max) bytes"
         case .strings(let max, _, let noun): return "array of ≤ \(max) \(noun) names"
+        case .object(let max): return "object ≤ \(max) bytes"
         }
     }
 }

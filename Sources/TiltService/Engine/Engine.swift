@@ -19,6 +19,7 @@ public final class Engine: RequestHandler {
     let credits: CreditsComponent
     let gps: GPSComponent
     let clients: ClientsComponent
+    let sharedRound: SharedRoundComponent
     /// Command name → the component that answers it, built from each component's `commands`.
     private var routes: [String: any Component] = [:]
     /// Called on every sample (on the loop).
@@ -46,7 +47,8 @@ public final class Engine: RequestHandler {
         credits = CreditsComponent(context: context)
         gps = GPSComponent(context: context, control: services.fixes)
         clients = ClientsComponent(context: context, socketActivated: services.socketActivated)
-        for c in [attitude, game, places, quests, credits, gps, clients] as [any Component] {
+        sharedRound = SharedRoundComponent(context: context)
+        for c in [attitude, game, places, quests, credits, gps, clients, sharedRound] as [any Component] {
             for name in c.commands {
                 precondition(CommandCatalogue.spec(name) != nil, "\(name) is not in CommandCatalogue")
                 precondition(routes[name] == nil, "\(name) has two handlers")
@@ -153,6 +155,7 @@ public final class Engine: RequestHandler {
         o["samples_skipped"] = .int(Int64(attitude.samplesSkipped))
         game.addStatus(to: &o)
         places.addStatus(to: &o)
+        sharedRound.addStatus(to: &o)
         return o
     }
 

@@ -122,8 +122,11 @@ public final class ClientSession: @unchecked Sendable {
         case .attitude:
             guard classes.contains(.attitude), attitudeHz > 0, let t = event.t else { return false }
             // Beats on a grid of 1/attitude_hz from the first one; 10 % early is on time, so
-            // sample-time jitter does not skip a beat. After a pause the grid restarts.
+            // sample-time jitter does not skip a beat. After a pause the grid restarts, and so
+            // after sample time went back (a recording restarted by a reload): else the client
+            // would hear nothing until the new times caught up with the old grid.
             let period = Int64(1e9 / attitudeHz)
+            if nextAttitudeDue != .min && t < nextAttitudeDue - 2 * period { nextAttitudeDue = .min }
             if nextAttitudeDue != .min && t < nextAttitudeDue - period / 10 { return false }
             nextAttitudeDue = (nextAttitudeDue == .min || t - nextAttitudeDue > period) ? t + period : nextAttitudeDue + period
             return true

@@ -1,0 +1,4 @@
+#ifndef TILTD_CLIBMOSQUITTO_SHIM_H
+#define TILTD_CLIBMOSQUITTO_SHIM_H
+#include <mosquitto.h>
+#endif

@@ -1,0 +1,378 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import TiltCore
+import TiltService
+
+/// `tiltd mqtt`: a client of the daemon's socket that publishes its lines to an MQTT broker,
+/// takes allowed commands from `<prefix>/cmd`, announces Home Assistant entities, and plays
+/// shared rounds (`RoomLink`). Every input — broker events from libmosquitto's thread, daemon
+/// lines from NIO, timer ticks, signals — is an `Event` on one stream, handled in order by
+/// `run()`, so the bridge's state needs no locks.
+public final class Bridge {
+    enum Event: Sendable {
+        case mqtt(MQTTEvent)
+        case daemon(DaemonLink.Event)
+        case tick
+        case stop
+    }
+
+    let config: Configuration
+    let m: Configuration.MQTT
+    let topics: Topics
+    let version: String
+    let logger: Logger
+    private let events: AsyncStream<Event>
+    private let sink: AsyncStream<Event>.Continuation
+    private var client: MosquittoClient!
+    private var link: DaemonLink!
+    var queue: PublishQueue
+    private var gate: CommandGate
+    var room: RoomLink?
+
+    /// Broker and daemon connection state.
+    private(set) var brokerUp = false
+    private(set) var daemonUp = false
+    private var daemonRetryAt: Int64 = 0
+    private var daemonBackoff: Double = 0.5
+    private var daemonConnecting = false
+    /// The latest retained message per topic, republished after a reconnect: a broker restarted
+    /// without persistence has forgotten them.
+    var retained: [String: OutgoingMessage] = [:]
+    private var lastAttitudeAt: Int64 = -(1 << 62)  // long ago, without overflowing a subtraction
+    private var lastFixAt: Int64?
+    private var lastFixAgeAt: Int64 = -(1 << 62)
+    /// Drops counted at the last log line and at the last status line; that line's state.
+    private var loggedOverflow = 0
+    private var statusOverflow = 0
+    private var lastBridgeStatus = ("starting", "")
+    private var lastStatusAt: Int64 = -(1 << 62)
+    /// Commands forwarded to the daemon: the bridge's request id → the MQTT sender's id.
+    private var forwarded: [String: JSONValue] = [:]
+    private var nextRequest = 1
+    private var stopping = false
+
+    /// A bridge for `config` (whose `[mqtt]` must be enabled). Call `run()`.
+    public init(config: Configuration, version: String, logger: Logger) throws {
+        self.config = config
+        m = config.mqtt
+        topics = Topics(m)
+        self.version = version
+        self.logger = logger
+        (events, sink) = AsyncStream.makeStream(of: Event.self)
+        queue = PublishQueue(capacity: m.bufferMessages)
+        gate = CommandGate(allowed: Set(m.allowedCommands), maxPayloadBytes: m.maxPayloadBytes,
+                           bridgeCommands: Set(Configuration.MQTT.bridgeCommands))
+    }
+
+    static func now() -> Int64 { Int64(NIODeadline.now().uptimeNanoseconds) }
+
+    /// Runs until SIGTERM/SIGINT (or `stop()`); returns after a clean goodbye to the broker.
+    public func run(group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws {
+        let sink = self.sink
+        client = try MosquittoClient(clientID: m.effectiveClientID, cleanSession: true) { sink.yield(.mqtt($0)) }
+        if let user = m.username { try client.setCredentials(username: user, password: try readPassword()) }
+        if let ca = m.tlsCAFile { try client.setTLS(caFile: ca, certFile: m.tlsCertFile, keyFile: m.tlsKeyFile) }
+        try client.setWill(topic: topics.availability, payload: Array("offline".utf8), qos: 1, retain: true)
+        try client.setReconnectDelay(initial: 1, maximum: 30)
+        if m.room != nil {
+            room = try RoomLink(config: config, topics: topics, session: String(Int64(Date().timeIntervalSince1970 * 1000)),
+                                publish: { [unowned self] in self.send($0) },
+                                subscribe: { [unowned self] in self.subscribe($0) }, logger: logger)
+            room?.onView = { [unowned self] in self.showRoom($0) }
+        }
+        link = DaemonLink(path: config.socket.path, group: group) { sink.yield(.daemon($0)) }
+        let signals = Self.installSignals { sink.yield(.stop) }
+        defer { signals.forEach { $0.cancel() } }
+        let ticker = Task { while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(100)); sink.yield(.tick) } }
+        defer { ticker.cancel() }
+
+        logger.info("tiltd mqtt: \(m.name) → \(m.host):\(m.port) as \(m.effectiveClientID), prefix \(topics.prefix)\(m.room.map { ", room \($0)\(m.roomHost ? " (host)" : "")" } ?? "")")
+        try client.start(host: m.host, port: Int(m.port), keepalive: m.keepaliveSeconds)
+        connectDaemon()
+        var deadline = Int64.max
+        for await e in events {
+            handle(e)
+            guard stopping else { continue }
+            if deadline == .max { deadline = Self.now() + 3_000_000_000; sayGoodbye() }
+            // Done once the broker has acknowledged everything (or is gone, or 3 s passed).
+            if !brokerUp || (queue.inflight.isEmpty && queue.waiting.isEmpty) || Self.now() >= deadline { break }
+        }
+        link.close()
+        client.stop()
+        logger.info("tiltd mqtt stopped")
+    }
+
+    /// Asks `run()` to finish.
+    public func stop() { sink.yield(.stop) }
+
+    private func handle(_ e: Event) {
+        let now = Self.now()
+        switch e {
+        case .mqtt(let ev): mqtt(ev, now: now)
+        case .daemon(let ev): daemon(ev, now: now)
+        case .tick: tick(now: now)
+        case .stop: stopping = true
+        }
+    }
+
+    // MARK: broker
+
+    private func mqtt(_ e: MQTTEvent, now: Int64) {
+        switch e {
+        case .connected(let code):
+            guard code == 0 else {
+                logger.error("broker \(m.host):\(m.port) refused the connection: \(MosquittoClient.connackText(code))")
+                return
+            }
+            brokerUp = true
+            queue.setConnected(true)
+            logger.info("connected to broker \(m.host):\(m.port)")
+            subscribe(topics.command)
+            for s in room?.subscriptions ?? [] { subscribe(s) }
+            // Announcements straight to libmosquitto, not through the bounded buffer: they are
+            // few (one per retained topic) and must not push out what waited for the broker.
+            publishNow(OutgoingMessage(topic: topics.availability, payload: Array("online".utf8), qos: 1, retain: true), counted: false)
+            for d in Discovery.messages(m, topics: topics, version: version, qos: 1) { publishNow(d, counted: false) }
+            // Retained topics a broker restarted without persistence has forgotten. The room
+            // republishes its own (presence, state) in `connected`.
+            for (_, msg) in retained.sorted(by: { $0.key < $1.key }) { publishNow(msg, counted: false) }
+            room?.connected(now: now)
+            bridgeStatus("streaming", "connected to \(m.host):\(m.port)")
+            flush()
+        case .disconnected(let code):
+            let wasUp = brokerUp
+            // Down first: the status below must wait in the cache for the reconnect, not be
+            // queued inside libmosquitto and arrive after newer ones.
+            brokerUp = false
+            queue.setConnected(false)
+            if wasUp {
+                let why = code == 0 ? "closed" : MQTTError(code: code, operation: "connection").description
+                logger.warning("lost the broker \(m.host):\(m.port) (\(why)); reconnecting with backoff")
+                bridgeStatus("retrying", "broker \(m.host):\(m.port): \(why)")
+            }
+        case .message(let topic, let payload, _):
+            if topic == topics.command { command(payload, now: now); return }
+            _ = room?.message(topic: topic, payload: payload, now: now)
+        case .published(let mid):
+            queue.acknowledged(mid: mid)
+            flush()
+        }
+    }
+
+    /// Publishes `m` now or holds it in the bounded buffer; retained messages are remembered.
+    func send(_ msg: OutgoingMessage, remember: Bool = true) {
+        if remember && msg.retain && msg.topic.hasPrefix(topics.prefix + "/") { retained[msg.topic] = msg }
+        guard queue.offer(msg) == .send else { reportOverflow(); return }
+        publishNow(msg)
+    }
+
+    /// Hands `msg` to libmosquitto. `counted`: whether it takes a place in the bounded buffer's
+    /// in-flight window (announcements do not: they are few, and must not crowd out data).
+    private func publishNow(_ msg: OutgoingMessage, counted: Bool = true) {
+        do {
+            let mid = try client.publish(msg.topic, msg.payload, qos: msg.qos, retain: msg.retain)
+            if msg.qos > 0 && counted { queue.handedOver(mid: mid) }
+        } catch {
+            logger.warning("\(error)")
+        }
+    }
+
+    private func flush() {
+        for msg in queue.drain() { publishNow(msg) }
+    }
+
+    private func subscribe(_ pattern: String) {
+        do { try client.subscribe(pattern, qos: 1) } catch { logger.warning("\(error)") }
+    }
+
+    /// The buffer dropped messages: log the first drop and every 100 more; the count goes out
+    /// on `<prefix>/status/mqtt` (now if the broker is up, else after the reconnect, then at
+    /// most once a second while it changes: see `tick`).
+    private func reportOverflow() {
+        guard queue.overflowed > loggedOverflow else { return }
+        if loggedOverflow == 0 || queue.overflowed - loggedOverflow >= 100 {
+            loggedOverflow = queue.overflowed
+            logger.warning("the broker is away and the buffer ([mqtt] buffer_messages = \(m.bufferMessages)) is full: \(queue.overflowed) messages dropped so far")
+            bridgeStatus("retrying", "buffer full while the broker is away")
+        }
+    }
+
+    /// A `status` line for source `mqtt` (the bridge itself) with the drop count, retained on
+    /// `<prefix>/status/mqtt`.
+    private func bridgeStatus(_ state: String, _ message: String, _ extra: JSONObject = [:]) {
+        var o: JSONObject = ["class": "status", "source": "mqtt", "state": .string(state), "message": .string(message)]
+        o["dropped"] = .int(Int64(queue.overflowed))
+        if queue.overflowed > 0 {
+            o["dropped_by_topic"] = .object(JSONObject(queue.overflowedPerTopic.sorted { $0.key < $1.key }.map { ($0.key, .int(Int64($0.value))) }))
+        }
+        for (k, v) in extra.entries { o[k] = v }
+        lastBridgeStatus = (state, message)
+        statusOverflow = queue.overflowed
+        let msg = OutgoingMessage(topic: topics.status(source: "mqtt"), payload: bytes(o), qos: 1, retain: true)
+        // Straight to libmosquitto (never through the buffer it reports on); kept for the
+        // reconnect when the broker is away.
+        retained[msg.topic] = msg
+        if brokerUp { publishNow(msg, counted: false) }
+    }
+
+    // MARK: commands
+
+    private func command(_ payload: [UInt8], now: Int64) {
+        switch gate.check(payload) {
+        case .refuse(let reply):
+            logger.notice("refused a command on \(topics.command): \(reply["error"]?["message"]?.stringValue ?? "")")
+            publishReply(reply)
+        case .bridge(let cmd, let id, let fields):
+            let reply = room?.command(cmd, id: id, fields: fields, now: now)
+                ?? CommandGate.reply(id: id, cmd: cmd, code: "unavailable", "this device is in no room ([mqtt] room)")
+            publishReply(reply)
+        case .daemon(let cmd, let id, var fields):
+            guard daemonUp else {
+                publishReply(CommandGate.reply(id: id, cmd: cmd, code: "unavailable", "the daemon is not connected"))
+                return
+            }
+            let rid = "mqtt-\(nextRequest)"
+            nextRequest += 1
+            forwarded[rid] = id
+            fields["id"] = .string(rid)
+            link.send(JSONValue.object(fields).jsonText)
+        }
+    }
+
+    private func publishReply(_ reply: JSONObject) {
+        send(OutgoingMessage(topic: topics.reply, payload: bytes(reply), qos: 1, retain: false))
+    }
+
+    // MARK: daemon
+
+    private func connectDaemon() {
+        guard !daemonConnecting, !daemonUp, !stopping else { return }
+        daemonConnecting = true
+        link.connect()
+    }
+
+    private func daemon(_ e: DaemonLink.Event, now: Int64) {
+        switch e {
+        case .connected:
+            daemonConnecting = false
+            daemonUp = true
+            daemonBackoff = 0.5
+            // Every sample when a room needs the head's answers; else the published rate.
+            let hz = room != nil ? 1000 : m.attitudeHz
+            link.send(#"{"cmd":"watch","id":"mqtt-watch","classes":["status","game","fix","place","quest","credit"],"attitude_hz":\#(hz)}"#)
+            logger.info("connected to the daemon at \(config.socket.path)")
+            bridgeStatus("streaming", "connected to the daemon at \(config.socket.path)")
+        case .disconnected(let reason):
+            daemonConnecting = false
+            guard daemonUp || daemonRetryAt <= now else { return }
+            if daemonUp { logger.warning("lost the daemon: \(reason)") }
+            let wasUp = daemonUp
+            daemonUp = false
+            daemonRetryAt = now + Int64(daemonBackoff * 1e9)
+            bridgeStatus("retrying", "daemon: \(reason)", ["retry_in_s": .number(daemonBackoff)])
+            daemonBackoff = min(10, daemonBackoff * 2)
+            for (rid, id) in forwarded {
+                publishReply(CommandGate.reply(id: id, cmd: nil, code: "unavailable", "the daemon went away before replying (\(rid))"))
+            }
+            forwarded = [:]
+            if wasUp { room?.daemon(up: false, now: now) }
+        case .line(let bytes):
+            line(bytes, now: now)
+        }
+    }
+
+    private func tick(now: Int64) {
+        if !daemonUp, !daemonConnecting, now >= daemonRetryAt { connectDaemon() }
+        if brokerUp, queue.overflowed != statusOverflow, now - lastStatusAt >= 1_000_000_000 {
+            lastStatusAt = now
+            bridgeStatus(lastBridgeStatus.0, lastBridgeStatus.1)
+        }
+        room?.tick(now: now, brokerUp: brokerUp)
+        if let f = lastFixAt, now - lastFixAgeAt >= 5_000_000_000 {
+            lastFixAgeAt = now
+            let age = Double((now - f) / 100_000_000) / 10
+            // QoS 0: a periodic value, the next one replaces a lost one (and it never fills the buffer).
+            send(OutgoingMessage(topic: topics.fixAge, payload: Array(#"{"age_s":\#(age)}"#.utf8), qos: 0, retain: true))
+        }
+    }
+
+    func qos(_ cls: String) -> Int32 { Int32(m.qos[cls] ?? 1) }
+
+    /// One line from the daemon.
+    private func line(_ raw: [UInt8], now: Int64) {
+        guard let v = try? JSONParser.parse(raw), let o = v.objectValue, let cls = o["class"]?.stringValue else {
+            logger.warning("the daemon sent a line that is not a JSON object; ignored")
+            return
+        }
+        switch cls {
+        case "hello":
+            // The sources' current states, as the status lines a subscriber would have seen.
+            for src in o["sources"]?.arrayValue ?? [] {
+                guard let so = src.objectValue, let name = so["source"]?.stringValue, RoomState.isValidID(name) else { continue }
+                var line: JSONObject = ["class": "status"]
+                if let t = o["t_ns"] { line["t_ns"] = t }
+                for (k, v) in so.entries { line[k] = v }
+                send(OutgoingMessage(topic: topics.status(source: name), payload: bytes(line), qos: qos("status"), retain: true))
+            }
+            room?.daemon(up: true, now: now)
+        case "attitude":
+            room?.attitude(o, now: now)
+            guard m.attitudeHz > 0, now - lastAttitudeAt >= Int64(1e9 / m.attitudeHz) else { return }
+            lastAttitudeAt = now
+            send(OutgoingMessage(topic: topics.events(cls), payload: raw, qos: qos(cls), retain: true))
+        case "status":
+            let source = o["source"]?.stringValue ?? "daemon"
+            send(OutgoingMessage(topic: topics.status(source: RoomState.isValidID(source) ? source : "daemon"), payload: raw, qos: qos(cls), retain: true))
+        case "fix":
+            lastFixAt = now
+            lastFixAgeAt = -(1 << 62)
+            send(OutgoingMessage(topic: topics.events(cls), payload: raw, qos: qos(cls), retain: true))
+        case "game", "place", "quest", "credit":
+            // Credit and the game's score are states for Home Assistant's sensors: retained.
+            send(OutgoingMessage(topic: topics.events(cls), payload: raw, qos: qos(cls), retain: cls == "credit" || cls == "game"))
+            if let (isGame, payload) = Discovery.eventPayload(o) {
+                send(OutgoingMessage(topic: isGame ? topics.gameDecisionEvent : topics.placeEvent, payload: payload, qos: qos(cls), retain: false))
+            }
+        case "reply":
+            if o["id"] == "mqtt-room", o["ok"] != .bool(true) {
+                logger.warning("the daemon refused room.show: \(o["error"]?["message"]?.stringValue ?? "?") (is this bridge's user in [socket] trusted_uids/trusted_gids?)")
+            }
+            guard let rid = o["id"]?.stringValue, let id = forwarded.removeValue(forKey: rid) else { return }
+            var r = o
+            r["id"] = id
+            r["seq"] = nil
+            publishReply(r)
+        default:
+            break
+        }
+    }
+
+    /// The latest view of the shared round, shown again to a restarted daemon.
+    private var roomView: JSONObject?
+
+    /// The shared round as this device sees it: retained on `<prefix>/room`, and shown to the
+    /// daemon's socket clients (`room.show`, a `game` line of kind `shared`).
+    private func showRoom(_ view: JSONObject) {
+        roomView = view
+        var o: JSONObject = ["class": "game"]
+        for (k, v) in view.entries { o[k] = v }
+        send(OutgoingMessage(topic: topics.roomView, payload: bytes(o), qos: qos("room"), retain: true))
+        showRoomToDaemon()
+    }
+
+    private func showRoomToDaemon() {
+        guard daemonUp, let v = roomView else { return }
+        link.send(JSONValue.object(["cmd": "room.show", "id": "mqtt-room", "view": .object(v)]).jsonText)
+    }
+
+    // MARK: shutdown
+
+    /// Ends a hosted round and says `offline` (a clean disconnect sends no will); `run` then
+    /// waits up to 3 s for the broker to acknowledge before disconnecting.
+    private func sayGoodbye() {
+        room?.shutdown(now: Self.now())
+        send(OutgoingMessage(topic: topics.availability, payload: Array("offline".utf8), qos: 1, retain: true), remember: false)
+    }
+}

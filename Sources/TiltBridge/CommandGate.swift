@@ -1,0 +1,62 @@
+import TiltCore
+
+/// Checks a payload that arrived on `<prefix>/cmd` before anything acts on it: size, JSON, an
+/// object with a `cmd`, and the command in `[mqtt] allowed_commands`. A refusal is a reply in
+/// the socket protocol's format, published on `<prefix>/reply`; nothing else happens.
+struct CommandGate {
+    let allowed: Set<String>
+    let maxPayloadBytes: Int
+    /// The bridge's own commands (the room's); the rest go to the daemon.
+    let bridgeCommands: Set<String>
+
+    /// What to do with a payload.
+    enum Verdict: Equatable {
+        /// Refused: publish this reply.
+        case refuse(JSONObject)
+        /// A bridge command (`room.*`) with its parsed fields.
+        case bridge(cmd: String, id: JSONValue, fields: JSONObject)
+        /// A daemon command: forward it (with the bridge's own request id in place of `id`).
+        case daemon(cmd: String, id: JSONValue, fields: JSONObject)
+    }
+
+    func check(_ payload: [UInt8]) -> Verdict {
+        if payload.count > maxPayloadBytes {
+            return .refuse(Self.reply(id: .null, cmd: nil, code: "line_too_long",
+                                      "the payload is \(payload.count) bytes, more than [mqtt] max_payload_bytes (\(maxPayloadBytes))"))
+        }
+        let value: JSONValue
+        do { value = try JSONParser.parse(payload) } catch {
+            return .refuse(Self.reply(id: .null, cmd: nil, code: "invalid_json", error.description))
+        }
+        guard let o = value.objectValue else {
+            return .refuse(Self.reply(id: .null, cmd: nil, code: "not_an_object", "expected a JSON object, got \(value.typeName)"))
+        }
+        var id = o["id"] ?? .null
+        if case .string(let s) = id, s.utf8.count > 128 { id = .null }
+        if id != .null, id.intValue == nil, id.stringValue == nil { id = .null }
+        guard let cmd = o["cmd"]?.stringValue else {
+            return .refuse(Self.reply(id: id, cmd: nil, code: "bad_argument", "\"cmd\" must be a string naming a command"))
+        }
+        guard (Command.names + Array(bridgeCommands)).contains(cmd) else {
+            return .refuse(Self.reply(id: id, cmd: nil, code: "unknown_command", "unknown command \"\(cmd.prefix(64))\""))
+        }
+        guard allowed.contains(cmd) else {
+            return .refuse(Self.reply(id: id, cmd: cmd, code: "forbidden",
+                                      "\(cmd) is not in [mqtt] allowed_commands on this device"))
+        }
+        return bridgeCommands.contains(cmd) ? .bridge(cmd: cmd, id: id, fields: o) : .daemon(cmd: cmd, id: id, fields: o)
+    }
+
+    /// A reply line in the socket protocol's shape.
+    static func reply(id: JSONValue, cmd: String?, code: String, _ message: String) -> JSONObject {
+        ["class": "reply", "id": id, "cmd": cmd.map { .string($0) } ?? .null, "ok": false,
+         "error": .object(["code": .string(code), "message": .string(message)])]
+    }
+
+    /// A successful reply with `fields`.
+    static func ok(id: JSONValue, cmd: String, _ fields: JSONObject = [:]) -> JSONObject {
+        var o: JSONObject = ["class": "reply", "id": id, "cmd": .string(cmd), "ok": true]
+        for (k, v) in fields.entries { o[k] = v }
+        return o
+    }
+}
