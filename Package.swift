@@ -17,6 +17,11 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         // TOMLKit changes its API in minor releases: pinned.
         .package(url: "https://github.com/LebJe/TOMLKit", exact: "0.6.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // C libraries from Debian's -dev packages, seen through pkg-config.
@@ -51,6 +56,29 @@ let package = Package(
             ]
         ),
 
+        // `tiltd web`: a client of the daemon's socket serving the players' screen, and `tiltd plot`.
+        .target(
+            name: "TiltWeb",
+            dependencies: [
+                "TiltCore", "TiltSensors", "TiltService",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            // The page assets are compiled into the binary (`PackageResources`), so `tiltd web` needs
+            // no files beside it; plain HTML/CSS/JS, no build step.
+            resources: ["index.html", "live.html", "plots.html", "style.css", "socket.js", "game.js", "live.js", "plots.js"]
+                .map { .embedInCode("Assets/\($0)") }
+        ),
+
         // `tiltd mqtt`: the daemon's socket bridged to an MQTT broker (libmosquitto), shared rounds.
         .target(
             name: "TiltBridge",
@@ -67,7 +95,7 @@ let package = Package(
         .executableTarget(
             name: "tiltd",
             dependencies: [
-                "TiltCore", "TiltSensors", "TiltService", "TiltBridge",
+                "TiltCore", "TiltSensors", "TiltService", "TiltWeb", "TiltBridge",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -85,11 +113,25 @@ let package = Package(
         // The real daemon under the fake-hardware harness fanning attitude out to 100–1000 clients.
         .executableTarget(name: "FanoutBench", dependencies: ["TiltCore", "FakeHardware", "CEpoll"], path: "bench/fanout", exclude: ["run", "CEpoll", "cfanout.c"]),
         .systemLibrary(name: "CEpoll", path: "bench/fanout/CEpoll"),
+        // tiltd web: daemon line → browser-visible latency and CPU with 50 WebSocket clients (bench/web/run).
+        .executableTarget(name: "WebBench", dependencies: [
+            "TiltCore", "BrowserSupport", "TestSupport",
+            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ], path: "bench/web", exclude: ["run"]),
         // A shared round's decision → scoreboard latency through a real Mosquitto (bench/mqtt/run).
         .executableTarget(name: "MQTTBench", dependencies: ["TiltCore", "TiltBridge"], path: "bench/mqtt", exclude: ["run"]),
 
         // Helpers shared by the test targets: socket clients, processes, waiting on conditions.
         .target(name: "TestSupport", dependencies: ["TiltCore"], path: "Tests/TestSupport"),
+        // A real headless Chromium driven over the DevTools protocol, for the web tests and bench/web.
+        .target(name: "BrowserSupport", dependencies: [
+            "TiltCore",
+            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ], path: "Tests/BrowserSupport"),
 
         .testTarget(name: "TiltCoreTests", dependencies: ["TiltCore", "TestSupport"], exclude: ["Fixtures"]),
         // Builds fake IIO scenario trees and FIFO writers for tests run under scripts/fakehw-ns.
@@ -98,7 +140,11 @@ let package = Package(
         .testTarget(name: "TiltBridgeTests", dependencies: ["TiltBridge", "TiltCore", "TiltService"]),
         .testTarget(name: "TiltServiceTests", dependencies: ["TiltService", "TiltCore", "TestSupport"], exclude: ["Fixtures"]),
         // Starts the real `tiltd` binary (under the fake-hardware harness, with a real gpsd).
-        .testTarget(name: "IntegrationTests", dependencies: ["TiltCore", "FakeHardware", "TestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["TiltCore", "FakeHardware", "TestSupport", "BrowserSupport",
+                                                            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                                                            .product(name: "HTTPTypes", package: "swift-http-types")]),
+        // tiltd web's parts without a daemon: pairing, origins, rate limits, commands, plots, metrics.
+        .testTarget(name: "TiltWebTests", dependencies: ["TiltWeb", "TiltCore", "TiltService", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

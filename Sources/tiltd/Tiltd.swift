@@ -14,7 +14,7 @@ struct Tiltd: AsyncParsableCommand {
         abstract: "IMU attitude, tilt game and places daemon for Linux.",
         discussion: Tiltd.discussion,
         version: TiltdVersion.string,
-        subcommands: [Run.self, Reload.self, Record.self, CheckConfig.self, Calibrate.self, Estimate.self, Judge.self, Import.self, Monitor.self, MQTTBridgeCommand.self]
+        subcommands: [Run.self, Reload.self, Record.self, CheckConfig.self, Calibrate.self, Estimate.self, Judge.self, Import.self, Monitor.self, MQTTBridgeCommand.self, Web.self, Plot.self]
     )
 }
 

@@ -70,6 +70,7 @@ final class SystemdInstallTests: XCTestCase {
             "/etc/udev/rules.d/61-tiltd.rules",
             "/usr/local/bin/tiltd",
             "/usr/local/lib/systemd/system/tiltd-mqtt.service",
+            "/usr/local/lib/systemd/system/tiltd-web.service",
             "/usr/local/lib/systemd/system/tiltd.service",
             "/usr/local/lib/systemd/system/tiltd.socket",
             "/usr/local/lib/tiltd/tiltd-udev-setup",
@@ -94,6 +95,7 @@ final class SystemdInstallTests: XCTestCase {
             "/etc/tiltd/tiltd.toml",
             "/usr/bin/tiltd",
             "/usr/lib/systemd/system/tiltd-mqtt.service",
+            "/usr/lib/systemd/system/tiltd-web.service",
             "/usr/lib/systemd/system/tiltd.service",
             "/usr/lib/systemd/system/tiltd.socket",
             "/usr/lib/tiltd/tiltd-udev-setup",
@@ -102,6 +104,7 @@ final class SystemdInstallTests: XCTestCase {
             "/usr/share/man/man7/tiltd-protocol.7",
             "/usr/share/man/man8/tiltd.8",
         ])
+        XCTAssertTrue(try contents("/usr/lib/systemd/system/tiltd-web.service").contains("\nExecStart=/usr/bin/tiltd web --config /etc/tiltd/tiltd.toml\n"))
         let service = try contents("/usr/lib/systemd/system/tiltd.service")
         XCTAssertTrue(service.contains("\nExecStart=/usr/bin/tiltd run --config /etc/tiltd/tiltd.toml\n"))
         XCTAssertEqual(Self.settingsMentioning("/usr/local", in: service), [])
@@ -186,6 +189,7 @@ final class SystemdInstallTests: XCTestCase {
             return line.split(separator: " ").last.map { String($0.dropFirst()) }
         })
         for expected in ["/etc/tiltd/tiltd.toml", "/usr/bin/tiltd", "/usr/lib/systemd/system/tiltd.service", "/usr/lib/systemd/system/tiltd-mqtt.service",
+                         "/usr/lib/systemd/system/tiltd-web.service",
                          "/usr/lib/systemd/system/tiltd.socket", "/usr/lib/tiltd/tiltd-udev-setup",
                          "/usr/lib/udev/rules.d/61-tiltd.rules", "/usr/share/man/man5/tiltd.toml.5.gz",
                          "/usr/share/man/man7/tiltd-protocol.7.gz", "/usr/share/man/man8/tiltd.8.gz",
@@ -234,6 +238,10 @@ final class SystemdInstallTests: XCTestCase {
         let value = try XCTUnwrap(exposure, result.stdout)
         XCTAssertLessThanOrEqual(value, 1.5)
         print("tiltd.service exposure (systemd-analyze security --offline=true): \(value)")
+        // tiltd-web.service: its own line, limit 2.0.
+        let web = result.stdout.split(separator: "\n").filter { $0.hasPrefix("exposure: ") }.dropFirst().first
+            .flatMap { Double($0.dropFirst("exposure: ".count).prefix { $0 != " " }) }
+        XCTAssertLessThanOrEqual(try XCTUnwrap(web, result.stdout), 2.0)
     }
 
     /// check-units really fails above the limit (so the test above could fail).

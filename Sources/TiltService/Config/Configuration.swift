@@ -54,6 +54,8 @@ public struct Configuration: Sendable {
     public var store = Store()
     /// `[gps]` (see `GPSComponent`).
     public var gps = GPS()
+    /// `[web]`: read by `tiltd web` only.
+    public var web = Web()
     /// `[mqtt]`: read by `tiltd mqtt` (Config/MQTTSection.swift).
     public var mqtt = MQTT()
     /// "trace", "debug", "info", "notice", "warning", "error".
@@ -127,6 +129,7 @@ public struct Configuration: Sendable {
         if var t = try root.table("snooze") { try c.readSnooze(&t); try t.finish() }
         if var t = try root.table("course") { try c.readCourse(&t); try t.finish() }
 
+        if var t = try root.table("web") { c.web = try readWeb(&t, base: baseDir) }
         if var t = try root.table("mqtt") { c.mqtt = try readMQTT(&t, base: baseDir) }
 
         if var t = try root.table("log") {

@@ -22,6 +22,7 @@ public enum EffectiveConfig {
         out += "\n" + c.creditsTOML
         out += "\n[store]\npath = \(TOMLText.quote(c.store.path))\n"
         out += "\n" + c.gpsTOML
+        out += "\n" + c.webTOML
         if !c.mqttTOML.isEmpty { out += "\n" + c.mqttTOML }
         out += "\n[log]\nlevel = \(TOMLText.quote(c.logLevel))\n"
         return out

@@ -1,0 +1,124 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import ServiceLifecycle
+import TiltCore
+
+/// Between the daemon link and the browsers: forwards every daemon line unchanged, adds the web
+/// process's own `web` lines (the link's state, the map around the fix), keeps what a browser
+/// that connects later needs at once, and asks the daemon for `status` once a second for the
+/// live view's rates and clients.
+public final class LiveRelay: Service, Sendable {
+    /// How often the relay asks the daemon for `status`.
+    public static let statusPeriod = Duration.seconds(1)
+    /// The map is recomputed at most this often (fixes come at 1–10 Hz).
+    public static let mapPeriod = 1.0
+
+    private struct State {
+        var linkLine: String = LiveRelay.linkLine(.connecting)
+        var lastStatus: String?
+        var lastMap: String?
+        var lastMapTime = -Double.infinity
+        var lastFixTime: Double?
+    }
+
+    public let hub: BrowserHub
+    private let map: NearbyMap?
+    private let state = NIOLockedValueBox(State())
+    private let logger: Logger
+    /// Set once the link exists (the link calls back into the relay, so it is made second).
+    private let linkBox = NIOLockedValueBox<DaemonLink?>(nil)
+
+    public init(hub: BrowserHub, map: NearbyMap?, logger: Logger) {
+        self.hub = hub; self.map = map; self.logger = logger
+    }
+
+    public func attach(_ link: DaemonLink) { linkBox.withLockedValue { $0 = link } }
+    var link: DaemonLink? { linkBox.withLockedValue { $0 } }
+
+    /// A line from the daemon (the link's `onLine`).
+    public func receive(_ line: DaemonLine) {
+        switch line.cls {
+        case "attitude":
+            hub.broadcast(line.text, isAttitude: true)
+        case "fix":
+            hub.broadcast(line.text)
+            updateMap(line.value)
+        case "hello":
+            hub.broadcast(line.text)
+            // Browsers' game commands go out as this process's: say so at once if they will fail.
+            if let client = line.value["client"], client["trusted"]?.boolValue == false {
+                let uid = client["uid"]?.intValue.map(String.init) ?? "?"
+                logger.warning(
+                    "the daemon does not trust this process (uid \(uid)): paired browsers' game commands will be refused as forbidden; add \(uid) to [socket] trusted_uids (docs/web.md)"
+                )
+            }
+        default:
+            hub.broadcast(line.text)
+        }
+    }
+
+    /// The link's state changed (its `onState`).
+    public func linkChanged(_ s: DaemonLink.State) {
+        let text = Self.linkLine(s)
+        state.withLockedValue { $0.linkLine = text }
+        hub.broadcast(text)
+    }
+
+    /// `{"class":"web","event":"link","state":"connected"|"connecting"|"reconnecting",…}`.
+    static func linkLine(_ s: DaemonLink.State) -> String {
+        var o: JSONObject = ["class": "web", "event": "link"]
+        switch s {
+        case .connecting: o["state"] = "connecting"
+        case .connected: o["state"] = "connected"
+        case .reconnecting(let retry, let reason):
+            o["state"] = "reconnecting"; o["retry_in_s"] = .number(retry); o["message"] = .string(reason)
+        }
+        return jsonText(.object(o))
+    }
+
+    private func updateMap(_ fix: JSONValue) {
+        let now = ProcessInfo.processInfo.systemUptime
+        let due = state.withLockedValue { s -> Bool in
+            s.lastFixTime = now
+            guard now - s.lastMapTime >= Self.mapPeriod else { return false }
+            s.lastMapTime = now
+            return true
+        }
+        guard due, let map, let lat = fix["lat"]?.doubleValue, let lon = fix["lon"]?.doubleValue else { return }
+        let text = jsonText(.object(map.line(at: GeoPoint(lat: lat, lon: lon), eph: fix["eph_m"]?.doubleValue)))
+        state.withLockedValue { $0.lastMap = text }
+        hub.broadcast(text)
+    }
+
+    /// Seconds since the last fix line arrived, if any (wall time here, so a GPX replay's old
+    /// timestamps do not make every fix look ancient).
+    public var fixAge: Double? {
+        state.withLockedValue { s in s.lastFixTime.map { ProcessInfo.processInfo.systemUptime - $0 } }
+    }
+
+    /// What a browser gets right after it connects: the link state, the latest status and map.
+    public func greeting() -> [String] {
+        state.withLockedValue { s in [s.linkLine] + [s.lastStatus, s.lastMap].compactMap { $0 } }
+    }
+
+    /// Asks the daemon for a fresh `status` and returns its reply line (for one browser's snapshot).
+    public func freshStatus() async -> String? {
+        guard let link, let reply = try? await link.request(["cmd": "status"]) else { return nil }
+        let text = jsonText(reply)
+        state.withLockedValue { $0.lastStatus = text }
+        return text
+    }
+
+    public func run() async throws {
+        // Polls status for the live view; stops with the service group.
+        do {
+            try await cancelWhenGracefulShutdown {
+                while !Task.isCancelled {
+                    if self.link?.state == .connected, let text = await self.freshStatus() { self.hub.broadcast(text) }
+                    try await Task.sleep(for: Self.statusPeriod)
+                }
+            }
+        } catch is CancellationError {}
+    }
+}

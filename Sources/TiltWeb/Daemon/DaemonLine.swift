@@ -1,0 +1,26 @@
+import TiltCore
+
+/// One JSON line from the daemon: its text as sent (forwarded to browsers unchanged, so the
+/// browser sees the daemon's own wire format) and its parsed value (read by the web process).
+public struct DaemonLine: Sendable {
+    /// The line without its newline.
+    public let text: String
+    public let value: JSONValue
+
+    public init?(text: String) {
+        guard let v = try? JSONParser.parse(text), v.objectValue != nil else { return nil }
+        self.text = text
+        self.value = v
+    }
+
+    /// `class` of the line (`hello`, `attitude`, `game`, `reply`, …).
+    public var cls: String { value["class"]?.stringValue ?? "" }
+    public var seq: Int64? { value["seq"]?.intValue }
+}
+
+/// Encodes a JSON value as compact text (the daemon's own writer, so numbers look the same).
+public func jsonText(_ v: JSONValue) -> String {
+    var w = JSONWriter(capacity: 128)
+    w.value(v)
+    return String(decoding: w.bytes, as: UTF8.self)
+}

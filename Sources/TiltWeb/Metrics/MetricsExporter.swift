@@ -1,0 +1,117 @@
+import NIOConcurrencyHelpers
+import Prometheus
+import TiltCore
+
+/// `/metrics` in Prometheus' text format (swift-prometheus). On each scrape it asks the daemon
+/// for `stats` and mirrors the counters (the daemon owns them; they restart from zero when it
+/// restarts, which Prometheus' `rate()` handles), plus the web process's own: whether the daemon
+/// is reachable, browsers, lines sent and dropped, reconnects.
+public final class MetricsExporter: Sendable {
+    private let registry = PrometheusCollectorRegistry()
+    private struct Key: Hashable { let name: String; let labels: [String] }
+    private struct Made {
+        var counters: [Key: Counter] = [:]
+        var gauges: [Key: Gauge] = [:]
+    }
+    private let made = NIOLockedValueBox(Made())
+    /// One scrape at a time: a counter is reset and re-filled while the lock is held.
+    private let scrapeLock = NIOLock()
+
+    public init() {}
+
+    /// Renders the metrics after asking `link` for the daemon's `stats`.
+    public func scrape(link: DaemonLink?, hub: BrowserHub, relay: LiveRelay?) async -> String {
+        var stats: JSONValue?
+        if let link, link.state == .connected {
+            stats = try? await link.request(["cmd": "stats"], timeout: 2)
+            if stats?["ok"]?.boolValue != true { stats = nil }
+        }
+        return scrapeLock.withLock {
+            gauge(
+                "tiltd_up", "1 when tiltd web is connected to the daemon and it answered stats",
+                set: stats == nil ? 0 : 1)
+            if let s = stats { mirror(s) }
+            gauge("tiltd_web_browsers", "browsers connected to tiltd web over WebSocket", set: Double(hub.count))
+            let (sent, dropped) = hub.counters
+            counter("tiltd_web_lines_sent_total", "lines queued to browsers", set: Double(sent))
+            counter(
+                "tiltd_web_lines_dropped_total", "lines dropped because a browser fell behind", set: Double(dropped))
+            counter(
+                "tiltd_web_daemon_connects_total", "connections tiltd web made to the daemon's socket",
+                set: Double(link?.connects ?? 0))
+            return registry.emitToString()
+        }
+    }
+
+    /// The daemon's `stats` reply (docs/protocol.md) as metrics.
+    private func mirror(_ s: JSONValue) {
+        if let v = s["uptime_s"]?.doubleValue {
+            gauge("tiltd_uptime_seconds", "seconds since the daemon started", set: v)
+        }
+        if let v = s["sample_rate_hz"]?.doubleValue {
+            gauge("tiltd_sample_rate_hz", "IMU samples per second, measured over the last second", set: v)
+        }
+        if let v = s["samples"]?.doubleValue { counter("tiltd_samples_total", "IMU samples processed", set: v) }
+        if let v = s["samples_dropped"]?.doubleValue {
+            counter("tiltd_samples_dropped_total", "samples dropped because the daemon's event loop was behind", set: v)
+        }
+        if let v = s["clients"]?.doubleValue {
+            gauge("tiltd_clients", "clients connected to the daemon's socket", set: v)
+        }
+        for (cls, v) in s["lines_dropped"]?.objectValue?.entries ?? [] {
+            if let n = v.doubleValue {
+                counter(
+                    "tiltd_lines_dropped_total", "lines dropped for slow socket clients, per event class",
+                    labels: [("class", cls)], set: n)
+            }
+        }
+        for (kind, v) in s["decisions"]?.objectValue?.entries ?? [] {
+            if let n = v.doubleValue {
+                counter("tiltd_decisions_total", "game decisions, per kind", labels: [("kind", kind)], set: n)
+            }
+        }
+        for (event, v) in s["rounds"]?.objectValue?.entries ?? [] {
+            if let n = v.doubleValue {
+                counter("tiltd_rounds_total", "game rounds, started and ended", labels: [("event", event)], set: n)
+            }
+        }
+        if let v = s["fix_age_s"]?.doubleValue {
+            gauge("tiltd_fix_age_seconds", "seconds since the latest GPS fix arrived", set: v)
+        }
+        for (result, v) in s["reloads"]?.objectValue?.entries ?? [] {
+            if let n = v.doubleValue {
+                counter(
+                    "tiltd_reloads_total", "configuration reloads, per result (applied, refused)",
+                    labels: [("result", result)], set: n)
+            }
+        }
+        if let last = s["reloads"]?["last"]?.stringValue {
+            gauge(
+                "tiltd_last_reload_applied", "1 when the latest reload was applied, 0 when it was refused",
+                set: last == "applied" ? 1 : 0)
+        }
+    }
+
+    private func counter(_ name: String, _ help: String, labels: [(String, String)] = [], set value: Double) {
+        let key = Key(name: name, labels: labels.flatMap { [$0.0, $0.1] })
+        let c = made.withLockedValue { m -> Counter in
+            if let c = m.counters[key] { return c }
+            let c = registry.makeCounter(name: name, labels: labels, help: help)
+            m.counters[key] = c
+            return c
+        }
+        c.reset()
+        c.increment(by: max(0, value))
+    }
+
+    private func gauge(_ name: String, _ help: String, set value: Double) {
+        let key = Key(name: name, labels: [])
+        let g = made.withLockedValue { m -> Gauge in
+            if let g = m.gauges[key] { return g }
+            let g = registry.makeGauge(name: name, help: help)
+            m.gauges[key] = g
+            return g
+        }
+        g.set(value)
+    }
+}
