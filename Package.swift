@@ -75,8 +75,10 @@ let package = Package(
             ],
             // The page assets are compiled into the binary (`PackageResources`), so `tiltd web` needs
             // no files beside it; plain HTML/CSS/JS, no build step.
-            resources: ["index.html", "live.html", "plots.html", "style.css", "socket.js", "game.js", "live.js", "plots.js"]
-                .map { .embedInCode("Assets/\($0)") }
+            resources: [
+                "index.html", "live.html", "plots.html", "style.css", "socket.js", "game.js", "live.js", "plots.js",
+            ]
+            .map { .embedInCode("Assets/\($0)") }
         ),
 
         // `tiltd mqtt`: the daemon's socket bridged to an MQTT broker (libmosquitto), shared rounds.
@@ -102,47 +104,63 @@ let package = Package(
         ),
 
         // Benchmarks (run with -c release; see bench/README.md).
-        .executableTarget(name: "PipelineBench", dependencies: ["TiltCore"], path: "bench/pipeline",
-                          exclude: ["run", "cores.cpp", "check_cores.py"]),
+        .executableTarget(
+            name: "PipelineBench", dependencies: ["TiltCore"], path: "bench/pipeline",
+            exclude: ["run", "cores.cpp", "check_cores.py"]),
         // The game on real heads: the head-gestures logs through the detector and the game (bench/gestures/run).
-        .executableTarget(name: "GestureBench", dependencies: ["TiltCore", "TestSupport"], path: "bench/gestures", exclude: ["run"]),
+        .executableTarget(
+            name: "GestureBench", dependencies: ["TiltCore", "TestSupport"], path: "bench/gestures", exclude: ["run"]),
         // What tilt from the accelerometer alone costs next to the 6-axis estimator (real recordings).
-        .executableTarget(name: "AccelOnlyBench", dependencies: ["TiltCore"], path: "bench/accel-only", exclude: ["run"]),
+        .executableTarget(
+            name: "AccelOnlyBench", dependencies: ["TiltCore"], path: "bench/accel-only", exclude: ["run"]),
         // Speed of the place pipeline with 100,000 places.
         .executableTarget(name: "PlacesBench", dependencies: ["TiltCore"], path: "bench/places"),
         // The real daemon under the fake-hardware harness fanning attitude out to 100–1000 clients.
-        .executableTarget(name: "FanoutBench", dependencies: ["TiltCore", "FakeHardware", "CEpoll"], path: "bench/fanout", exclude: ["run", "CEpoll", "cfanout.c"]),
+        .executableTarget(
+            name: "FanoutBench", dependencies: ["TiltCore", "FakeHardware", "CEpoll"], path: "bench/fanout",
+            exclude: ["run", "CEpoll", "cfanout.c"]),
         .systemLibrary(name: "CEpoll", path: "bench/fanout/CEpoll"),
         // tiltd web: daemon line → browser-visible latency and CPU with 50 WebSocket clients (bench/web/run).
-        .executableTarget(name: "WebBench", dependencies: [
-            "TiltCore", "BrowserSupport", "TestSupport",
-            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
-            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            .product(name: "Logging", package: "swift-log"),
-        ], path: "bench/web", exclude: ["run"]),
+        .executableTarget(
+            name: "WebBench",
+            dependencies: [
+                "TiltCore", "BrowserSupport", "TestSupport",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ], path: "bench/web", exclude: ["run"]),
         // A shared round's decision → scoreboard latency through a real Mosquitto (bench/mqtt/run).
-        .executableTarget(name: "MQTTBench", dependencies: ["TiltCore", "TiltBridge"], path: "bench/mqtt", exclude: ["run"]),
+        .executableTarget(
+            name: "MQTTBench", dependencies: ["TiltCore", "TiltBridge"], path: "bench/mqtt", exclude: ["run"]),
 
         // Helpers shared by the test targets: socket clients, processes, waiting on conditions.
         .target(name: "TestSupport", dependencies: ["TiltCore"], path: "Tests/TestSupport"),
         // A real headless Chromium driven over the DevTools protocol, for the web tests and bench/web.
-        .target(name: "BrowserSupport", dependencies: [
-            "TiltCore",
-            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
-            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            .product(name: "Logging", package: "swift-log"),
-        ], path: "Tests/BrowserSupport"),
+        .target(
+            name: "BrowserSupport",
+            dependencies: [
+                "TiltCore",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ], path: "Tests/BrowserSupport"),
 
         .testTarget(name: "TiltCoreTests", dependencies: ["TiltCore", "TestSupport"], exclude: ["Fixtures"]),
         // Builds fake IIO scenario trees and FIFO writers for tests run under scripts/fakehw-ns.
         .target(name: "FakeHardware", dependencies: ["TiltCore"], path: "Tests/FakeHardware"),
-        .testTarget(name: "TiltSensorsTests", dependencies: ["TiltSensors", "TiltCore", "FakeHardware", "TestSupport"]),
+        .testTarget(
+            name: "TiltSensorsTests", dependencies: ["TiltSensors", "TiltCore", "FakeHardware", "TestSupport"]),
         .testTarget(name: "TiltBridgeTests", dependencies: ["TiltBridge", "TiltCore", "TiltService"]),
-        .testTarget(name: "TiltServiceTests", dependencies: ["TiltService", "TiltCore", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "TiltServiceTests", dependencies: ["TiltService", "TiltCore", "TestSupport"], exclude: ["Fixtures"]),
         // Starts the real `tiltd` binary (under the fake-hardware harness, with a real gpsd).
-        .testTarget(name: "IntegrationTests", dependencies: ["TiltCore", "FakeHardware", "TestSupport", "BrowserSupport",
-                                                            .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
-                                                            .product(name: "HTTPTypes", package: "swift-http-types")]),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: [
+                "TiltCore", "FakeHardware", "TestSupport", "BrowserSupport",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]),
         // tiltd web's parts without a daemon: pairing, origins, rate limits, commands, plots, metrics.
         .testTarget(name: "TiltWebTests", dependencies: ["TiltWeb", "TiltCore", "TiltService", "TestSupport"]),
     ],

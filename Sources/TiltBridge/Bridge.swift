@@ -62,8 +62,9 @@ public final class Bridge {
         self.logger = logger
         (events, sink) = AsyncStream.makeStream(of: Event.self)
         queue = PublishQueue(capacity: m.bufferMessages)
-        gate = CommandGate(allowed: Set(m.allowedCommands), maxPayloadBytes: m.maxPayloadBytes,
-                           bridgeCommands: Set(Configuration.MQTT.bridgeCommands))
+        gate = CommandGate(
+            allowed: Set(m.allowedCommands), maxPayloadBytes: m.maxPayloadBytes,
+            bridgeCommands: Set(Configuration.MQTT.bridgeCommands))
     }
 
     static func now() -> Int64 { Int64(NIODeadline.now().uptimeNanoseconds) }
@@ -77,18 +78,23 @@ public final class Bridge {
         try client.setWill(topic: topics.availability, payload: Array("offline".utf8), qos: 1, retain: true)
         try client.setReconnectDelay(initial: 1, maximum: 30)
         if m.room != nil {
-            room = try RoomLink(config: config, topics: topics, session: String(Int64(Date().timeIntervalSince1970 * 1000)),
-                                publish: { [unowned self] in self.send($0) },
-                                subscribe: { [unowned self] in self.subscribe($0) }, logger: logger)
+            room = try RoomLink(
+                config: config, topics: topics, session: String(Int64(Date().timeIntervalSince1970 * 1000)),
+                publish: { [unowned self] in self.send($0) },
+                subscribe: { [unowned self] in self.subscribe($0) }, logger: logger)
             room?.onView = { [unowned self] in self.showRoom($0) }
         }
         link = DaemonLink(path: config.socket.path, group: group) { sink.yield(.daemon($0)) }
         let signals = Self.installSignals { sink.yield(.stop) }
-        defer { signals.forEach { $0.cancel() } }
-        let ticker = Task { while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(100)); sink.yield(.tick) } }
+        defer { for signal in signals { signal.cancel() } }
+        let ticker = Task {
+            while !Task.isCancelled { try? await Task.sleep(for: .milliseconds(100)); sink.yield(.tick) }
+        }
         defer { ticker.cancel() }
 
-        logger.info("tiltd mqtt: \(m.name) → \(m.host):\(m.port) as \(m.effectiveClientID), prefix \(topics.prefix)\(m.room.map { ", room \($0)\(m.roomHost ? " (host)" : "")" } ?? "")")
+        logger.info(
+            "tiltd mqtt: \(m.name) → \(m.host):\(m.port) as \(m.effectiveClientID), prefix \(topics.prefix)\(m.room.map { ", room \($0)\(m.roomHost ? " (host)" : "")" } ?? "")"
+        )
         try client.start(host: m.host, port: Int(m.port), keepalive: m.keepaliveSeconds)
         connectDaemon()
         var deadline = Int64.max
@@ -133,7 +139,9 @@ public final class Bridge {
             for s in room?.subscriptions ?? [] { subscribe(s) }
             // Announcements straight to libmosquitto, not through the bounded buffer: they are
             // few (one per retained topic) and must not push out what waited for the broker.
-            publishNow(OutgoingMessage(topic: topics.availability, payload: Array("online".utf8), qos: 1, retain: true), counted: false)
+            publishNow(
+                OutgoingMessage(topic: topics.availability, payload: Array("online".utf8), qos: 1, retain: true),
+                counted: false)
             for d in Discovery.messages(m, topics: topics, version: version, qos: 1) { publishNow(d, counted: false) }
             // Retained topics a broker restarted without persistence has forgotten. The room
             // republishes its own (presence, state) in `connected`.
@@ -194,7 +202,9 @@ public final class Bridge {
         guard queue.overflowed > loggedOverflow else { return }
         if loggedOverflow == 0 || queue.overflowed - loggedOverflow >= 100 {
             loggedOverflow = queue.overflowed
-            logger.warning("the broker is away and the buffer ([mqtt] buffer_messages = \(m.bufferMessages)) is full: \(queue.overflowed) messages dropped so far")
+            logger.warning(
+                "the broker is away and the buffer ([mqtt] buffer_messages = \(m.bufferMessages)) is full: \(queue.overflowed) messages dropped so far"
+            )
             bridgeStatus("retrying", "buffer full while the broker is away")
         }
     }
@@ -205,7 +215,8 @@ public final class Bridge {
         var o: JSONObject = ["class": "status", "source": "mqtt", "state": .string(state), "message": .string(message)]
         o["dropped"] = .int(Int64(queue.overflowed))
         if queue.overflowed > 0 {
-            o["dropped_by_topic"] = .object(JSONObject(queue.overflowedPerTopic.sorted { $0.key < $1.key }.map { ($0.key, .int(Int64($0.value))) }))
+            o["dropped_by_topic"] = .object(
+                JSONObject(queue.overflowedPerTopic.sorted { $0.key < $1.key }.map { ($0.key, .int(Int64($0.value))) }))
         }
         for (k, v) in extra.entries { o[k] = v }
         lastBridgeStatus = (state, message)
@@ -225,7 +236,8 @@ public final class Bridge {
             logger.notice("refused a command on \(topics.command): \(reply["error"]?["message"]?.stringValue ?? "")")
             publishReply(reply)
         case .bridge(let cmd, let id, let fields):
-            let reply = room?.command(cmd, id: id, fields: fields, now: now)
+            let reply =
+                room?.command(cmd, id: id, fields: fields, now: now)
                 ?? CommandGate.reply(id: id, cmd: cmd, code: "unavailable", "this device is in no room ([mqtt] room)")
             publishReply(reply)
         case .daemon(let cmd, let id, var fields):
@@ -261,7 +273,9 @@ public final class Bridge {
             daemonBackoff = 0.5
             // Every sample when a room needs the head's answers; else the published rate.
             let hz = room != nil ? 1000 : m.attitudeHz
-            link.send(#"{"cmd":"watch","id":"mqtt-watch","classes":["status","game","fix","place","quest","credit"],"attitude_hz":\#(hz)}"#)
+            link.send(
+                #"{"cmd":"watch","id":"mqtt-watch","classes":["status","game","fix","place","quest","credit"],"attitude_hz":\#(hz)}"#
+            )
             logger.info("connected to the daemon at \(config.socket.path)")
             bridgeStatus("streaming", "connected to the daemon at \(config.socket.path)")
         case .disconnected(let reason):
@@ -274,7 +288,9 @@ public final class Bridge {
             bridgeStatus("retrying", "daemon: \(reason)", ["retry_in_s": .number(daemonBackoff)])
             daemonBackoff = min(10, daemonBackoff * 2)
             for (rid, id) in forwarded {
-                publishReply(CommandGate.reply(id: id, cmd: nil, code: "unavailable", "the daemon went away before replying (\(rid))"))
+                publishReply(
+                    CommandGate.reply(
+                        id: id, cmd: nil, code: "unavailable", "the daemon went away before replying (\(rid))"))
             }
             forwarded = [:]
             if wasUp { room?.daemon(up: false, now: now) }
@@ -294,7 +310,8 @@ public final class Bridge {
             lastFixAgeAt = now
             let age = Double((now - f) / 100_000_000) / 10
             // QoS 0: a periodic value, the next one replaces a lost one (and it never fills the buffer).
-            send(OutgoingMessage(topic: topics.fixAge, payload: Array(#"{"age_s":\#(age)}"#.utf8), qos: 0, retain: true))
+            send(
+                OutgoingMessage(topic: topics.fixAge, payload: Array(#"{"age_s":\#(age)}"#.utf8), qos: 0, retain: true))
         }
     }
 
@@ -310,11 +327,15 @@ public final class Bridge {
         case "hello":
             // The sources' current states, as the status lines a subscriber would have seen.
             for src in o["sources"]?.arrayValue ?? [] {
-                guard let so = src.objectValue, let name = so["source"]?.stringValue, RoomState.isValidID(name) else { continue }
+                guard let so = src.objectValue, let name = so["source"]?.stringValue, RoomState.isValidID(name) else {
+                    continue
+                }
                 var line: JSONObject = ["class": "status"]
                 if let t = o["t_ns"] { line["t_ns"] = t }
                 for (k, v) in so.entries { line[k] = v }
-                send(OutgoingMessage(topic: topics.status(source: name), payload: bytes(line), qos: qos("status"), retain: true))
+                send(
+                    OutgoingMessage(
+                        topic: topics.status(source: name), payload: bytes(line), qos: qos("status"), retain: true))
             }
             room?.daemon(up: true, now: now)
         case "attitude":
@@ -324,20 +345,30 @@ public final class Bridge {
             send(OutgoingMessage(topic: topics.events(cls), payload: raw, qos: qos(cls), retain: true))
         case "status":
             let source = o["source"]?.stringValue ?? "daemon"
-            send(OutgoingMessage(topic: topics.status(source: RoomState.isValidID(source) ? source : "daemon"), payload: raw, qos: qos(cls), retain: true))
+            send(
+                OutgoingMessage(
+                    topic: topics.status(source: RoomState.isValidID(source) ? source : "daemon"), payload: raw,
+                    qos: qos(cls), retain: true))
         case "fix":
             lastFixAt = now
             lastFixAgeAt = -(1 << 62)
             send(OutgoingMessage(topic: topics.events(cls), payload: raw, qos: qos(cls), retain: true))
         case "game", "place", "quest", "credit":
             // Credit and the game's score are states for Home Assistant's sensors: retained.
-            send(OutgoingMessage(topic: topics.events(cls), payload: raw, qos: qos(cls), retain: cls == "credit" || cls == "game"))
+            send(
+                OutgoingMessage(
+                    topic: topics.events(cls), payload: raw, qos: qos(cls), retain: cls == "credit" || cls == "game"))
             if let (isGame, payload) = Discovery.eventPayload(o) {
-                send(OutgoingMessage(topic: isGame ? topics.gameDecisionEvent : topics.placeEvent, payload: payload, qos: qos(cls), retain: false))
+                send(
+                    OutgoingMessage(
+                        topic: isGame ? topics.gameDecisionEvent : topics.placeEvent, payload: payload, qos: qos(cls),
+                        retain: false))
             }
         case "reply":
             if o["id"] == "mqtt-room", o["ok"] != .bool(true) {
-                logger.warning("the daemon refused room.show: \(o["error"]?["message"]?.stringValue ?? "?") (is this bridge's user in [socket] trusted_uids/trusted_gids?)")
+                logger.warning(
+                    "the daemon refused room.show: \(o["error"]?["message"]?.stringValue ?? "?") (is this bridge's user in [socket] trusted_uids/trusted_gids?)"
+                )
             }
             guard let rid = o["id"]?.stringValue, let id = forwarded.removeValue(forKey: rid) else { return }
             var r = o
@@ -373,6 +404,8 @@ public final class Bridge {
     /// waits up to 3 s for the broker to acknowledge before disconnecting.
     private func sayGoodbye() {
         room?.shutdown(now: Self.now())
-        send(OutgoingMessage(topic: topics.availability, payload: Array("offline".utf8), qos: 1, retain: true), remember: false)
+        send(
+            OutgoingMessage(topic: topics.availability, payload: Array("offline".utf8), qos: 1, retain: true),
+            remember: false)
     }
 }

@@ -8,12 +8,17 @@ extension Bridge {
     /// broker identity.
     func readPassword() throws -> String? {
         guard let path = m.passwordFile else { return nil }
-        let loc = m.passwordFileLocation ?? ConfigError(file: config.sourceFile ?? "", line: nil, key: "mqtt.password_file", message: "")
-        func fail(_ msg: String) -> ConfigError { ConfigError(file: loc.file, line: loc.line, key: loc.key, message: msg) }
+        let loc =
+            m.passwordFileLocation
+            ?? ConfigError(file: config.sourceFile ?? "", line: nil, key: "mqtt.password_file", message: "")
+        func fail(_ msg: String) -> ConfigError {
+            ConfigError(file: loc.file, line: loc.line, key: loc.key, message: msg)
+        }
         var st = stat()
         guard stat(path, &st) == 0 else { throw fail("cannot read \(path): \(String(cString: strerror(errno)))") }
         if st.st_mode & 0o077 != 0 {
-            throw fail("\(path) is readable by group or others (mode \(String(st.st_mode & 0o777, radix: 8))); chmod 600 it")
+            throw fail(
+                "\(path) is readable by group or others (mode \(String(st.st_mode & 0o777, radix: 8))); chmod 600 it")
         }
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw fail("cannot read \(path)") }
         return String(text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")

@@ -21,36 +21,46 @@ struct CommandGate {
 
     func check(_ payload: [UInt8]) -> Verdict {
         if payload.count > maxPayloadBytes {
-            return .refuse(Self.reply(id: .null, cmd: nil, code: "line_too_long",
-                                      "the payload is \(payload.count) bytes, more than [mqtt] max_payload_bytes (\(maxPayloadBytes))"))
+            return .refuse(
+                Self.reply(
+                    id: .null, cmd: nil, code: "line_too_long",
+                    "the payload is \(payload.count) bytes, more than [mqtt] max_payload_bytes (\(maxPayloadBytes))"))
         }
         let value: JSONValue
         do { value = try JSONParser.parse(payload) } catch {
             return .refuse(Self.reply(id: .null, cmd: nil, code: "invalid_json", error.description))
         }
         guard let o = value.objectValue else {
-            return .refuse(Self.reply(id: .null, cmd: nil, code: "not_an_object", "expected a JSON object, got \(value.typeName)"))
+            return .refuse(
+                Self.reply(id: .null, cmd: nil, code: "not_an_object", "expected a JSON object, got \(value.typeName)"))
         }
         var id = o["id"] ?? .null
         if case .string(let s) = id, s.utf8.count > 128 { id = .null }
         if id != .null, id.intValue == nil, id.stringValue == nil { id = .null }
         guard let cmd = o["cmd"]?.stringValue else {
-            return .refuse(Self.reply(id: id, cmd: nil, code: "bad_argument", "\"cmd\" must be a string naming a command"))
+            return .refuse(
+                Self.reply(id: id, cmd: nil, code: "bad_argument", "\"cmd\" must be a string naming a command"))
         }
         guard (Command.names + Array(bridgeCommands)).contains(cmd) else {
-            return .refuse(Self.reply(id: id, cmd: nil, code: "unknown_command", "unknown command \"\(cmd.prefix(64))\""))
+            return .refuse(
+                Self.reply(id: id, cmd: nil, code: "unknown_command", "unknown command \"\(cmd.prefix(64))\""))
         }
         guard allowed.contains(cmd) else {
-            return .refuse(Self.reply(id: id, cmd: cmd, code: "forbidden",
-                                      "\(cmd) is not in [mqtt] allowed_commands on this device"))
+            return .refuse(
+                Self.reply(
+                    id: id, cmd: cmd, code: "forbidden",
+                    "\(cmd) is not in [mqtt] allowed_commands on this device"))
         }
-        return bridgeCommands.contains(cmd) ? .bridge(cmd: cmd, id: id, fields: o) : .daemon(cmd: cmd, id: id, fields: o)
+        return bridgeCommands.contains(cmd)
+            ? .bridge(cmd: cmd, id: id, fields: o) : .daemon(cmd: cmd, id: id, fields: o)
     }
 
     /// A reply line in the socket protocol's shape.
     static func reply(id: JSONValue, cmd: String?, code: String, _ message: String) -> JSONObject {
-        ["class": "reply", "id": id, "cmd": cmd.map { .string($0) } ?? .null, "ok": false,
-         "error": .object(["code": .string(code), "message": .string(message)])]
+        [
+            "class": "reply", "id": id, "cmd": cmd.map { .string($0) } ?? .null, "ok": false,
+            "error": .object(["code": .string(code), "message": .string(message)]),
+        ]
     }
 
     /// A successful reply with `fields`.

@@ -36,7 +36,8 @@ final class DaemonLink: Sendable {
             .connectTimeout(.seconds(5))
             .channelInitializer { ch in
                 ch.eventLoop.makeCompletedFuture {
-                    try ch.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineSplitter(maxBytes: Self.maxLineBytes)))
+                    try ch.pipeline.syncOperations.addHandler(
+                        ByteToMessageHandler(LineSplitter(maxBytes: Self.maxLineBytes)))
                     try ch.pipeline.syncOperations.addHandler(LineHandler(onEvent: onEvent))
                 }
             }

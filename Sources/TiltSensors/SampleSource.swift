@@ -36,8 +36,10 @@ public struct SourceStatus: Sendable, Equatable {
     public var hasGyroscope: Bool?
 
     /// A status; the optional fields only when known.
-    public init(source: String, state: State, message: String, device: String? = nil,
-                rateHz: Double? = nil, retryIn: Double? = nil, hasGyroscope: Bool? = nil) {
+    public init(
+        source: String, state: State, message: String, device: String? = nil,
+        rateHz: Double? = nil, retryIn: Double? = nil, hasGyroscope: Bool? = nil
+    ) {
         self.source = source; self.state = state; self.message = message
         self.device = device; self.rateHz = rateHz; self.retryIn = retryIn; self.hasGyroscope = hasGyroscope
     }
@@ -89,7 +91,9 @@ public final class StopSignal: Sendable {
     /// Asks the source to return; runs the `onStop` handlers once.
     public func stop() {
         stopped.withLock { $0 = true }
-        let handlers = condition.withLock { h -> [@Sendable () -> Void] in let c = h; h = []; return c }
+        let handlers = condition.withLock { h -> [@Sendable () -> Void] in
+            let c = h; h = []; return c
+        }
         for h in handlers { h() }
     }
 
@@ -110,7 +114,8 @@ public final class StopSignal: Sendable {
             if isStopped { return true }
             let left = ContinuousClock.now.duration(to: deadline)
             let step = min(left, .milliseconds(50))
-            var ts = timespec(tv_sec: Int(step.components.seconds), tv_nsec: Int(step.components.attoseconds / 1_000_000_000))
+            var ts = timespec(
+                tv_sec: Int(step.components.seconds), tv_nsec: Int(step.components.attoseconds / 1_000_000_000))
             nanosleep(&ts, nil)
         }
         return isStopped

@@ -11,10 +11,10 @@ struct Calibrate: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure the IMU's calibration and save it to the calibration file.",
         discussion: """
-        Each step reads the live IMU (or a recording with --replay), prints what it measured and \
-        writes only its own keys to the calibration file ([calibration] file in the main config, \
-        default calibration.toml next to it), atomically. The main config file is never changed.
-        """,
+            Each step reads the live IMU (or a recording with --replay), prints what it measured and \
+            writes only its own keys to the calibration file ([calibration] file in the main config, \
+            default calibration.toml next to it), atomically. The main config file is never changed.
+            """,
         subcommands: [CalibrateGyro.self, CalibrateAccel.self, CalibrateNeutral.self]
     )
 }
@@ -43,8 +43,10 @@ struct CalibrateGyro: ParsableCommand {
         if session.isLive {
             print("Put the device down (or hold it very still) for \(Int(seconds.rounded())) s…")
         }
-        final class State { var cal: GyroBiasCalibration; var first: Nanoseconds?; var last = ""; var noGyro = false
-            init(_ c: GyroBiasCalibration) { cal = c } }
+        final class State {
+            var cal: GyroBiasCalibration; var first: Nanoseconds?; var last = ""; var noGyro = false
+            init(_ c: GyroBiasCalibration) { cal = c }
+        }
         let st = State(GyroBiasCalibration(seconds: seconds))
         _ = try session.stream { s in
             if !s.hasGyro { st.noGyro = true; return true }
@@ -59,8 +61,9 @@ struct CalibrateGyro: ParsableCommand {
         }
         session.endStatus(&st.last)
         if st.noGyro {
-            throw ValidationFailure(message: "tiltd calibrate gyro: this IMU has no gyroscope "
-                + "(\(SourceStatus.noGyroscopeNote)); nothing to calibrate, nothing written")
+            throw ValidationFailure(
+                message: "tiltd calibrate gyro: this IMU has no gyroscope "
+                    + "(\(SourceStatus.noGyroscopeNote)); nothing to calibrate, nothing written")
         }
         switch st.cal.finish() {
         case .refused(let e):
@@ -70,9 +73,13 @@ struct CalibrateGyro: ParsableCommand {
         case .done(let r):
             let deg = r.bias * (180 / .pi)
             print("gyro bias: \(vec(r.bias)) rad/s (\(vec(deg, 3)) °/s)")
-            print(String(format: "  from %d samples over %.2f s still; noise %.4f rad/s RMS", r.samples, r.seconds, r.noise))
+            print(
+                String(
+                    format: "  from %d samples over %.2f s still; noise %.4f rad/s RMS", r.samples, r.seconds, r.noise))
             print("  previous: \(vec(session.config.calibration.gyroBias)) rad/s")
-            try session.save("gyro_bias", note: String(format: "%d samples, %.1f s", r.samples, r.seconds)) { $0.gyroBias = r.bias }
+            try session.save("gyro_bias", note: String(format: "%d samples, %.1f s", r.samples, r.seconds)) {
+                $0.gyroBias = r.bias
+            }
         }
     }
 }
@@ -103,7 +110,8 @@ struct CalibrateAccel: ParsableCommand {
 
     static func faceHint(_ f: AccelCalibration.Face) -> String {
         let axis = ["X", "Y", "Z"][f.axis]
-        return "Place the device with \(f.rawValue) up (its \(axis) axis pointing \(f.sign > 0 ? "at the sky" : "at the floor")) and hold still…"
+        return
+            "Place the device with \(f.rawValue) up (its \(axis) axis pointing \(f.sign > 0 ? "at the sky" : "at the floor")) and hold still…"
     }
 
     func run() throws {
@@ -121,15 +129,21 @@ struct CalibrateAccel: ParsableCommand {
             if let next = st.cal.facesMissing.first {
                 if st.prompted != next { print(Self.faceHint(next)); st.prompted = next }
             } else if st.cal.poses.count < wanted {
-                print("All six faces done. Hold it still in any other orientation (\(st.cal.poses.count)/\(wanted) poses)…")
+                print(
+                    "All six faces done. Hold it still in any other orientation (\(st.cal.poses.count)/\(wanted) poses)…"
+                )
             }
         }
         func progress() -> String {
-            let done = AccelCalibration.Face.allCases.map { st.cal.facesDone.contains($0) ? "[\($0.rawValue)]" : " \($0.rawValue) " }
+            let done = AccelCalibration.Face.allCases.map {
+                st.cal.facesDone.contains($0) ? "[\($0.rawValue)]" : " \($0.rawValue) "
+            }
             return done.joined(separator: " ")
         }
         if live {
-            print("Six-position accelerometer calibration: hold the device still with each face up for \(String(format: "%.0f", hold)) s, in any order.")
+            print(
+                "Six-position accelerometer calibration: hold the device still with each face up for \(String(format: "%.0f", hold)) s, in any order."
+            )
         }
         prompt()
         let timeout = self.timeout
@@ -140,14 +154,18 @@ struct CalibrateAccel: ParsableCommand {
                 session.status("  moving… \(progress())", last: &st.last)
             case .holding(let face, let s):
                 let what = face.map { "\($0.rawValue) up" } ?? "between faces (tilt it so one face is flat)"
-                session.status(String(format: "  %@: still %.1f / %.1f s  %@", what, s, holdS, progress()), last: &st.last)
+                session.status(
+                    String(format: "  %@: still %.1f / %.1f s  %@", what, s, holdS, progress()), last: &st.last)
             case .refining:
                 break
             case .captured(let p, let newFace):
                 session.endStatus(&st.last)
                 let what: String
-                if let f = p.face { what = newFace ? "\(f.rawValue) up" : "\(f.rawValue) up again (kept as extra data)" }
-                else { what = "a pose between faces (extra data for the cross-axis fit)" }
+                if let f = p.face {
+                    what = newFace ? "\(f.rawValue) up" : "\(f.rawValue) up again (kept as extra data)"
+                } else {
+                    what = "a pose between faces (extra data for the cross-axis fit)"
+                }
                 print(String(format: "  captured %@: |a| = %.3f m/s²   faces %@", what, p.meanAccel.norm, progress()))
                 prompt()
             }
@@ -170,8 +188,12 @@ struct CalibrateAccel: ParsableCommand {
         print("accel calibration (\(fit.model.rawValue)) from \(fit.poses) poses, \(fit.windows) still windows:")
         print("  offset \(vec(fit.offset, 4)) m/s²")
         print("  scale  \(vec(fit.scale, 5))")
-        if let m = fit.matrix { print("  matrix \(m.rowMajor.map { String(format: "%.5f", $0) }.joined(separator: ", "))") }
-        var line = String(format: "  |g| residual (RMS of |a_cal| − g): %.4f m/s² before → %.4f m/s² after", fit.residualBefore, fit.residualAfter)
+        if let m = fit.matrix {
+            print("  matrix \(m.rowMajor.map { String(format: "%.5f", $0) }.joined(separator: ", "))")
+        }
+        var line = String(
+            format: "  |g| residual (RMS of |a_cal| − g): %.4f m/s² before → %.4f m/s² after", fit.residualBefore,
+            fit.residualAfter)
         if let full = fit.residualFull, fit.model == .perAxis {
             line += String(format: " (full 3×3 model: %.4f, not enough better)", full)
         } else if fit.residualFull == nil {
@@ -188,7 +210,11 @@ struct CalibrateAccel: ParsableCommand {
             matrix = Matrix3(Vector3(s.x, 0, 0), Vector3(0, s.y, 0), Vector3(0, 0, s.z))
         }
         let keys = "accel_offset, accel_scale" + (matrix != nil ? ", accel_matrix" : "")
-        try session.save(keys, note: String(format: "%d poses, residual %.4f → %.4f m/s²", fit.poses, fit.residualBefore, fit.residualAfter)) {
+        try session.save(
+            keys,
+            note: String(
+                format: "%d poses, residual %.4f → %.4f m/s²", fit.poses, fit.residualBefore, fit.residualAfter)
+        ) {
             $0.accelOffset = fit.offset; $0.accelScale = fit.scale; $0.accelMatrix = matrix
         }
     }

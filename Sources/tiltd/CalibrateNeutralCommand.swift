@@ -11,10 +11,10 @@ struct CalibrateNeutral: ParsableCommand {
         commandName: "neutral",
         abstract: "Record the wearer's neutral head pose and, from one nod down, which way is forward.",
         discussion: """
-        Wear the device, look straight ahead and hold still; when asked, nod down once and come \
-        back. The still pose is the game's neutral pose; the nod teaches it the head's axes, so \
-        the board may sit any way round (cap, headphone band, glasses, phone). See docs/game.md.
-        """)
+            Wear the device, look straight ahead and hold still; when asked, nod down once and come \
+            back. The still pose is the game's neutral pose; the nod teaches it the head's axes, so \
+            the board may sit any way round (cap, headphone band, glasses, phone). See docs/game.md.
+            """)
 
     @OptionGroup var common: CalibrationOptions
 
@@ -38,7 +38,9 @@ struct CalibrateNeutral: ParsableCommand {
 
     func run() throws {
         let session = try CalibrationSession(common)
-        if session.isLive { print("Look straight ahead, head level, and hold still for \(String(format: "%.0f", seconds)) s…") }
+        if session.isLive {
+            print("Look straight ahead, head level, and hold still for \(String(format: "%.0f", seconds)) s…")
+        }
         final class State {
             var capture: NeutralPoseCapture; var calibrator: Calibrator; var estimator = AttitudeEstimator()
             var tilt = AccelTiltEstimator()
@@ -47,7 +49,8 @@ struct CalibrateNeutral: ParsableCommand {
             var first: Nanoseconds?; var last = ""; var askedForNod = false
             init(_ c: NeutralPoseCapture, _ cal: Calibrator) { capture = c; calibrator = cal }
         }
-        let st = State(NeutralPoseCapture(seconds: seconds, settleSeconds: settle), Calibrator(session.config.calibration))
+        let st = State(
+            NeutralPoseCapture(seconds: seconds, settleSeconds: settle), Calibrator(session.config.calibration))
         st.frame.nodTimeoutSeconds = max(15, seconds + 10)
         let live = session.isLive, timeout = self.timeout, seconds = self.seconds, skipNod = self.skipNod
         _ = try session.stream { raw in
@@ -60,7 +63,8 @@ struct CalibrateNeutral: ParsableCommand {
             // The nod comes after the look-ahead hold: the head frame is measured from then on.
             let captured: Bool
             if case .done = st.capture.progress { captured = true } else { captured = false }
-            let frame: HeadFrameCalibration.Progress = skipNod || st.noGyro ? .done(.assumed) : (captured ? st.frame.add(s) : .waitingForStill)
+            let frame: HeadFrameCalibration.Progress =
+                skipNod || st.noGyro ? .done(.assumed) : (captured ? st.frame.add(s) : .waitingForStill)
             switch st.capture.add(s, attitude: a.q) {
             case .waiting(let why):
                 session.status("  waiting for stillness" + (why.map { " (\($0))" } ?? "") + "…", last: &st.last)
@@ -91,12 +95,21 @@ struct CalibrateNeutral: ParsableCommand {
             throw ValidationFailure(message: "tiltd calibrate neutral: no result")
         case .done(let r):
             pose = r.q
-            print(String(format: "neutral pose: roll %.1f°, pitch %.1f° (yaw %.1f°, arbitrary without a magnetometer)",
-                         pose.roll * 180 / .pi, pose.pitch * 180 / .pi, pose.yaw * 180 / .pi))
-            print(String(format: "  quaternion [w, x, y, z] = [%.6f, %.6f, %.6f, %.6f]; held %.1f s, spread %.2f°", pose.w, pose.x, pose.y, pose.z, r.seconds, r.spreadDegrees))
+            print(
+                String(
+                    format: "neutral pose: roll %.1f°, pitch %.1f° (yaw %.1f°, arbitrary without a magnetometer)",
+                    pose.roll * 180 / .pi, pose.pitch * 180 / .pi, pose.yaw * 180 / .pi))
+            print(
+                String(
+                    format: "  quaternion [w, x, y, z] = [%.6f, %.6f, %.6f, %.6f]; held %.1f s, spread %.2f°", pose.w,
+                    pose.x, pose.y, pose.z, r.seconds, r.spreadDegrees))
         }
         if skipNod || st.noGyro {
-            if st.noGyro { print("no gyroscope: the head frame cannot be learnt from a nod; the convention (+y up, +z back) stays assumed") }
+            if st.noGyro {
+                print(
+                    "no gyroscope: the head frame cannot be learnt from a nod; the convention (+y up, +z back) stays assumed"
+                )
+            }
             try session.save("neutral", note: "neutral pose (no nod)") { $0.neutral = pose }
             return
         }
@@ -108,10 +121,14 @@ struct CalibrateNeutral: ParsableCommand {
             }
         case .refused(let why):
             // The pose is good on its own; the head frame already in the file (if any) is kept.
-            print("head frame not learnt: \(why); the head frame in the calibration file is kept (run again and nod down once)")
+            print(
+                "head frame not learnt: \(why); the head frame in the calibration file is kept (run again and nod down once)"
+            )
             try session.save("neutral", note: "neutral pose (the nod was not usable)") { $0.neutral = pose }
         default:
-            print("head frame not learnt: no nod seen after the pose; the head frame in the calibration file is kept (run again and nod down once)")
+            print(
+                "head frame not learnt: no nod seen after the pose; the head frame in the calibration file is kept (run again and nod down once)"
+            )
             try session.save("neutral", note: "neutral pose (no nod)") { $0.neutral = pose }
         }
     }

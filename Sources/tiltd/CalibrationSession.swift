@@ -27,11 +27,16 @@ struct CalibrationSession {
 
     init(_ o: CalibrationOptions) throws {
         config = try o.options.load()
-        guard let f = config.calibrationFile else { throw ValidationFailure(message: "tiltd calibrate: the config names no calibration file") }
+        guard let f = config.calibrationFile else {
+            throw ValidationFailure(message: "tiltd calibrate: the config names no calibration file")
+        }
         // The calibration file is rewritten whole; refuse to aim that at the user's main config.
         let real = { (p: String) in URL(fileURLWithPath: p).resolvingSymlinksInPath().standardizedFileURL.path }
         if real(f) == real(o.options.config) {
-            throw ValidationFailure(message: "tiltd calibrate: [calibration] file points at the main config \(o.options.config); name a separate file")
+            throw ValidationFailure(
+                message:
+                    "tiltd calibrate: [calibration] file points at the main config \(o.options.config); name a separate file"
+            )
         }
         file = f
         replay = o.replay
@@ -49,7 +54,9 @@ struct CalibrationSession {
     func stream(_ handle: @escaping (IMUSample) -> Bool) throws -> Bool {
         let source: any SampleSource
         if let replay {
-            guard FileManager.default.fileExists(atPath: replay) else { throw ValidationFailure(message: "tiltd calibrate: \(replay): no such file") }
+            guard FileManager.default.fileExists(atPath: replay) else {
+                throw ValidationFailure(message: "tiltd calibrate: \(replay): no such file")
+            }
             source = ReplaySource(path: replay, speed: nil)
         } else {
             source = try DeviceSourceFactory.make(config.imu, logger: logger)
@@ -72,7 +79,8 @@ struct CalibrationSession {
         if dryRun { print("dry run: \(keys) not written (would go to \(file))"); return }
         let stamp = ISO8601DateFormatter().string(from: Date())
         do {
-            try CalibrationFile.update(path: file, note: "\(keys) by `tiltd calibrate` at \(stamp) from the \(sourceName); \(note)", change)
+            try CalibrationFile.update(
+                path: file, note: "\(keys) by `tiltd calibrate` at \(stamp) from the \(sourceName); \(note)", change)
         } catch {
             throw ValidationFailure(message: "tiltd calibrate: cannot write \(file): \(error)")
         }
@@ -121,7 +129,8 @@ final class SampleLoop: @unchecked Sendable {
             // flowed, a lost device is retried by the source and the calibration carries on.
             if st.state == .retrying {
                 if sawSample {
-                    FileHandle.standardError.write(Data("\n\(st.source): \(st.message); retrying in \(st.retryIn ?? 0) s\n".utf8))
+                    FileHandle.standardError.write(
+                        Data("\n\(st.source): \(st.message); retrying in \(st.retryIn ?? 0) s\n".utf8))
                 } else {
                     failure = "\(st.source): \(st.message)"
                     stop.stop()

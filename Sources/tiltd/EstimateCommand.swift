@@ -21,20 +21,26 @@ struct Estimate: ParsableCommand {
     @Option(name: .customLong("out"), help: "Output CSV ('-' for standard output).")
     var output: String
 
-    @Option(name: .customLong("rate-divisor"),
-            help: "Keep every N-th sample (rows 0, N, 2N, …), as a sensor read at 1/N of the rate delivers them (5 turns 285.7 Hz into 57.1 Hz).")
+    @Option(
+        name: .customLong("rate-divisor"),
+        help:
+            "Keep every N-th sample (rows 0, N, 2N, …), as a sensor read at 1/N of the rate delivers them (5 turns 285.7 Hz into 57.1 Hz)."
+    )
     var rateDivisor: Int = 1
 
-    @Option(name: .customLong("param"), parsing: .singleValue,
-            help: "Override an estimator parameter, NAME=VALUE (see docs/fusion.md). Repeatable.")
+    @Option(
+        name: .customLong("param"), parsing: .singleValue,
+        help: "Override an estimator parameter, NAME=VALUE (see docs/fusion.md). Repeatable.")
     var params: [String] = []
 
-    @Flag(name: .customLong("with-state"),
-          help: "Add the estimator's state per row: bx,by,bz (gyro bias, rad/s) and rest (0/1).")
+    @Flag(
+        name: .customLong("with-state"),
+        help: "Add the estimator's state per row: bx,by,bz (gyro bias, rad/s) and rest (0/1).")
     var withState = false
 
-    @Flag(name: .customLong("report-cost"),
-          help: "Also time the estimator alone over the samples (20 passes) and print ns/sample to stderr.")
+    @Flag(
+        name: .customLong("report-cost"),
+        help: "Also time the estimator alone over the samples (20 passes) and print ns/sample to stderr.")
     var reportCost = false
 
     func validate() throws {
@@ -104,8 +110,12 @@ struct Estimate: ParsableCommand {
         }
         let ns = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) * 1e-9
         let perSample = ns / Double(passes * samples.count)
-        FileHandle.standardError.write(Data(String(format: "estimator: %d samples × %d passes, %.1f ns/sample (checksum %.3f)\n",
-                                                   samples.count, passes, perSample, checksum).utf8))
+        FileHandle.standardError.write(
+            Data(
+                String(
+                    format: "estimator: %d samples × %d passes, %.1f ns/sample (checksum %.3f)\n",
+                    samples.count, passes, perSample, checksum
+                ).utf8))
     }
 
     /// Integer nanoseconds as decimal seconds without floating-point rounding.

@@ -10,11 +10,11 @@ struct Judge: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Play one round of the game over a recording and print every game event and a summary.",
         discussion: """
-        Uses the config's [imu] mount_matrix, its calibration file (including the head frame from \
-        `tiltd calibrate neutral`) and its [game] rules, exactly as the daemon would. Without \
-        --config the defaults apply (and /etc/tiltd/tiltd.toml is not read). The round lasts the \
-        whole recording unless --round-s says otherwise. Prints `game` lines, then a summary.
-        """)
+            Uses the config's [imu] mount_matrix, its calibration file (including the head frame from \
+            `tiltd calibrate neutral`) and its [game] rules, exactly as the daemon would. Without \
+            --config the defaults apply (and /etc/tiltd/tiltd.toml is not read). The round lasts the \
+            whole recording unless --round-s says otherwise. Prints `game` lines, then a summary.
+            """)
 
     @Option(help: "Recording (tiltd's CSV or a BROAD CSV, optionally gzipped; `tiltd import` converts others).")
     var `in`: String
@@ -38,7 +38,9 @@ struct Judge: ParsableCommand {
         var options = GameJudge.Options()
         if let path = config {
             let c: Configuration
-            do { c = try Configuration.load(path: path) } catch { throw ValidationFailure(message: "tiltd judge: \(error.description)") }
+            do { c = try Configuration.load(path: path) } catch {
+                throw ValidationFailure(message: "tiltd judge: \(error.description)")
+            }
             options.rules = c.game.rules
             options.frontEnd = SampleFrontEnd(mount: c.imu.mountMatrix, calibration: c.calibration)
         }
@@ -49,27 +51,39 @@ struct Judge: ParsableCommand {
             options.gestures = v
         }
         if let r = roundS {
-            guard TiltGame.Rules.roundSecondsRange.contains(r) else { throw ValidationFailure(message: "tiltd judge: --round-s must be within 1…3600") }
+            guard TiltGame.Rules.roundSecondsRange.contains(r) else {
+                throw ValidationFailure(message: "tiltd judge: --round-s must be within 1…3600")
+            }
             options.roundSeconds = r
         }
         options.seed = seed
         let samples: [IMUSample]
-        do { samples = try DatasetReader.read(path: `in`).samples } catch { throw ValidationFailure(message: "tiltd judge: \(error)") }
+        do { samples = try DatasetReader.read(path: `in`).samples } catch {
+            throw ValidationFailure(message: "tiltd judge: \(error)")
+        }
         guard !samples.isEmpty else { throw ValidationFailure(message: "tiltd judge: \(`in`): no samples") }
         let (events, s): ([GameEvent], GameJudge.Summary)
-        do { (events, s) = try GameJudge.play(samples, options: options) } catch { throw ValidationFailure(message: "tiltd judge: \(error.message)") }
+        do { (events, s) = try GameJudge.play(samples, options: options) } catch {
+            throw ValidationFailure(message: "tiltd judge: \(error.message)")
+        }
         if !quiet {
             var out = [UInt8]()
             for (i, e) in events.enumerated() { out += e.event.encode(seq: UInt64(i + 1)) }
             FileHandle.standardOutput.write(Data(out))
         }
         let vocabulary = (options.gestures ?? options.rules.gestures).rawValue
-        let frame = options.frontEnd.calibrator.calibration.headFrame == nil ? "assumed (no head frame in the calibration file)" : "calibrated"
-        print("# \(`in`): \(s.samples) samples, \(String(format: "%.1f", s.seconds)) s; gestures \(vocabulary); orientation \(frame)")
-        print("# prompts \(s.prompts), correct \(s.correct), skip \(s.skip), under 0.25 s \(s.fasterThanReaction), while still \(s.whileStill), "
-              + "median prompt → answer " + (s.medianDecisionMs.map { String(format: "%.0f ms", $0) } ?? "—"))
-        print("# detector over the whole recording: \(s.nodsDetected) nods, \(s.shakesDetected) shakes"
-              + (s.orientationSuspect ? "; the head frame looked wrong at times (orientation_suspect)" : ""))
+        let frame =
+            options.frontEnd.calibrator.calibration.headFrame == nil
+            ? "assumed (no head frame in the calibration file)" : "calibrated"
+        print(
+            "# \(`in`): \(s.samples) samples, \(String(format: "%.1f", s.seconds)) s; gestures \(vocabulary); orientation \(frame)"
+        )
+        print(
+            "# prompts \(s.prompts), correct \(s.correct), skip \(s.skip), under 0.25 s \(s.fasterThanReaction), while still \(s.whileStill), "
+                + "median prompt → answer " + (s.medianDecisionMs.map { String(format: "%.0f ms", $0) } ?? "—"))
+        print(
+            "# detector over the whole recording: \(s.nodsDetected) nods, \(s.shakesDetected) shakes"
+                + (s.orientationSuspect ? "; the head frame looked wrong at times (orientation_suspect)" : ""))
     }
 }
 
@@ -78,10 +92,10 @@ struct Import: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Convert another tool's IMU log to a tiltd recording (CSV, SI units).",
         discussion: """
-        Formats: st-mlc — STMicroelectronics MLC/Unico data logs: a header line, then \
-        tab-separated A_X A_Y A_Z [mg] G_X G_Y G_Z [dps], no timestamps (--rate gives them). \
-        The output is written atomically; a malformed row is reported with its line number.
-        """)
+            Formats: st-mlc — STMicroelectronics MLC/Unico data logs: a header line, then \
+            tab-separated A_X A_Y A_Z [mg] G_X G_Y G_Z [dps], no timestamps (--rate gives them). \
+            The output is written atomically; a malformed row is reported with its line number.
+            """)
 
     @Option(help: "Input format: \(ForeignLogFormat.allCases.map(\.rawValue).joined(separator: ", ")).")
     var format: String
@@ -97,21 +111,34 @@ struct Import: ParsableCommand {
 
     func run() throws {
         guard let f = ForeignLogFormat(rawValue: format) else {
-            throw ValidationFailure(message: "tiltd import: unknown format \"\(format)\" (known: \(ForeignLogFormat.allCases.map(\.rawValue).joined(separator: ", ")))")
+            throw ValidationFailure(
+                message:
+                    "tiltd import: unknown format \"\(format)\" (known: \(ForeignLogFormat.allCases.map(\.rawValue).joined(separator: ", ")))"
+            )
         }
-        guard let rate else { throw ValidationFailure(message: "tiltd import: --rate HZ is needed: \(format) logs carry no timestamps") }
+        guard let rate else {
+            throw ValidationFailure(message: "tiltd import: --rate HZ is needed: \(format) logs carry no timestamps")
+        }
         let text: String
         do { text = try String(contentsOfFile: input, encoding: .utf8) } catch {
-            throw ValidationFailure(message: "tiltd import: \(input): cannot read: \((error as NSError).localizedDescription)")
+            throw ValidationFailure(
+                message: "tiltd import: \(input): cannot read: \((error as NSError).localizedDescription)")
         }
         let samples: [IMUSample]
-        do { samples = try f.parse(text, rateHz: rate) } catch { throw ValidationFailure(message: "tiltd import: \(input): \(error)") }
-        var out = RecordingFormat.banner + "\n# imported by tiltd import --format \(format) --rate \(rate) from \((input as NSString).lastPathComponent)\n" + RecordingFormat.header + "\n"
+        do { samples = try f.parse(text, rateHz: rate) } catch {
+            throw ValidationFailure(message: "tiltd import: \(input): \(error)")
+        }
+        var out =
+            RecordingFormat.banner
+            + "\n# imported by tiltd import --format \(format) --rate \(rate) from \((input as NSString).lastPathComponent)\n"
+            + RecordingFormat.header + "\n"
         out.reserveCapacity(samples.count * 64)
         for s in samples { out += RecordingFormat.format(s) + "\n" }
         do { try CalibrationFile.writeAtomically(Array(out.utf8), to: output) } catch {
             throw ValidationFailure(message: "tiltd import: \(error)")
         }
-        print("imported \(samples.count) samples (\(String(format: "%.1f", Double(samples.count) / rate)) s at \(rate) Hz) to \(output)")
+        print(
+            "imported \(samples.count) samples (\(String(format: "%.1f", Double(samples.count) / rate)) s at \(rate) Hz) to \(output)"
+        )
     }
 }

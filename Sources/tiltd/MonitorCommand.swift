@@ -4,6 +4,7 @@ import Foundation
 import TiltCore
 import TiltSensors
 import TiltService
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,7 +28,9 @@ struct Monitor: ParsableCommand {
     var plain = false
 
     func validate() throws {
-        guard (0.1...1000).contains(attitudeHz) else { throw ValidationError("--attitude-hz must be within 0.1...1000") }
+        guard (0.1...1000).contains(attitudeHz) else {
+            throw ValidationError("--attitude-hz must be within 0.1...1000")
+        }
     }
 
     func run() throws {
@@ -155,7 +158,9 @@ final class MonitorLoop {
         let path = state.socketPath
         let s = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard s >= 0 else { state.didDisconnect(reason: "socket: \(String(cString: strerror(errno)))"); return false }
-        guard let addr = UnixSocketAddress(path: path) else { close(s); state.didDisconnect(reason: "socket path too long"); return false }
+        guard let addr = UnixSocketAddress(path: path) else {
+            close(s); state.didDisconnect(reason: "socket path too long"); return false
+        }
         let rc = addr.connect(s)
         guard rc == 0 else {
             let e = errno

@@ -49,8 +49,9 @@ struct Reload: ParsableCommand {
         let path = try target.socketPath()
         let reply: JSONValue
         do {
-            reply = try LineExchange.request(#"{"cmd":"reload","id":"tiltd-reload"}"#, id: "tiltd-reload",
-                                             socket: path, timeout: timeout)
+            reply = try LineExchange.request(
+                #"{"cmd":"reload","id":"tiltd-reload"}"#, id: "tiltd-reload",
+                socket: path, timeout: timeout)
         } catch {
             throw ValidationFailure(message: "tiltd reload: \(error)")
         }
@@ -61,7 +62,8 @@ struct Reload: ParsableCommand {
         let file = reply["file"]?.stringValue ?? "the config"
         let changed = (reply["changed"]?.arrayValue ?? []).compactMap(\.stringValue)
         let notes = (reply["notes"]?.arrayValue ?? []).compactMap(\.stringValue)
-        var line = "reloaded \(file): " + (changed.isEmpty ? "nothing changed" : "changed \(changed.joined(separator: ", "))")
+        var line =
+            "reloaded \(file): " + (changed.isEmpty ? "nothing changed" : "changed \(changed.joined(separator: ", "))")
         if !notes.isEmpty { line += " (\(notes.joined(separator: "; ")))" }
         print(line)
     }

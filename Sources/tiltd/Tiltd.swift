@@ -14,7 +14,10 @@ struct Tiltd: AsyncParsableCommand {
         abstract: "IMU attitude, tilt game and places daemon for Linux.",
         discussion: Tiltd.discussion,
         version: TiltdVersion.string,
-        subcommands: [Run.self, Reload.self, Record.self, CheckConfig.self, Calibrate.self, Estimate.self, Judge.self, Import.self, Monitor.self, MQTTBridgeCommand.self, Web.self, Plot.self]
+        subcommands: [
+            Run.self, Reload.self, Record.self, CheckConfig.self, Calibrate.self, Estimate.self, Judge.self,
+            Import.self, Monitor.self, MQTTBridgeCommand.self, Web.self, Plot.self,
+        ]
     )
 }
 
@@ -76,7 +79,10 @@ struct Run: AsyncParsableCommand {
     @Flag(help: "Exit when the replay ends (default: keep serving).")
     var exitWhenDone = false
 
-    @Flag(help: "Replay: after the first sample, wait until a client starts a round (game.start), then go on; makes --fast replays playable.")
+    @Flag(
+        help:
+            "Replay: after the first sample, wait until a client starts a round (game.start), then go on; makes --fast replays playable."
+    )
     var holdUntilRound = false
 
     @Option(help: "Replay a GPX track as GPS fixes instead of reading gpsd.")
@@ -88,28 +94,38 @@ struct Run: AsyncParsableCommand {
     func run() async throws {
         // First, before any thread starts: the sockets systemd passed (this clears LISTEN_*).
         let inherited: [InheritedSocket]
-        do { inherited = try SocketActivation.listenFDs() } catch { throw ValidationFailure(message: "tiltd: \(error)") }
+        do { inherited = try SocketActivation.listenFDs() } catch {
+            throw ValidationFailure(message: "tiltd: \(error)")
+        }
         let config = try options.load()
         let level = Logger.Level(rawValue: config.logLevel) ?? .info
         let logOutput = TiltLogHandler.bootstrap(level: level)
         let logger = makeLogger("tiltd", level: config.logLevel)
         var fd: CInt?
         if !inherited.isEmpty {
-            guard let s = inherited.first(where: { $0.name == "tiltd" }) ?? inherited.first, s.isListeningUnixStream else {
-                throw ValidationFailure(message: "tiltd: systemd passed \(inherited.count) socket(s) but none is a listening Unix stream socket")
+            guard let s = inherited.first(where: { $0.name == "tiltd" }) ?? inherited.first, s.isListeningUnixStream
+            else {
+                throw ValidationFailure(
+                    message:
+                        "tiltd: systemd passed \(inherited.count) socket(s) but none is a listening Unix stream socket")
             }
             fd = s.fd
         }
-        if holdUntilRound && replay == nil { throw ValidationFailure(message: "tiltd run: --hold-until-round needs --replay") }
-        let input: Daemon.Input = replay.map { .replay(path: $0, speed: fast ? nil : speed, holdUntilRound: holdUntilRound) } ?? .device
+        if holdUntilRound && replay == nil {
+            throw ValidationFailure(message: "tiltd run: --hold-until-round needs --replay")
+        }
+        let input: Daemon.Input =
+            replay.map { .replay(path: $0, speed: fast ? nil : speed, holdUntilRound: holdUntilRound) } ?? .device
         let gpxInput = gpx.map { (path: $0, speed: fast ? nil : (gpxSpeed ?? speed)) }
-        let daemon = Daemon(config: config, input: input, gpx: gpxInput, exitWhenDone: exitWhenDone, logger: logger,
-                            inheritedFD: fd, logOutput: logOutput)
+        let daemon = Daemon(
+            config: config, input: input, gpx: gpxInput, exitWhenDone: exitWhenDone, logger: logger,
+            inheritedFD: fd, logOutput: logOutput)
         do {
-            let group = ServiceGroup(configuration: .init(
-                services: try await daemon.services(),
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger))
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: try await daemon.services(),
+                    gracefulShutdownSignals: [.sigterm, .sigint],
+                    logger: logger))
             try await group.run()
         } catch let e as SocketServer.StartError {
             throw ValidationFailure(message: "tiltd: \(e)")
@@ -120,7 +136,8 @@ struct Run: AsyncParsableCommand {
 }
 
 struct Record: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Record IMU samples (SI units, before calibration) to a CSV file.")
+    static let configuration = CommandConfiguration(
+        abstract: "Record IMU samples (SI units, before calibration) to a CSV file.")
 
     @OptionGroup var options: ConfigOptions
 
@@ -137,14 +154,16 @@ struct Record: AsyncParsableCommand {
         var config = Configuration()
         if replay == nil || FileManager.default.fileExists(atPath: options.config) { config = try options.load() }
         let logger = makeLogger("tiltd", level: config.logLevel)
-        let source: any SampleSource = try replay.map { ReplaySource(path: $0, speed: nil) }
+        let source: any SampleSource =
+            try replay.map { ReplaySource(path: $0, speed: nil) }
             ?? DeviceSourceFactory.make(config.imu, logger: logger)
         let stop = StopSignal()
         let box = RecordState(recorder: try Recorder(path: out), seconds: seconds, stop: stop)
         try source.run(stop: stop) { output in
             switch output {
             case .sample(let s): box.add(s)
-            case .status(let st): FileHandle.standardError.write(Data("\(st.source) \(st.state.rawValue): \(st.message)\n".utf8))
+            case .status(let st):
+                FileHandle.standardError.write(Data("\(st.source) \(st.state.rawValue): \(st.message)\n".utf8))
             }
         }
         let count = try box.close()
@@ -169,7 +188,11 @@ final class RecordState: Sendable {
     }
     var error: Error? { state.withLock { $0.error } }
     /// Closes the file; returns the samples written.
-    func close() throws -> Int { try state.withLock { try $0.recorder.close(); return $0.recorder.count } }
+    func close() throws -> Int {
+        try state.withLock {
+            try $0.recorder.close(); return $0.recorder.count
+        }
+    }
     func add(_ s: IMUSample) {
         state.withLock { st in
             if st.first == nil { st.first = s.t }
@@ -180,7 +203,8 @@ final class RecordState: Sendable {
 }
 
 struct CheckConfig: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "check-config", abstract: "Validate the configuration and print the effective values.")
+    static let configuration = CommandConfiguration(
+        commandName: "check-config", abstract: "Validate the configuration and print the effective values.")
 
     @OptionGroup var options: ConfigOptions
 

@@ -19,8 +19,10 @@ public struct FakeChannelGroup: Sendable {
     /// True when the driver has `in_<type>_<axis>_calibbias` (written "0").
     public var calibbias: Bool
 
-    public init(type: String, scale: String, offset: String? = nil, scanType: ScanType,
-                firstIndex: Int, mountMatrix: Matrix3? = nil, scaleAvailable: String? = nil, calibbias: Bool = false) {
+    public init(
+        type: String, scale: String, offset: String? = nil, scanType: ScanType,
+        firstIndex: Int, mountMatrix: Matrix3? = nil, scaleAvailable: String? = nil, calibbias: Bool = false
+    ) {
         self.type = type; self.scale = scale; self.offset = offset; self.scanType = scanType
         self.firstIndex = firstIndex; self.mountMatrix = mountMatrix
         self.scaleAvailable = scaleAvailable; self.calibbias = calibbias
@@ -73,10 +75,12 @@ public struct FakeIIODevice: Sendable {
     /// as when the driver probed without an interrupt line. Ignored when `ownTrigger` is set.
     public var triggeredWithoutInterrupt: Bool = false
 
-    public init(number: Int, name: String, accel: FakeChannelGroup?, gyro: FakeChannelGroup?,
-                extraScanChannels: [(id: String, index: Int, type: ScanType)] = [],
-                timestampIndex: Int?, buffered: Bool = true, frequency: FakeFrequencyAttribute,
-                ownTrigger: String? = nil, triggerNumber: Int = 0, deviceMountMatrix: Matrix3? = nil) {
+    public init(
+        number: Int, name: String, accel: FakeChannelGroup?, gyro: FakeChannelGroup?,
+        extraScanChannels: [(id: String, index: Int, type: ScanType)] = [],
+        timestampIndex: Int?, buffered: Bool = true, frequency: FakeFrequencyAttribute,
+        ownTrigger: String? = nil, triggerNumber: Int = 0, deviceMountMatrix: Matrix3? = nil
+    ) {
         self.number = number; self.name = name; self.accel = accel; self.gyro = gyro
         self.extraScanChannels = extraScanChannels; self.timestampIndex = timestampIndex
         self.buffered = buffered; self.frequency = frequency; self.ownTrigger = ownTrigger
@@ -118,12 +122,14 @@ extension FakeIIODevice {
     public static func bigEndian32(number: Int = 0, mountMatrix: Matrix3? = nil) -> FakeIIODevice {
         FakeIIODevice(
             number: number, name: "imu32be",
-            accel: FakeChannelGroup(type: "accel", scale: "0.0000374", offset: "100",
-                                    scanType: ScanType(bigEndian: true, signed: true, realBits: 20, storageBits: 32, shift: 4),
-                                    firstIndex: 0),
-            gyro: FakeChannelGroup(type: "anglvel", scale: "0.000000266",
-                                   scanType: ScanType(bigEndian: true, signed: true, realBits: 32, storageBits: 32),
-                                   firstIndex: 3),
+            accel: FakeChannelGroup(
+                type: "accel", scale: "0.0000374", offset: "100",
+                scanType: ScanType(bigEndian: true, signed: true, realBits: 20, storageBits: 32, shift: 4),
+                firstIndex: 0),
+            gyro: FakeChannelGroup(
+                type: "anglvel", scale: "0.000000266",
+                scanType: ScanType(bigEndian: true, signed: true, realBits: 32, storageBits: 32),
+                firstIndex: 3),
             timestampIndex: 6,
             frequency: .device(initial: "100", available: nil),
             deviceMountMatrix: mountMatrix)

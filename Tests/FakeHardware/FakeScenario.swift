@@ -46,8 +46,10 @@ public final class FakeScenario: Sendable {
     private let readOnlyMounts = Mutex<[String]>([])
 
     /// Builds the scenario's files. Fails if the tree is not empty (a previous test leaked).
-    public init(_ devices: [FakeIIODevice], sysRoot: String? = FakeHarness.sysRoot,
-                devRoot: String = FakeHarness.devRoot) throws {
+    public init(
+        _ devices: [FakeIIODevice], sysRoot: String? = FakeHarness.sysRoot,
+        devRoot: String = FakeHarness.devRoot
+    ) throws {
         guard let sysRoot else { throw FakeHardwareError("FAKEHW_SYS is not set") }
         self.devices = devices; self.sysRoot = sysRoot; self.devRoot = devRoot
         let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: sysRoot)) ?? []
@@ -152,10 +154,10 @@ public final class FakeScenario: Sendable {
         try writeFile("\(base)/dev", "243:\(d.number)")
 
         switch d.frequency {
-        case let .device(initial, available):
+        case .device(let initial, let available):
             try writeFile("\(base)/sampling_frequency", initial)
             if let available { try writeFile("\(base)/sampling_frequency_available", available.joined(separator: " ")) }
-        case let .perType(initial, available):
+        case .perType(let initial, let available):
             for g in [d.accel, d.gyro].compactMap({ $0 }) {
                 try writeFile("\(base)/in_\(g.type)_sampling_frequency", initial)
                 if let available {

@@ -63,6 +63,7 @@ extension FakeIIODevice {
     /// What a correct reader decodes from `rawCounts`: the SI vector after quantisation.
     public func decoded(_ raw: [Int64], group: FakeChannelGroup) -> Vector3 {
         let v = Vector3(Double(raw[0]), Double(raw[1]), Double(raw[2]))
-        return mountMatrix(for: group) * ((v + Vector3(group.offsetValue, group.offsetValue, group.offsetValue)) * group.scaleValue)
+        return mountMatrix(for: group)
+            * ((v + Vector3(group.offsetValue, group.offsetValue, group.offsetValue)) * group.scaleValue)
     }
 }

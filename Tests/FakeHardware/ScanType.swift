@@ -35,8 +35,9 @@ public struct ScanType: Sendable, Equatable {
     /// The range of raw values this element can carry.
     public var rawRange: ClosedRange<Int64> {
         if realBits == 64 { return signed ? Int64.min...Int64.max : 0...Int64.max }
-        return signed ? -(Int64(1) << (realBits - 1))...((Int64(1) << (realBits - 1)) - 1)
-                      : 0...((Int64(1) << realBits) - 1)
+        return signed
+            ? -(Int64(1) << (realBits - 1))...((Int64(1) << (realBits - 1)) - 1)
+            : 0...((Int64(1) << realBits) - 1)
     }
 
     /// Encodes `raw` exactly as the kernel stores it: masked to `realBits`, shifted, in the

@@ -109,13 +109,16 @@ public final class ScanWriter {
                 _ = poll(&p, 1, Int32(min(left, 0.1) * 1000) + 1)
                 continue
             }
-            throw FakeHardwareError("\(device.id): write: \(n < 0 ? String(cString: strerror(errno)) : "short write \(n)")")
+            throw FakeHardwareError(
+                "\(device.id): write: \(n < 0 ? String(cString: strerror(errno)) : "short write \(n)")")
         }
     }
 
     /// Polls `condition` every 2 ms until it holds or `deadline` passes.
-    public static func waitUntil(_ deadline: Date, _ failure: @autoclosure () -> String,
-                                 _ condition: () -> Bool) throws {
+    public static func waitUntil(
+        _ deadline: Date, _ failure: @autoclosure () -> String,
+        _ condition: () -> Bool
+    ) throws {
         while !condition() {
             guard Date() < deadline else { throw FakeHardwareError(failure()) }
             usleep(2000)

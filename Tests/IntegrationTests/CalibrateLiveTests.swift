@@ -38,8 +38,10 @@ final class CalibrateLiveTests: XCTestCase {
             let n = Int(seconds * 100)
             for i in 0..<n {
                 let r = m.reading(at: Double(i) / 100)
-                out.append(ScanWriter.scan(t: t, accel: d.rawCounts(r.accel, group: d.accel!),
-                                           gyro: d.rawCounts(r.gyro + bias, group: d.gyro!)))
+                out.append(
+                    ScanWriter.scan(
+                        t: t, accel: d.rawCounts(r.accel, group: d.accel!),
+                        gyro: d.rawCounts(r.gyro + bias, group: d.gyro!)))
                 t += 10_000_000
             }
             q = m.orientation(at: Double(n) / 100)
@@ -102,11 +104,15 @@ final class CalibrateLiveTests: XCTestCase {
             if rel.w < 0 { rel = Quaternion(w: -rel.w, x: -rel.x, y: -rel.y, z: -rel.z) }
             let angle = 2 * acos(min(1, rel.w))
             let rate = angle > 1e-9 ? rel.vector.normalized * (angle / 0.6) : .zero
-            for (seconds, motion) in [(0.6, Motion(start: q, bodyRate: rate)), (3.0, Motion(start: target, bodyRate: .zero))] {
+            for (seconds, motion) in [
+                (0.6, Motion(start: q, bodyRate: rate)), (3.0, Motion(start: target, bodyRate: .zero)),
+            ] {
                 for i in 0..<Int(seconds * 100) {
                     let r = motion.reading(at: Double(i) / 100)
                     let a = Vector3(gain.x * r.accel.x, gain.y * r.accel.y, gain.z * r.accel.z) + offset
-                    out.append(ScanWriter.scan(t: t, accel: d.rawCounts(a, group: d.accel!), gyro: d.rawCounts(r.gyro, group: d.gyro!)))
+                    out.append(
+                        ScanWriter.scan(
+                            t: t, accel: d.rawCounts(a, group: d.accel!), gyro: d.rawCounts(r.gyro, group: d.gyro!)))
                     t += 10_000_000
                 }
             }

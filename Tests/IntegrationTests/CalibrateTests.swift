@@ -16,17 +16,17 @@ final class CalibrateTests: XCTestCase {
         dir = makeTempDir("calib")
         config = "\(dir)/tiltd.toml"
         let text = """
-        # My tiltd config — comments and layout must survive calibration.
-        [imu]
-        device = "auto"   # keep auto
+            # My tiltd config — comments and layout must survive calibration.
+            [imu]
+            device = "auto"   # keep auto
 
-        [calibration]
-        file = "calibration.toml"
-        # accel_offset = [0, 0, 0]
+            [calibration]
+            file = "calibration.toml"
+            # accel_offset = [0, 0, 0]
 
-        [socket]
-        path = "\(dir)/tiltd.sock"
-        """
+            [socket]
+            path = "\(dir)/tiltd.sock"
+            """
         configBytes = Data(text.utf8)
         FileManager.default.createFile(atPath: config, contents: configBytes)
     }
@@ -34,13 +34,15 @@ final class CalibrateTests: XCTestCase {
     override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
 
     func assertMainConfigUntouched(file: StaticString = #filePath, line: UInt = #line) {
-        XCTAssertEqual(FileManager.default.contents(atPath: config), configBytes, "main config changed", file: file, line: line)
+        XCTAssertEqual(
+            FileManager.default.contents(atPath: config), configBytes, "main config changed", file: file, line: line)
     }
 
     /// Reads `key = [a, b, …]` from the calibration file.
     func numbers(_ key: String) throws -> [Double] {
         let text = try String(contentsOfFile: calFile, encoding: .utf8)
-        let line = try XCTUnwrap(text.split(separator: "\n").first { $0.hasPrefix("\(key) = [") }, "\(key) missing in:\n\(text)")
+        let line = try XCTUnwrap(
+            text.split(separator: "\n").first { $0.hasPrefix("\(key) = [") }, "\(key) missing in:\n\(text)")
         let inner = line.drop { $0 != "[" }.dropFirst().prefix { $0 != "]" }
         return inner.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) ?? .nan }
     }
@@ -121,7 +123,9 @@ final class CalibrateTests: XCTestCase {
 
     func testAccelSixFacesRecoversOffsetAndScaleAndKeepsTheGyroBias() throws {
         // An earlier gyro calibration, which the accel step must not lose.
-        let gyroRec = try recording("still-g") { r in r.gyroBias = Vector3(0.012, 0.004, -0.006); r.still(.identity, seconds: 6) }
+        let gyroRec = try recording("still-g") { r in
+            r.gyroBias = Vector3(0.012, 0.004, -0.006); r.still(.identity, seconds: 6)
+        }
         XCTAssertEqual(try calibrate(["gyro", "--replay", gyroRec]).0, 0)
         let gyroBefore = try numbers("gyro_bias")
 
@@ -141,7 +145,8 @@ final class CalibrateTests: XCTestCase {
         for i in 0..<3 {
             XCTAssertEqual(scale[i] * gain[i], 1, accuracy: 0.01, "scale \(i) within 1 %")
             XCTAssertEqual(off[i], offset[i], accuracy: 0.02, "offset \(i)")
-            worstScale = max(worstScale, abs(scale[i] * gain[i] - 1)); worstOffset = max(worstOffset, abs(off[i] - offset[i]))
+            worstScale = max(worstScale, abs(scale[i] * gain[i] - 1));
+            worstOffset = max(worstOffset, abs(off[i] - offset[i]))
         }
         print("calibrate accel: worst scale error \(worstScale * 100) %, worst offset error \(worstOffset) m/s²")
         // The residual line: before is large (raw errors), after is at the noise floor.
@@ -172,7 +177,8 @@ final class CalibrateTests: XCTestCase {
         let level = Quaternion(roll: 0, pitch: 0, yaw: 0.4)
         let rec = try recording("nod") { r in
             r.still(level, seconds: 6)
-            let down = r.turn(from: level, to: level * Quaternion(axis: Vector3(0, 1, 0), angle: 20 * .pi / 180), seconds: 0.3)
+            let down = r.turn(
+                from: level, to: level * Quaternion(axis: Vector3(0, 1, 0), angle: 20 * .pi / 180), seconds: 0.3)
             _ = r.turn(from: down, to: level, seconds: 0.3)
             r.still(level, seconds: 1)
         }
@@ -181,7 +187,8 @@ final class CalibrateTests: XCTestCase {
         XCTAssertTrue(out.contains("wrote neutral, head_up, head_forward to \(calFile)"), out)
         let up = try numbers("head_up"), forward = try numbers("head_forward")
         XCTAssertEqual(Vector3(up[0], up[1], up[2]).dot(Vector3(0, 0, 1)), 1, accuracy: 0.01, "\(up)")
-        XCTAssertEqual(Vector3(forward[0], forward[1], forward[2]).dot(Vector3(1, 0, 0)), 1, accuracy: 0.02, "\(forward)")
+        XCTAssertEqual(
+            Vector3(forward[0], forward[1], forward[2]).dot(Vector3(1, 0, 0)), 1, accuracy: 0.02, "\(forward)")
         // And check-config reads it back (the head frame is part of the calibration).
         let (s2, effective) = try runTiltd(["check-config", "--config", config])
         XCTAssertEqual(s2, 0, effective)

@@ -30,7 +30,7 @@ final class CreditsCrashTests: XCTestCase {
         let config = try writeDaemonConfig(in: dir, walk.geofenceTOML())
         let db = "\(dir)/tiltd.sqlite"
         let expected = Set(walk.fences.indices.map(walk.creditRequestId))
-        var seen: [String: String] = [:]   // request id → fence key, over all runs
+        var seen: [String: String] = [:]  // request id → fence key, over all runs
 
         // Each round replays the same walk on the same store: visits committed before an earlier
         // kill come round again and must not be credited twice (they publish nothing); new
@@ -38,8 +38,9 @@ final class CreditsCrashTests: XCTestCase {
         for (round, newCredits) in [15, 23, 27].enumerated() {
             // Paced (not as fast as possible) so that a client connecting a little late on a
             // loaded machine still sees enough of the walk.
-            let d = try DaemonProcess(["run", "--config", config, "--gpx", "\(dir)/walk.gpx", "--gpx-speed", "10"],
-                                      logPath: "\(dir)/log-\(round)")
+            let d = try DaemonProcess(
+                ["run", "--config", config, "--gpx", "\(dir)/walk.gpx", "--gpx-speed", "10"],
+                logPath: "\(dir)/log-\(round)")
             daemon = d
             let c = try LineClient(path: "\(dir)/tiltd.sock")
             _ = try c.request(#"{"cmd":"watch","id":1,"classes":["credit"]}"#, id: 1)
@@ -48,7 +49,8 @@ final class CreditsCrashTests: XCTestCase {
             while thisRound < newCredits {
                 let e: JSONValue
                 do { e = try c.next("credit", timeout: 20) { $0["event"] == "earned" } } catch {
-                    throw LineClient.Failure(description: "round \(round): \(thisRound) of \(newCredits) new credits: \(error)\n\(d.log)")
+                    throw LineClient.Failure(
+                        description: "round \(round): \(thisRound) of \(newCredits) new credits: \(error)\n\(d.log)")
                 }
                 let id = try XCTUnwrap(e["request_id"]?.stringValue)
                 let balance = try XCTUnwrap(e["balance"]?.intValue)
@@ -59,7 +61,9 @@ final class CreditsCrashTests: XCTestCase {
                 thisRound += 1
             }
             XCTAssertEqual(d.stop(signal: SIGKILL, timeout: 5), SIGKILL, "round \(round): killed by SIGKILL")
-            XCTAssertTrue(FileManager.default.fileExists(atPath: "\(db)-wal"), "killed with its WAL open (a real crash, not a clean close)")
+            XCTAssertTrue(
+                FileManager.default.fileExists(atPath: "\(db)-wal"),
+                "killed with its WAL open (a real crash, not a clean close)")
 
             // Restart on the same store, without fixes: the ledger as the crash left it.
             let again = try DaemonProcess(["run", "--config", config], logPath: "\(dir)/log-\(round)-restart")
@@ -70,19 +74,28 @@ final class CreditsCrashTests: XCTestCase {
             for (id, key) in seen {
                 XCTAssertEqual(credits.perFence[key], 1, "round \(round): \(id) at \(key)")
             }
-            XCTAssertTrue(credits.perFence.values.allSatisfy { $0 == 1 }, "one visit per fence, one credit: \(credits.perFence)")
+            XCTAssertTrue(
+                credits.perFence.values.allSatisfy { $0 == 1 }, "one visit per fence, one credit: \(credits.perFence)")
             XCTAssertEqual(again.stop(), 0, again.log)
 
             let audit = try LedgerAudit(db: db)
             audit.assertConsistent("after kill \(round)")
-            XCTAssertTrue(Set(seen.keys).isSubset(of: audit.earnedIds), "round \(round): seen credits missing from the ledger: \(Set(seen.keys).subtracting(audit.earnedIds).sorted())")
-            XCTAssertTrue(audit.earnedIds.isSubset(of: expected), "credits for visits that never happened: \(audit.earnedIds.subtracting(expected))")
+            XCTAssertTrue(
+                Set(seen.keys).isSubset(of: audit.earnedIds),
+                "round \(round): seen credits missing from the ledger: \(Set(seen.keys).subtracting(audit.earnedIds).sorted())"
+            )
+            XCTAssertTrue(
+                audit.earnedIds.isSubset(of: expected),
+                "credits for visits that never happened: \(audit.earnedIds.subtracting(expected))")
             XCTAssertEqual(audit.balance, credits.balance)
-            print("tiltd crash round \(round): \(seen.count) credits seen in all, \(audit.earnedIds.count) committed at the kill")
+            print(
+                "tiltd crash round \(round): \(seen.count) credits seen in all, \(audit.earnedIds.count) committed at the kill"
+            )
         }
 
         // Finally the whole walk, uninterrupted: exactly one credit per visit in the end.
-        let d = try DaemonProcess(["run", "--config", config, "--gpx", "\(dir)/walk.gpx", "--fast"], logPath: "\(dir)/log-final")
+        let d = try DaemonProcess(
+            ["run", "--config", config, "--gpx", "\(dir)/walk.gpx", "--fast"], logPath: "\(dir)/log-final")
         daemon = d
         let c = try LineClient(path: "\(dir)/tiltd.sock")
         try waitUntil("all 120 credits", timeout: 60) { try c.credits(id: 3).balance >= 120 }

@@ -20,13 +20,17 @@ final class CreditsRedeemTests: XCTestCase {
     }
 
     /// Sends `lines` in one write, then reads until every id in `ids` has its reply.
-    static func pipeline(_ c: LineClient, _ lines: [String], ids: Set<Int64>, timeout: Double = 15) throws -> [Int64: JSONValue] {
+    static func pipeline(
+        _ c: LineClient, _ lines: [String], ids: Set<Int64>, timeout: Double = 15
+    ) throws -> [Int64: JSONValue] {
         try c.send(Array(lines.map { $0 + "\n" }.joined().utf8))
         var replies: [Int64: JSONValue] = [:]
         let deadline = Date().addingTimeInterval(timeout)
         while replies.count < ids.count {
             let left = deadline.timeIntervalSinceNow
-            guard left > 0 else { throw LineClient.Failure(description: "replies for \(ids.subtracting(replies.keys).sorted()) missing") }
+            guard left > 0 else {
+                throw LineClient.Failure(description: "replies for \(ids.subtracting(replies.keys).sorted()) missing")
+            }
             let r = try c.next("reply", timeout: left)
             if let id = r["id"]?.intValue, ids.contains(id) { replies[id] = r }
         }
@@ -48,7 +52,8 @@ final class CreditsRedeemTests: XCTestCase {
         let walk = GPSWalk(count: 4, prefix: "cafe")
         try walk.gpx().write(toFile: "\(dir)/walk.gpx", atomically: true, encoding: .utf8)
         let config = try writeDaemonConfig(in: dir, walk.geofenceTOML())
-        let d = try DaemonProcess(["run", "--config", config, "--gpx", "\(dir)/walk.gpx", "--fast"], logPath: "\(dir)/log")
+        let d = try DaemonProcess(
+            ["run", "--config", config, "--gpx", "\(dir)/walk.gpx", "--fast"], logPath: "\(dir)/log")
         daemon = d
         let c1 = try LineClient(path: "\(dir)/tiltd.sock")
         let c2 = try LineClient(path: "\(dir)/tiltd.sock")
@@ -66,7 +71,8 @@ final class CreditsRedeemTests: XCTestCase {
         let shared = Mutex<[JSONValue]>([])
         try Self.together { k in
             let c = k == 0 ? c1 : c2
-            let r = try Self.pipeline(c, [#"{"cmd":"credits.redeem","id":10,"amount":1,"request_id":"shared-1"}"#], ids: [10])
+            let r = try Self.pipeline(
+                c, [#"{"cmd":"credits.redeem","id":10,"amount":1,"request_id":"shared-1"}"#], ids: [10])
             shared.withLock { $0.append(r[10]!) }
         }
         let sharedReplies = shared.withLock { $0 }
@@ -91,7 +97,8 @@ final class CreditsRedeemTests: XCTestCase {
         XCTAssertEqual(ok.count, 3, "exactly the balance is spent: \(all)")
         XCTAssertEqual(refused.count, 7, "\(all)")
         XCTAssertTrue(refused.allSatisfy { $0["error"]?["code"] == "insufficient_credits" }, "\(refused)")
-        XCTAssertEqual(Set(ok.compactMap { $0["balance"]?.intValue }), [0, 1, 2], "each success saw its own balance: \(ok)")
+        XCTAssertEqual(
+            Set(ok.compactMap { $0["balance"]?.intValue }), [0, 1, 2], "each success saw its own balance: \(ok)")
         XCTAssertTrue(all.allSatisfy { ($0["balance"]?.intValue ?? 0) >= 0 })
 
         // Repeating the shared id after the balance is gone is still "already applied", not a refusal.
@@ -113,6 +120,8 @@ final class CreditsRedeemTests: XCTestCase {
         XCTAssertEqual(audit.requestIds.filter { $0 == "shared-1" }.count, 1)
         XCTAssertEqual(audit.earnedIds, Set(walk.fences.indices.map(walk.creditRequestId)))
         let succeeded = Set(ok.compactMap { $0["request_id"]?.stringValue }).union(["shared-1"])
-        XCTAssertEqual(Set(audit.requestIds).subtracting(audit.earnedIds), succeeded, "the ledger holds exactly the redeems that were answered ok")
+        XCTAssertEqual(
+            Set(audit.requestIds).subtracting(audit.earnedIds), succeeded,
+            "the ledger holds exactly the redeems that were answered ok")
     }
 }

@@ -60,7 +60,9 @@ func sqlite(_ db: String, _ sql: String) throws -> [String] {
     let errors = err.fileHandleForReading.readDataToEndOfFile()
     p.waitUntilExit()
     guard p.terminationStatus == 0 else {
-        throw LineClient.Failure(description: "sqlite3 \(db) \"\(sql)\" exited \(p.terminationStatus): \(String(decoding: errors, as: UTF8.self))")
+        throw LineClient.Failure(
+            description:
+                "sqlite3 \(db) \"\(sql)\" exited \(p.terminationStatus): \(String(decoding: errors, as: UTF8.self))")
     }
     return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
 }
@@ -68,7 +70,9 @@ func sqlite(_ db: String, _ sql: String) throws -> [String] {
 /// The sqlite3 CLI is needed by these tests: missing → skip locally, fail in CI.
 func requireSQLiteCLI() throws {
     if FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3") { return }
-    if ProcessInfo.processInfo.environment["CI"] == "true" { throw LineClient.Failure(description: "/usr/bin/sqlite3 missing (apt sqlite3)") }
+    if ProcessInfo.processInfo.environment["CI"] == "true" {
+        throw LineClient.Failure(description: "/usr/bin/sqlite3 missing (apt sqlite3)")
+    }
     throw XCTSkip("/usr/bin/sqlite3 is not installed")
 }
 
@@ -95,7 +99,9 @@ struct LedgerAudit {
         XCTAssertEqual(integrity, "ok", "PRAGMA integrity_check (\(context))", file: file, line: line)
         XCTAssertEqual(balance, ledgerSum, "balance row = sum of the ledger (\(context))", file: file, line: line)
         XCTAssertGreaterThanOrEqual(balance, 0, context, file: file, line: line)
-        XCTAssertEqual(Set(requestIds).count, requestIds.count, "duplicate request ids (\(context)): \(requestIds)", file: file, line: line)
+        XCTAssertEqual(
+            Set(requestIds).count, requestIds.count, "duplicate request ids (\(context)): \(requestIds)", file: file,
+            line: line)
     }
 }
 

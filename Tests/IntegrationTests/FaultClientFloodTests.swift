@@ -60,7 +60,7 @@ final class FaultClientFloodTests: XCTestCase {
             Array(#"{"cmd":"credits.redeem","id":"x","amount":-5}"#.utf8) + [0x0A],
             [0xFF, 0xFE, 0x00, 0x7B, 0x0A],
             Array(#"{"unterminated": "#.utf8) + [0x0A],
-            Array(repeating: UInt8(ascii: "x"), count: 5000) + [0x0A],   // above max_line_bytes
+            Array(repeating: UInt8(ascii: "x"), count: 5000) + [0x0A],  // above max_line_bytes
         ]
         let deadline = Date().addingTimeInterval(timeout)
         var k = 0
@@ -71,7 +71,9 @@ final class FaultClientFloodTests: XCTestCase {
             // Take what has arrived, without waiting for more.
             do {
                 while true {
-                    guard let line = try c.readLine(timeout: 0.002) else { outcome.closedByDaemon = true; break sending }
+                    guard let line = try c.readLine(timeout: 0.002) else {
+                        outcome.closedByDaemon = true; break sending
+                    }
                     if line.contains(#""ok":false"#) { outcome.errorReplies += 1 }
                 }
             } catch {
@@ -81,7 +83,9 @@ final class FaultClientFloodTests: XCTestCase {
         // Once thrown out, the replies already sent can still be read, then EOF.
         while !outcome.closedByDaemon, Date() < deadline {
             do {
-                guard let line = try c.readLine(timeout: max(0.01, deadline.timeIntervalSinceNow)) else { outcome.closedByDaemon = true; break }
+                guard let line = try c.readLine(timeout: max(0.01, deadline.timeIntervalSinceNow)) else {
+                    outcome.closedByDaemon = true; break
+                }
                 if line.contains(#""ok":false"#) { outcome.errorReplies += 1 }
             } catch { break }
         }
@@ -102,8 +106,9 @@ final class FaultClientFloodTests: XCTestCase {
         level = "warning"
         """.write(toFile: config, atomically: true, encoding: .utf8)
         // The bundled 55 s head recording at real speed: a live-like attitude stream.
-        let d = try DaemonProcess(["run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv", "--speed", "1"],
-                                  logPath: "\(dir)/log")
+        let d = try DaemonProcess(
+            ["run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv", "--speed", "1"],
+            logPath: "\(dir)/log")
         daemon = d
         let sock = "\(dir)/tiltd.sock"
 
@@ -138,14 +143,19 @@ final class FaultClientFloodTests: XCTestCase {
                     // A third read their hello, a third send a command and hang up unanswered,
                     // a third close at once.
                     switch i % 3 {
-                    case 0: guard try c.readJSON(timeout: 10)?["class"] == "hello" else { throw LineClient.Failure(description: "no hello") }
+                    case 0:
+                        guard try c.readJSON(timeout: 10)?["class"] == "hello" else {
+                            throw LineClient.Failure(description: "no hello")
+                        }
                     case 1:
-                        guard Self.sendNoSignal(c, Array((#"{"cmd":"status","id":1}"# + "\n").utf8)) else { throw LineClient.Failure(description: "send failed") }
+                        guard Self.sendNoSignal(c, Array((#"{"cmd":"status","id":1}"# + "\n").utf8)) else {
+                            throw LineClient.Failure(description: "send failed")
+                        }
                     default: break
                     }
                 } catch {
                     churnFailures.withLock { $0.append("connection \(i): \(error)") }
-                    return   // the daemon is gone or refusing: churning on would only wait out timeouts
+                    return  // the daemon is gone or refusing: churning on would only wait out timeouts
                 }
             }
         }
@@ -181,7 +191,9 @@ final class FaultClientFloodTests: XCTestCase {
         while doneAt.map({ $0.duration(to: .now) < .seconds(1) }) ?? true {
             if doneAt == nil, floodDone.withLock({ $0 }) { doneAt = .now }
             if started.duration(to: .now) > .seconds(45) { XCTFail("the flood did not finish"); break }
-            guard let v = try good.readJSON(timeout: 5) else { return XCTFail("the good client was disconnected:\n\(d.log)") }
+            guard let v = try good.readJSON(timeout: 5) else {
+                return XCTFail("the good client was disconnected:\n\(d.log)")
+            }
             switch v["class"]?.stringValue {
             case "attitude":
                 attitudeTimes.append(try XCTUnwrap(v["t_ns"]?.intValue))
@@ -208,7 +220,8 @@ final class FaultClientFloodTests: XCTestCase {
         XCTAssertLessThan(largestStep, 0.1, "a hole in the attitude stream (sample time)")
         let largestWait = zip(arrivals.dropFirst(), arrivals).map { $1.duration(to: $0) }.max() ?? .seconds(99)
         XCTAssertLessThan(largestWait, .seconds(2), "the stream stalled (wall clock)")
-        XCTAssertGreaterThanOrEqual(Double(attitudeTimes.count), floodSeconds * 30 * 0.7, "attitude rate held during the flood")
+        XCTAssertGreaterThanOrEqual(
+            Double(attitudeTimes.count), floodSeconds * 30 * 0.7, "attitude rate held during the flood")
 
         // Still up and tidy: the flood's connections are gone (good client, sleeper and probe
         // remain) and a new status request is served.
@@ -218,8 +231,11 @@ final class FaultClientFloodTests: XCTestCase {
             status = try probe.request(#"{"cmd":"status","id":7}"#, id: 7)
             return status["clients"]?.intValue == 3
         }
-        XCTAssertGreaterThan(sleeperDropped.withLock { $0 }, 0, "the sleeper's oldest lines were dropped, not queued without bound")
-        print("tiltd flood: \(churned) connections opened and closed + garbage client in \(String(format: "%.2f", floodSeconds)) s; good client got \(attitudeTimes.count) attitudes, largest sample step \(String(format: "%.3f", largestStep)) s, largest wait \(largestWait); garbage client: \(g.linesSent) lines sent, \(g.errorReplies) error replies")
+        XCTAssertGreaterThan(
+            sleeperDropped.withLock { $0 }, 0, "the sleeper's oldest lines were dropped, not queued without bound")
+        print(
+            "tiltd flood: \(churned) connections opened and closed + garbage client in \(String(format: "%.2f", floodSeconds)) s; good client got \(attitudeTimes.count) attitudes, largest sample step \(String(format: "%.3f", largestStep)) s, largest wait \(largestWait); garbage client: \(g.linesSent) lines sent, \(g.errorReplies) error replies"
+        )
         XCTAssertEqual(d.stop(), 0, d.log)
     }
 }

@@ -38,13 +38,15 @@ final class FaultDiskFullTests: XCTestCase {
         let text = err.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
         guard p.terminationStatus == 0 else {
-            throw LineClient.Failure(description: "\(tool) \(args.joined(separator: " ")): \(String(decoding: text, as: UTF8.self))")
+            throw LineClient.Failure(
+                description: "\(tool) \(args.joined(separator: " ")): \(String(decoding: text, as: UTF8.self))")
         }
     }
 
     override func setUpWithError() throws {
         guard geteuid() == 0, Self.inPrivateMountNamespace else {
-            let why = "needs root in a private mount namespace to mount a tmpfs: run it through scripts/test (scripts/fakehw-ns)"
+            let why =
+                "needs root in a private mount namespace to mount a tmpfs: run it through scripts/test (scripts/fakehw-ns)"
             if ProcessInfo.processInfo.environment["CI"] == "true" { throw LineClient.Failure(description: why) }
             throw XCTSkip(why)
         }
@@ -69,7 +71,9 @@ final class FaultDiskFullTests: XCTestCase {
     /// returns the bytes written.
     static func fill(_ path: String) throws -> Int {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        guard fd >= 0 else { throw LineClient.Failure(description: "open \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else {
+            throw LineClient.Failure(description: "open \(path): \(String(cString: strerror(errno)))")
+        }
         defer { close(fd) }
         var total = 0
         for chunk in [65536, 4096, 512, 1] {
@@ -78,7 +82,9 @@ final class FaultDiskFullTests: XCTestCase {
                 let n = write(fd, zeros, chunk)
                 if n > 0 { total += n; continue }
                 if n < 0 && errno == EINTR { continue }
-                guard n < 0 && errno == ENOSPC else { throw LineClient.Failure(description: "write \(path): \(String(cString: strerror(errno)))") }
+                guard n < 0 && errno == ENOSPC else {
+                    throw LineClient.Failure(description: "write \(path): \(String(cString: strerror(errno)))")
+                }
                 break
             }
         }
@@ -92,7 +98,8 @@ final class FaultDiskFullTests: XCTestCase {
 
     /// Reads until `count` `earned` credit events arrived; returns their request ids and the
     /// store's status events seen meanwhile.
-    func earned(_ c: LineClient, count: Int, timeout: Double = 20) throws -> (ids: [String], storeStatuses: [JSONValue]) {
+    func earned(_ c: LineClient, count: Int, timeout: Double = 20) throws -> (ids: [String], storeStatuses: [JSONValue])
+    {
         var ids: [String] = []
         var statuses: [JSONValue] = []
         let deadline = Date().addingTimeInterval(timeout)
@@ -116,7 +123,9 @@ final class FaultDiskFullTests: XCTestCase {
         rig.receiver?.send("pause")
         try rig.startGPSD()
         let db = "\(state)/tiltd.sqlite"
-        let config = try writeDaemonConfig(in: dir, storePath: db, """
+        let config = try writeDaemonConfig(
+            in: dir, storePath: db,
+            """
             [gps]
             enabled = true
             server = "127.0.0.1:\(rig.gpsdPort)"
@@ -142,7 +151,8 @@ final class FaultDiskFullTests: XCTestCase {
             usleep(100_000)
             return lastEpochSent() == k
         }
-        XCTAssertLessThan(lastEpochSent(), walk.enterIndex[3] - 1, "paused before the second group (the test was too slow)")
+        XCTAssertLessThan(
+            lastEpochSent(), walk.enterIndex[3] - 1, "paused before the second group (the test was too slow)")
 
         // Part 2, full disk: the visits to d4…d6 cannot be written.
         let filled = try Self.fill("\(state)/filler")
@@ -164,7 +174,9 @@ final class FaultDiskFullTests: XCTestCase {
         }
         rig.receiver?.send("pause")
         XCTAssertEqual(creditsWhileFull.count, 0, "credits published though the disk was full: \(creditsWhileFull)")
-        XCTAssertEqual(placesWhileFull.filter { $0["event"] == "dwell" }.count, 3, "the visits themselves are still reported: \(placesWhileFull)")
+        XCTAssertEqual(
+            placesWhileFull.filter { $0["event"] == "dwell" }.count, 3,
+            "the visits themselves are still reported: \(placesWhileFull)")
         XCTAssertFalse(storeStatuses.isEmpty, "no store status event while writes failed")
         XCTAssertTrue(storeStatuses.allSatisfy { $0["state"] == "retrying" }, "\(storeStatuses)")
         let message = storeStatuses.first?["message"]?.stringValue ?? ""
@@ -205,6 +217,8 @@ final class FaultDiskFullTests: XCTestCase {
         XCTAssertEqual(audit.earnedIds, Set(firstIds + lastIds))
         XCTAssertEqual(audit.requestIds.filter { !audit.earnedIds.contains($0) }, ["after-full"])
         XCTAssertEqual(audit.balance, 5)
-        print("tiltd full disk: filled \(filled) bytes; \(storeStatuses.count) store status events while full; recovered after freeing; setup \(walkStarted - t0), walk \(ContinuousClock.now - walkStarted)")
+        print(
+            "tiltd full disk: filled \(filled) bytes; \(storeStatuses.count) store status events while full; recovered after freeing; setup \(walkStarted - t0), walk \(ContinuousClock.now - walkStarted)"
+        )
     }
 }

@@ -28,7 +28,9 @@ final class GameDaemonTests: XCTestCase {
     }
 
     /// Scans of a head whose |roll| follows `rollDeg(t)` (degrees), at `rate` Hz from `t0`.
-    func headScans(_ d: FakeIIODevice, seconds: Double, rate: Double, t0: Int64, rollDeg: (Double) -> Double) -> [ScanWriter.Scan] {
+    func headScans(
+        _ d: FakeIIODevice, seconds: Double, rate: Double, t0: Int64, rollDeg: (Double) -> Double
+    ) -> [ScanWriter.Scan] {
         let n = Int(seconds * rate)
         var out: [ScanWriter.Scan] = []
         for i in 0..<n {
@@ -38,7 +40,10 @@ final class GameDaemonTests: XCTestCase {
             let q = Quaternion(roll: r, pitch: 0, yaw: 0)
             let accel = q.conjugate.rotate(Vector3(0, 0, 9.80665))
             let gyro = Vector3((rNext - r) * rate, 0, 0)
-            out.append(ScanWriter.scan(t: t0 + Int64(s * 1e9), accel: d.rawCounts(accel, group: d.accel!), gyro: d.rawCounts(gyro, group: d.gyro!)))
+            out.append(
+                ScanWriter.scan(
+                    t: t0 + Int64(s * 1e9), accel: d.rawCounts(accel, group: d.accel!),
+                    gyro: d.rawCounts(gyro, group: d.gyro!)))
         }
         return out
     }
@@ -79,7 +84,8 @@ final class GameDaemonTests: XCTestCase {
         let b = try LineClient(path: "\(dir)/tiltd.sock", timeout: 15)
         let helloA = try a.next("hello"); _ = try b.next("hello")
         // Streaming may have begun before we connected (then the hello said so).
-        let streaming = helloA["sources"]?.arrayValue?.contains { $0["source"] == "imu" && $0["state"] == "streaming" } ?? false
+        let streaming =
+            helloA["sources"]?.arrayValue?.contains { $0["source"] == "imu" && $0["state"] == "streaming" } ?? false
         if !streaming { _ = try a.next("status", timeout: 10) { $0["source"] == "imu" && $0["state"] == "streaming" } }
         let writer = try ScanWriter(scenario: s, device: d, timeout: 15)
         defer { writer.close() }

@@ -36,7 +36,9 @@ final class IIODaemonTests: XCTestCase {
     }
 
     /// Installs the scenario, starts `tiltd run` on it, connects and watches samples and every attitude.
-    private func startDaemon(_ devices: [FakeIIODevice], device: String = "auto", rateHz: Double = 60) throws
+    private func startDaemon(
+        _ devices: [FakeIIODevice], device: String = "auto", rateHz: Double = 60
+    ) throws
         -> (FakeScenario, LineClient)
     {
         let s = try FakeScenario(devices)
@@ -93,10 +95,13 @@ final class IIODaemonTests: XCTestCase {
             let left = deadline.timeIntervalSinceNow
             guard left > 0 else { break }
             guard let v = try c.readJSON(timeout: left) else { break }
-            if v["class"] == "sample", let t = v["t_ns"]?.intValue, let a = vector(v["accel"]), let g = vector(v["gyro"]) {
+            if v["class"] == "sample", let t = v["t_ns"]?.intValue, let a = vector(v["accel"]),
+                let g = vector(v["gyro"])
+            {
                 r.samples.append((t, a, g))
             } else if v["class"] == "attitude", let t = v["t_ns"]?.intValue, let roll = v["roll_deg"]?.doubleValue,
-                      let pitch = v["pitch_deg"]?.doubleValue, let yaw = v["yaw_deg"]?.doubleValue {
+                let pitch = v["pitch_deg"]?.doubleValue, let yaw = v["yaw_deg"]?.doubleValue
+            {
                 r.attitudes.append((t, roll, pitch, yaw))
             }
         }
@@ -104,7 +109,9 @@ final class IIODaemonTests: XCTestCase {
         return r
     }
 
-    private func scans(_ d: FakeIIODevice, _ motion: Motion, count: Int, rate: Double, t0: Int64)
+    private func scans(
+        _ d: FakeIIODevice, _ motion: Motion, count: Int, rate: Double, t0: Int64
+    )
         -> (scans: [ScanWriter.Scan], expected: [IMUSample])
     {
         var scans: [ScanWriter.Scan] = [], expected: [IMUSample] = []
@@ -119,7 +126,9 @@ final class IIODaemonTests: XCTestCase {
     }
 
     /// Samples on the socket are the decoded scans (to the 4/5 decimals the protocol prints).
-    private func assertSamples(_ got: Received, _ expected: [IMUSample], file: StaticString = #filePath, line: UInt = #line) {
+    private func assertSamples(
+        _ got: Received, _ expected: [IMUSample], file: StaticString = #filePath, line: UInt = #line
+    ) {
         for (s, e) in zip(got.samples, expected) {
             XCTAssertEqual(s.t, e.t, "t_ns", file: file, line: line)
             for i in 0..<3 {
@@ -212,10 +221,13 @@ final class IIODaemonTests: XCTestCase {
         try waitUntil("60 polled samples of the tilt", timeout: 15) {
             guard let v = try c.readJSON(timeout: 5) else { return true }
             if v["class"] == "sample", let a = v["accel"]?.arrayValue?.compactMap(\.doubleValue), a.count == 3,
-               abs(a[0] - want.x) < 1e-4, abs(a[1] - want.y) < 1e-4, abs(a[2] - want.z) < 1e-4 {
+                abs(a[0] - want.x) < 1e-4, abs(a[1] - want.y) < 1e-4, abs(a[2] - want.z) < 1e-4
+            {
                 seen += 1
             }
-            if seen > 0, v["class"] == "attitude", let r = v["roll_deg"]?.doubleValue, let p = v["pitch_deg"]?.doubleValue {
+            if seen > 0, v["class"] == "attitude", let r = v["roll_deg"]?.doubleValue,
+                let p = v["pitch_deg"]?.doubleValue
+            {
                 lastAttitude = (r, p)
             }
             return seen >= 60
@@ -269,7 +281,8 @@ final class IIODaemonTests: XCTestCase {
     func testMissingDeviceIsReportedThenFound() throws {
         let (s, c) = try startDaemon([], device: "mpu6050")
         let retrying = try c.next("status", timeout: 15) { $0["state"] == "retrying" }
-        XCTAssertTrue(retrying["message"]?.stringValue?.contains("no IIO device named \"mpu6050\"") == true, "\(retrying)")
+        XCTAssertTrue(
+            retrying["message"]?.stringValue?.contains("no IIO device named \"mpu6050\"") == true, "\(retrying)")
         s.remove()
         scenario = try FakeScenario([FakeIIODevice.mpu6050(number: 2)])
         let status = try streamingStatus(c, timeout: 20)

@@ -14,7 +14,8 @@ final class JudgeImportCommandTests: XCTestCase {
 
     func testImportNamesTheBadLineAndNeedsARate() throws {
         let bad = "\(dir)/bad.txt"
-        try "A_X [mg] \t A_Y [mg] \t A_Z [mg] \tG_X [dps] \t G_Y [dps] \t G_Z [dps] \t\n1\t2\t3\t4\t5\t6\n1\t2\tthree\t4\t5\t6\n"
+        try
+            "A_X [mg] \t A_Y [mg] \t A_Z [mg] \tG_X [dps] \t G_Y [dps] \t G_Z [dps] \t\n1\t2\t3\t4\t5\t6\n1\t2\tthree\t4\t5\t6\n"
             .write(toFile: bad, atomically: true, encoding: .utf8)
         var (status, out) = try runTiltd(["import", "--format", "st-mlc", "--rate", "30", bad, "\(dir)/out.csv"])
         XCTAssertEqual(status, 1)
@@ -26,7 +27,9 @@ final class JudgeImportCommandTests: XCTestCase {
         (status, out) = try runTiltd(["import", "--format", "csv-magic", "--rate", "30", bad, "\(dir)/out.csv"])
         XCTAssertEqual(status, 1)
         XCTAssertTrue(out.contains("unknown format \"csv-magic\" (known: st-mlc)"), out)
-        (status, out) = try runTiltd(["import", "--format", "st-mlc", "--rate", "30", "\(dir)/missing.txt", "\(dir)/out.csv"])
+        (status, out) = try runTiltd([
+            "import", "--format", "st-mlc", "--rate", "30", "\(dir)/missing.txt", "\(dir)/out.csv",
+        ])
         XCTAssertEqual(status, 1)
         XCTAssertTrue(out.contains("missing.txt: cannot read"), out)
     }

@@ -29,8 +29,9 @@ final class MQTTBridgeTests: XCTestCase {
     }
 
     func device(_ name: String, mqtt: String, speed: Double = 4, extra: String = "") throws -> MQTTDevice {
-        let d = try MQTTDevice(name: name, base: dir, brokerPort: broker!.port, recording: "\(repositoryRoot)/config/demo/head.csv",
-                               speed: speed, mqtt: mqtt, extra: extra)
+        let d = try MQTTDevice(
+            name: name, base: dir, brokerPort: broker!.port, recording: "\(repositoryRoot)/config/demo/head.csv",
+            speed: speed, mqtt: mqtt, extra: extra)
         devices.append(d)
         return d
     }
@@ -50,8 +51,11 @@ final class MQTTBridgeTests: XCTestCase {
             }
             return configs.count >= 8
         }
-        let expected = ["sensor/kitchen/roll", "sensor/kitchen/pitch", "sensor/kitchen/score", "sensor/kitchen/credit_balance",
-                        "sensor/kitchen/fix_age", "binary_sensor/kitchen/at_rest", "event/kitchen/game_decision", "event/kitchen/place"]
+        let expected = [
+            "sensor/kitchen/roll", "sensor/kitchen/pitch", "sensor/kitchen/score", "sensor/kitchen/credit_balance",
+            "sensor/kitchen/fix_age", "binary_sensor/kitchen/at_rest", "event/kitchen/game_decision",
+            "event/kitchen/place",
+        ]
         XCTAssertEqual(Set(configs.keys), Set(expected.map { "homeassistant/\($0)/config" }))
         for (topic, c) in configs {
             let component = String(topic.split(separator: "/")[1])
@@ -59,7 +63,8 @@ final class MQTTBridgeTests: XCTestCase {
             XCTAssertEqual(c["availability_topic"], "tiltd/kitchen/status", topic)
             XCTAssertEqual(c["device"]?["identifiers"], ["tiltd_kitchen"], topic)
         }
-        XCTAssertEqual(configs["homeassistant/event/kitchen/game_decision/config"]?["event_types"], ["correct", "skip"])
+        XCTAssertEqual(
+            configs["homeassistant/event/kitchen/game_decision/config"]?["event_types"], ["correct", "skip"])
 
         // The socket's lines, as they are: attitude (rate-limited to 2 Hz), status per source.
         let att = try sub.wait("tiltd/kitchen/attitude")
@@ -72,7 +77,8 @@ final class MQTTBridgeTests: XCTestCase {
         try waitUntil("4 s of attitude", timeout: 10) { Date().timeIntervalSince(t0) >= 4 }
         let rate = Double(sub.payloads("tiltd/kitchen/attitude").count - first) / Date().timeIntervalSince(t0)
         XCTAssertGreaterThan(rate, 1.0, "attitude flows")
-        XCTAssertLessThanOrEqual(rate, 2.5, "attitude is limited to [mqtt] attitude_hz = 2 (the daemon replays at 120 Hz)")
+        XCTAssertLessThanOrEqual(
+            rate, 2.5, "attitude is limited to [mqtt] attitude_hz = 2 (the daemon replays at 120 Hz)")
 
         // A retained message reaches a subscriber that comes later: HA restarting sees the state.
         let late = try b.subscribe(["tiltd/kitchen/status", "homeassistant/sensor/kitchen/roll/config"])
@@ -98,11 +104,13 @@ final class MQTTBridgeTests: XCTestCase {
         """.write(toFile: d.config, atomically: true, encoding: .utf8)
         try d.startBridge()
         try waitUntil("the 8 configs removed", timeout: 15) {
-            Set(sub.messages.filter { $0.topic.hasPrefix("homeassistant/") && $0.payload.isEmpty }.map(\.topic)).count == 8
+            Set(sub.messages.filter { $0.topic.hasPrefix("homeassistant/") && $0.payload.isEmpty }.map(\.topic)).count
+                == 8
         }
         let after = try b.subscribe(["homeassistant/#", "tiltd/kitchen/status"])
         try after.wait("tiltd/kitchen/status") { $0 == "online" }
-        XCTAssertEqual(after.messages.filter { $0.topic.hasPrefix("homeassistant/") }.count, 0, "no retained config is left")
+        XCTAssertEqual(
+            after.messages.filter { $0.topic.hasPrefix("homeassistant/") }.count, 0, "no retained config is left")
         after.stop()
         sub.stop()
     }
@@ -133,7 +141,8 @@ final class MQTTBridgeTests: XCTestCase {
         XCTAssertEqual(try reply("b")["error"]?["code"], "unknown_command")
         try b.publish("tiltd/den/cmd", #"{"cmd":"game.start","id":"c""#)
         try sub.wait("tiltd/den/reply") { json($0)?["error"]?["code"] == "invalid_json" }
-        try b.publish("tiltd/den/cmd", #"{"cmd":"game.start","id":"d","pad":""# + String(repeating: "x", count: 5000) + #""}"#)
+        try b.publish(
+            "tiltd/den/cmd", #"{"cmd":"game.start","id":"d","pad":""# + String(repeating: "x", count: 5000) + #""}"#)
         try sub.wait("tiltd/den/reply") { json($0)?["error"]?["code"] == "line_too_long" }
         let st = try client.request(#"{"cmd":"status","id":2}"#, id: 2)
         XCTAssertEqual(st["game"]?["state"], "idle", "no refused command started a round")
@@ -157,25 +166,37 @@ final class MQTTBridgeTests: XCTestCase {
         let obs = try b.subscribe(["tiltd/walker/#"], clientID: "observer")
         // QoS 1 for status, game and fix (compared below by seq); 0 for the rest, whose Home
         // Assistant event copies carry no seq and would blur the count.
-        let d = try device("walker", mqtt: "buffer_messages = 10\nattitude_hz = 0\n[mqtt.qos]\nfix = 1\nplace = 0\nquest = 0\ncredit = 0", speed: 1)
-        let daemon = try DaemonProcess(["run", "--config", d.config, "--replay", d.recording, "--gpx", "\(repositoryRoot)/config/demo/walk.gpx", "--gpx-speed", "20"],
-                                       logPath: "\(d.dir)/daemon-gpx.log")
+        let d = try device(
+            "walker",
+            mqtt: "buffer_messages = 10\nattitude_hz = 0\n[mqtt.qos]\nfix = 1\nplace = 0\nquest = 0\ncredit = 0",
+            speed: 1)
+        let daemon = try DaemonProcess(
+            [
+                "run", "--config", d.config, "--replay", d.recording, "--gpx", "\(repositoryRoot)/config/demo/walk.gpx",
+                "--gpx-speed", "20",
+            ],
+            logPath: "\(d.dir)/daemon-gpx.log")
         defer { daemon.stop() }
         let client = try LineClient(path: d.socket, timeout: 15)
         _ = try client.next("hello")
-        _ = try client.request(#"{"cmd":"watch","id":1,"classes":["status","game","fix","place","quest","credit"],"attitude_hz":0}"#, id: 1)
+        _ = try client.request(
+            #"{"cmd":"watch","id":1,"classes":["status","game","fix","place","quest","credit"],"attitude_hz":0}"#, id: 1
+        )
         try d.startBridge()
         try obs.wait("tiltd/walker/fix", timeout: 15)
         b.stop()
         try waitUntil("the bridge to drop messages", timeout: 20) { d.logs.contains("messages dropped so far") }
         try b.start()
-        try obs.wait("tiltd/walker/status/mqtt", timeout: 20) { json($0)?["message"]?.stringValue?.hasPrefix("connected to 127") == true }
+        try obs.wait("tiltd/walker/status/mqtt", timeout: 20) {
+            json($0)?["message"]?.stringValue?.hasPrefix("connected to 127") == true
+        }
         // Let live fixes through after the buffered ones, then compare every daemon line (by seq).
         let seen0 = obs.payloads("tiltd/walker/fix").count
         try waitUntil("live fixes again", timeout: 10) { obs.payloads("tiltd/walker/fix").count >= seen0 + 15 }
         let qos1 = ["status", "game", "fix"]
-        let observed = Set(obs.messages.filter { !$0.topic.contains("/event/") }.compactMap { json($0.payload) }
-            .filter { qos1.contains($0["class"]?.stringValue ?? "") }.compactMap { $0["seq"]?.intValue })
+        let observed = Set(
+            obs.messages.filter { !$0.topic.contains("/event/") }.compactMap { json($0.payload) }
+                .filter { qos1.contains($0["class"]?.stringValue ?? "") }.compactMap { $0["seq"]?.intValue })
         let (first, last) = (try XCTUnwrap(observed.min()), try XCTUnwrap(observed.max()))
         var sent: [Int64] = []
         while sent.last.map({ $0 < last }) ?? true {
@@ -193,7 +214,9 @@ final class MQTTBridgeTests: XCTestCase {
                 return reported == Int64(missing.count)
             }
         } catch {
-            XCTFail("missing \(missing) (window \(first)…\(last)), reported \(reported): \(error); \(obs.payloads("tiltd/walker/status/mqtt").last ?? "")")
+            XCTFail(
+                "missing \(missing) (window \(first)…\(last)), reported \(reported): \(error); \(obs.payloads("tiltd/walker/status/mqtt").last ?? "")"
+            )
         }
         XCTAssertGreaterThan(missing.count, 0, "the buffer did overflow")
         XCTAssertGreaterThan(window.count - missing.count, 10, "the buffered lines arrived after the reconnect")
@@ -207,6 +230,8 @@ final class MQTTBridgeTests: XCTestCase {
         chmod("\(d.dir)/pw", 0o640)
         let (status, out) = try runTiltd(["mqtt", "--config", d.config])
         XCTAssertEqual(status, 1, out)
-        XCTAssertTrue(out.contains("\(d.config):9: mqtt.password_file: \(d.dir)/pw is readable by group or others (mode 640)"), out)
+        XCTAssertTrue(
+            out.contains("\(d.config):9: mqtt.password_file: \(d.dir)/pw is readable by group or others (mode 640)"),
+            out)
     }
 }

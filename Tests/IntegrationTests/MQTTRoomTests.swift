@@ -18,7 +18,8 @@ final class MQTTRoomTests: XCTestCase {
         try requireMosquitto()
         dir = makeTempDir("room")
         // The ACL shipped in config/mosquitto/tiltd.acl, with the room's host named.
-        let acl = try String(contentsOfFile: "\(repositoryRoot)/config/mosquitto/tiltd.acl", encoding: .utf8)
+        let acl =
+            try String(contentsOfFile: "\(repositoryRoot)/config/mosquitto/tiltd.acl", encoding: .utf8)
             + "\nuser pi-a\ntopic write tiltd/room/party/state\n\nuser admin\ntopic readwrite #\n"
         broker = try MosquittoRig(dir: dir, users: users, acl: acl)
     }
@@ -37,7 +38,8 @@ final class MQTTRoomTests: XCTestCase {
     /// The bundled recording three times over, so a round has ~15 answers per player (the
     /// recording has 6 deliberate ones in 54 s) and a restarted daemon replays them again.
     func loopedRecording() throws -> String {
-        let lines = try String(contentsOfFile: "\(repositoryRoot)/config/demo/head.csv", encoding: .utf8).split(separator: "\n")
+        let lines = try String(contentsOfFile: "\(repositoryRoot)/config/demo/head.csv", encoding: .utf8).split(
+            separator: "\n")
         let header = lines.filter { $0.hasPrefix("#") || $0.hasPrefix("t_ns") }
         let rows = lines.filter { !$0.hasPrefix("#") && !$0.hasPrefix("t_ns") && !$0.isEmpty }
         let times = rows.map { Int64($0.split(separator: ",")[0])! }
@@ -62,15 +64,17 @@ final class MQTTRoomTests: XCTestCase {
         let watch = try b.subscribe(["tiltd/room/party/state", "tiltd/pi-a/reply", "tiltd/+/room"], user: admin)
         for name in ["pi-a", "pi-b", "pi-c", "pi-d"] {
             let host = name == "pi-a"
-            let d = try MQTTDevice(name: name, base: dir, brokerPort: b.port, recording: rec, speed: 3, mqtt: """
-                username = "\(name)"
-                password_file = "\(dir)/\(name)/password"
-                room = "party"
-                room_host = \(host)
-                room_round_s = 40
-                room_seed = 3
-                allowed_commands = \(host ? #"["room.start", "room.stop", "room.state"]"# : "[]")
-                """)
+            let d = try MQTTDevice(
+                name: name, base: dir, brokerPort: b.port, recording: rec, speed: 3,
+                mqtt: """
+                    username = "\(name)"
+                    password_file = "\(dir)/\(name)/password"
+                    room = "party"
+                    room_host = \(host)
+                    room_round_s = 40
+                    room_seed = 3
+                    allowed_commands = \(host ? #"["room.start", "room.stop", "room.state"]"# : "[]")
+                    """)
             try users[name]!.write(toFile: "\(d.dir)/password", atomically: true, encoding: .utf8)
             chmod("\(d.dir)/password", 0o600)
             devices.append(d)
@@ -81,7 +85,9 @@ final class MQTTRoomTests: XCTestCase {
 
         // Everyone joined (the host's state lists three players here).
         func state() -> JSONValue? { watch.payloads("tiltd/room/party/state").last.flatMap(json) }
-        func player(_ s: JSONValue?, _ id: String) -> JSONValue? { s?["players"]?.arrayValue?.first { $0["player"] == .string(id) } }
+        func player(_ s: JSONValue?, _ id: String) -> JSONValue? {
+            s?["players"]?.arrayValue?.first { $0["player"] == .string(id) }
+        }
         try waitUntil("three players here", timeout: 20) {
             let s = state()
             return ["pi-a", "pi-b", "pi-c"].allSatisfy { player(s, $0)?["presence"] == "here" }
@@ -107,54 +113,73 @@ final class MQTTRoomTests: XCTestCase {
         c.killDaemon()
         try waitUntil("the host to see pi-c away", timeout: 20) { player(state(), "pi-c")?["presence"] == "away" }
         try c.startDaemon()
-        try waitUntil("pi-c answering again", timeout: 25) { (player(state(), "pi-c")?["index"]?.intValue ?? 0) > beforeKill }
+        try waitUntil("pi-c answering again", timeout: 25) {
+            (player(state(), "pi-c")?["index"]?.intValue ?? 0) > beforeKill
+        }
 
         // Bad input on the room's topics changes nothing (and is answered on the host's reply topic).
         let rev = state()?["rev"]
         try b.publish("tiltd/room/party/player/pi-b/decision", "{oops", user: ("pi-b", "pw-b"))
         try watch.wait("tiltd/pi-a/reply") { json($0)?["error"]?["code"] == "invalid_json" }
-        try b.publish("tiltd/room/party/player/pi-b/decision",
-                      #"{"room":"party","player":"pi-c","round":\#(round),"index":0,"decision":"correct","request_id":"x-1"}"#, user: ("pi-b", "pw-b"))
+        try b.publish(
+            "tiltd/room/party/player/pi-b/decision",
+            #"{"room":"party","player":"pi-c","round":\#(round),"index":0,"decision":"correct","request_id":"x-1"}"#,
+            user: ("pi-b", "pw-b"))
         try watch.wait("tiltd/pi-a/reply") { json($0)?["error"]?["code"] == "forged" }
-        try b.publish("tiltd/room/party/player/pi-b/decision",
-                      #"{"room":"lobby","player":"pi-b","round":\#(round),"index":0,"decision":"correct","request_id":"x-2"}"#, user: ("pi-b", "pw-b"))
+        try b.publish(
+            "tiltd/room/party/player/pi-b/decision",
+            #"{"room":"lobby","player":"pi-b","round":\#(round),"index":0,"decision":"correct","request_id":"x-2"}"#,
+            user: ("pi-b", "pw-b"))
         try watch.wait("tiltd/pi-a/reply") { json($0)?["error"]?["code"] == "wrong_room" }
         // The ACL stops pi-b writing pi-c's topic at the broker: the host never hears of it.
-        try b.publish("tiltd/room/party/player/pi-c/decision",
-                      #"{"room":"party","player":"pi-c","round":\#(round),"index":99,"decision":"correct","request_id":"x-3"}"#, user: ("pi-b", "pw-b"))
+        try b.publish(
+            "tiltd/room/party/player/pi-c/decision",
+            #"{"room":"party","player":"pi-c","round":\#(round),"index":99,"decision":"correct","request_id":"x-3"}"#,
+            user: ("pi-b", "pw-b"))
         XCTAssertFalse(decisions.payloads("tiltd/room/party/player/pi-c/decision").contains { $0.contains("x-3") })
 
         // The round runs out on the host's clock.
-        let ended = try XCTUnwrap(json(try watch.wait("tiltd/room/party/state", timeout: 60) { json($0)?["state"] == "ended" }))
+        let ended = try XCTUnwrap(
+            json(try watch.wait("tiltd/room/party/state", timeout: 60) { json($0)?["state"] == "ended" }))
         XCTAssertEqual(ended["reason"], "timeout")
         XCTAssertNotEqual(ended["rev"], rev)
         XCTAssertTrue(a.logs.contains("refused decision on pi-b's topic: forged"), "the host logs the refusal")
 
         // Every answer counted once: for each player, the host counted exactly the answers with
         // index 0..<n, each once, and the score is the number of correct ones among them.
-        try waitUntil("the observer to catch up", timeout: 10) { decisions.payloads("tiltd/room/party/player/pi-c/decision").count > 0 }
+        try waitUntil("the observer to catch up", timeout: 10) {
+            decisions.payloads("tiltd/room/party/player/pi-c/decision").count > 0
+        }
         for id in ["pi-a", "pi-b", "pi-c"] {
             let p = try XCTUnwrap(player(ended, id))
             let n = Int(p["index"]?.intValue ?? -1)
             var byIndex: [Int: String] = [:]
             for s in decisions.payloads("tiltd/room/party/player/\(id)/decision") {
-                guard let v = json(s), v["round"]?.intValue == round, let i = v["index"]?.intValue, let d = v["decision"]?.stringValue else { continue }
+                guard let v = json(s), v["round"]?.intValue == round, let i = v["index"]?.intValue,
+                    let d = v["decision"]?.stringValue
+                else { continue }
                 if let old = byIndex[Int(i)] { XCTAssertEqual(old, d, "a re-sent decision is the same decision") }
                 byIndex[Int(i)] = d
             }
             XCTAssertGreaterThanOrEqual(n, 4, "\(id) answered several prompts")
             XCTAssertEqual(Set(byIndex.keys.filter { $0 < n }), Set(0..<n), "\(id): every counted answer was sent")
             XCTAssertTrue(byIndex.keys.allSatisfy { $0 <= n }, "\(id): nothing was sent beyond one late answer")
-            XCTAssertEqual(p["score"]?.intValue, Int64((0..<n).filter { byIndex[$0] == "correct" }.count), "\(id)'s score")
+            XCTAssertEqual(
+                p["score"]?.intValue, Int64((0..<n).filter { byIndex[$0] == "correct" }.count), "\(id)'s score")
         }
         // The broker restart did not look like the host's loss to anyone.
-        XCTAssertFalse(watch.messages.contains { $0.topic.hasSuffix("/room") && json($0.payload)?["reason"] == "host_lost" },
-                       "no device took the broker restart for the host's loss")
+        XCTAssertFalse(
+            watch.messages.contains { $0.topic.hasSuffix("/room") && json($0.payload)?["reason"] == "host_lost" },
+            "no device took the broker restart for the host's loss")
         print("scoreboard of round \(round): \(ended["players"]?.jsonText ?? "")")
 
         // Every device shows the host's result.
         for d in devices {
-            let view = try XCTUnwrap(json(try watch.wait("tiltd/\(d.name)/room") { json($0)?["state"] == "ended" && json($0)?["round"]?.intValue == round }))
+            let view = try XCTUnwrap(
+                json(
+                    try watch.wait("tiltd/\(d.name)/room") {
+                        json($0)?["state"] == "ended" && json($0)?["round"]?.intValue == round
+                    }))
             XCTAssertEqual(view["class"], "game")
             XCTAssertEqual(view["kind"], "shared")
             XCTAssertEqual(view["players"]?.arrayValue?.count, 3)
@@ -170,17 +195,23 @@ final class MQTTRoomTests: XCTestCase {
 
         // Host loss: a new round starts, the host's bridge dies; every player's round ends.
         try b.publish("tiltd/pi-a/cmd", #"{"cmd":"room.start","id":2}"#, user: admin)
-        try watch.wait("tiltd/pi-b/room") { json($0)?["state"] == "playing" && json($0)?["round"]?.intValue == round + 1 }
+        try watch.wait("tiltd/pi-b/room") {
+            json($0)?["state"] == "playing" && json($0)?["round"]?.intValue == round + 1
+        }
         // A late joiner gets the whole state from the broker (retained) and is in the room.
         devices.append(late)
         try late.startBridge()
-        let lateView = try XCTUnwrap(json(try watch.wait("tiltd/pi-d/room") { json($0)?["round"]?.intValue == round + 1 }))
+        let lateView = try XCTUnwrap(
+            json(try watch.wait("tiltd/pi-d/room") { json($0)?["round"]?.intValue == round + 1 }))
         XCTAssertEqual(lateView["state"], "playing")
         XCTAssertEqual(lateView["deck_size"], started["deck_size"])
         try waitUntil("the host to list pi-d", timeout: 15) { player(state(), "pi-d") != nil }
         a.killBridge()
         for d in devices.dropFirst() {
-            try watch.wait("tiltd/\(d.name)/room", timeout: 20) { json($0)?["reason"] == "host_lost" && json($0)?["state"] == "ended" && json($0)?["round"]?.intValue == round + 1 }
+            try watch.wait("tiltd/\(d.name)/room", timeout: 20) {
+                json($0)?["reason"] == "host_lost" && json($0)?["state"] == "ended"
+                    && json($0)?["round"]?.intValue == round + 1
+            }
         }
         decisions.stop()
         watch.stop()

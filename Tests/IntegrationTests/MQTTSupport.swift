@@ -16,7 +16,9 @@ final class MQTTDevice {
     private var runs = 0
 
     /// Writes the device's config: `[mqtt]` with `mqtt` extra lines.
-    init(name: String, base: String, brokerPort: Int, recording: String, speed: Double, mqtt: String, extra: String = "") throws {
+    init(
+        name: String, base: String, brokerPort: Int, recording: String, speed: Double, mqtt: String, extra: String = ""
+    ) throws {
         self.name = name
         dir = "\(base)/\(name)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -40,8 +42,9 @@ final class MQTTDevice {
 
     func startDaemon() throws {
         runs += 1
-        daemon = try DaemonProcess(["run", "--config", config, "--replay", recording, "--speed", "\(speed)"],
-                                   logPath: "\(dir)/daemon-\(runs).log")
+        daemon = try DaemonProcess(
+            ["run", "--config", config, "--replay", recording, "--speed", "\(speed)"],
+            logPath: "\(dir)/daemon-\(runs).log")
     }
 
     func startBridge() throws {
@@ -64,9 +67,12 @@ final class MQTTDevice {
 
     /// Every log this device wrote, for failure messages.
     var logs: String {
-        let files = (try? FileManager.default.contentsOfDirectory(atPath: dir))?.filter { $0.hasSuffix(".log") }.sorted() ?? []
-        return files.map { f in "--- \(name)/\(f)\n" + ((try? String(contentsOfFile: "\(dir)/\(f)", encoding: .utf8)) ?? "") }
-            .joined(separator: "\n")
+        let files =
+            (try? FileManager.default.contentsOfDirectory(atPath: dir))?.filter { $0.hasSuffix(".log") }.sorted() ?? []
+        return files.map { f in
+            "--- \(name)/\(f)\n" + ((try? String(contentsOfFile: "\(dir)/\(f)", encoding: .utf8)) ?? "")
+        }
+        .joined(separator: "\n")
     }
 }
 
@@ -87,12 +93,15 @@ enum HomeAssistantSchema {
     static let common: Set<String> = [
         "availability", "availability_mode", "availability_template", "availability_topic", "device", "device_class",
         "enabled_by_default", "encoding", "entity_category", "entity_picture", "icon", "json_attributes_template",
-        "json_attributes_topic", "name", "object_id", "default_entity_id", "origin", "payload_available", "payload_not_available", "qos",
+        "json_attributes_topic", "name", "object_id", "default_entity_id", "origin", "payload_available",
+        "payload_not_available", "qos",
         "state_topic", "unique_id", "value_template", "platform",
     ]
     static let perComponent: [String: Set<String>] = [
-        "sensor": ["expire_after", "force_update", "last_reset_value_template", "options", "suggested_display_precision",
-                   "state_class", "unit_of_measurement"],
+        "sensor": [
+            "expire_after", "force_update", "last_reset_value_template", "options", "suggested_display_precision",
+            "state_class", "unit_of_measurement",
+        ],
         "binary_sensor": ["expire_after", "force_update", "off_delay", "payload_off", "payload_on"],
         "event": ["event_types"],
     ]
@@ -110,18 +119,26 @@ enum HomeAssistantSchema {
     static func problems(component: String, config: JSONObject) -> [String] {
         var out: [String] = []
         guard let extra = perComponent[component] else { return ["unknown component \(component)"] }
-        for k in config.keys where !common.contains(k) && !extra.contains(k) { out.append("\(component): unknown key \(k)") }
+        for k in config.keys where !common.contains(k) && !extra.contains(k) {
+            out.append("\(component): unknown key \(k)")
+        }
         for k in required[component] ?? [] where config[k] == nil { out.append("\(component): missing \(k)") }
         if config["unique_id"]?.stringValue == nil { out.append("no unique_id (device registry needs it)") }
         if let d = config["device"]?.objectValue {
             for k in d.keys where !deviceKeys.contains(k) { out.append("device: unknown key \(k)") }
-            if d["identifiers"] == nil && d["connections"] == nil { out.append("device: needs identifiers or connections") }
-        } else { out.append("no device") }
+            if d["identifiers"] == nil && d["connections"] == nil {
+                out.append("device: needs identifiers or connections")
+            }
+        } else {
+            out.append("no device")
+        }
         if let o = config["origin"]?.objectValue {
             for k in o.keys where !originKeys.contains(k) { out.append("origin: unknown key \(k)") }
             if o["name"] == nil { out.append("origin: missing name") }
         }
-        if let sc = config["state_class"]?.stringValue, !sensorStateClasses.contains(sc) { out.append("bad state_class \(sc)") }
+        if let sc = config["state_class"]?.stringValue, !sensorStateClasses.contains(sc) {
+            out.append("bad state_class \(sc)")
+        }
         if component == "event", config["event_types"]?.arrayValue?.allSatisfy({ $0.stringValue != nil }) != true {
             out.append("event_types must be a list of strings")
         }

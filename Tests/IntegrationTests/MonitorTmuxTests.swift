@@ -26,7 +26,9 @@ final class MonitorTmuxTests: XCTestCase {
         try? FileManager.default.removeItem(atPath: dir)
     }
 
-    static let tmuxPath: String? = ["/usr/bin/tmux", "/usr/local/bin/tmux"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static let tmuxPath: String? = ["/usr/bin/tmux", "/usr/local/bin/tmux"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
 
     /// Runs tmux on this test's private server; returns stdout.
     ///
@@ -62,7 +64,8 @@ final class MonitorTmuxTests: XCTestCase {
 
     func pane() -> String { (try? tmux(["capture-pane", "-p", "-t", session])) ?? "" }
     func paneFlag(_ name: String) -> String {
-        ((try? tmux(["display-message", "-p", "-t", session, "#{\(name)}"])) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        ((try? tmux(["display-message", "-p", "-t", session, "#{\(name)}"])) ?? "").trimmingCharacters(
+            in: .whitespacesAndNewlines)
     }
 
     /// Starts the monitor in a detached 100×30 pane. A shell around it prints a marker before,
@@ -71,7 +74,8 @@ final class MonitorTmuxTests: XCTestCase {
     func startMonitor(_ args: String) throws {
         // Like an interactive shell, the wrapper survives the Ctrl-C meant for the monitor (a trap
         // with a command, unlike an ignored signal, is not inherited by the monitor).
-        let script = "trap 'echo SHELL-SAW-INT' INT; printf 'BEFORE-MONITOR\\n'; '\(tiltdBinary)' monitor \(args); echo MONITOR-EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -xE -- '-?(icanon|echo)' | tr '\\n' ' '; echo; echo AFTER-MONITOR; exec sleep 600"
+        let script =
+            "trap 'echo SHELL-SAW-INT' INT; printf 'BEFORE-MONITOR\\n'; '\(tiltdBinary)' monitor \(args); echo MONITOR-EXIT=$?; stty -a | tr ' ;' '\\n\\n' | grep -xE -- '-?(icanon|echo)' | tr '\\n' ' '; echo; echo AFTER-MONITOR; exec sleep 600"
         try tmux(["new-session", "-d", "-s", session, "-x", "100", "-y", "30", "sh", "-c", script])
     }
 
@@ -89,7 +93,9 @@ final class MonitorTmuxTests: XCTestCase {
     }
 
     func startDaemon(_ config: String, log: String) throws -> DaemonProcess {
-        try DaemonProcess(["run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv", "--speed", "2"], logPath: log)
+        try DaemonProcess(
+            ["run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv", "--speed", "2"],
+            logPath: log)
     }
 
     /// The roll the pane shows (`roll  +90.0 deg`), if any.
@@ -126,7 +132,8 @@ final class MonitorTmuxTests: XCTestCase {
         try waitUntil("the sample rate", timeout: 10) {
             screen = pane()
             guard let r = screen.range(of: #"rate: [0-9.]+ Hz"#, options: .regularExpression),
-                  let hz = Double(screen[r].dropFirst(6).dropLast(3)) else { return false }
+                let hz = Double(screen[r].dropFirst(6).dropLast(3))
+            else { return false }
             return abs(hz - 60) < 3
         }
         XCTAssertTrue(screen.contains("dropped: 0 lines to this monitor"), screen)
@@ -179,7 +186,9 @@ final class MonitorTmuxTests: XCTestCase {
         _ = try LineClient(path: "\(dir)/tiltd.sock").next("hello")  // serving: the monitor's first try connects
         let monitor = try DaemonProcess(["monitor", "--config", config], logPath: "\(dir)/monitor.out")
         try waitUntil("three summary lines with roll and rate", timeout: 30) {
-            monitor.log.components(separatedBy: "\n").filter { $0.hasPrefix("roll=") && $0.contains(" rate=") && !$0.contains("rate=?") }.count >= 3
+            monitor.log.components(separatedBy: "\n").filter {
+                $0.hasPrefix("roll=") && $0.contains(" rate=") && !$0.contains("rate=?")
+            }.count >= 3
         }
         XCTAssertEqual(monitor.stop(signal: SIGTERM), 0)
         let out = monitor.log

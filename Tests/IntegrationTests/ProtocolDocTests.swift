@@ -41,9 +41,11 @@ final class ProtocolDocTests: XCTestCase {
     /// Whether `actual` has every field of `example` with the same JSON type (null in the
     /// example stands for "any"); objects recursively, arrays by their first element.
     /// Fields the document marks "when known": shown in examples, absent in some real lines.
-    static let optionalFields: Set<String> = ["t_ns", "track_deg", "alt_m", "eph_m", "epv_m", "speed_mps", "rate_hz",
-                                              "retry_in_s", "device", "deck_note", "category", "fix", "sample_rate_hz",
-                                              "dwell_s", "lat", "lon", "gyroscope"]
+    static let optionalFields: Set<String> = [
+        "t_ns", "track_deg", "alt_m", "eph_m", "epv_m", "speed_mps", "rate_hz",
+        "retry_in_s", "device", "deck_note", "category", "fix", "sample_rate_hz",
+        "dwell_s", "lat", "lon", "gyroscope",
+    ]
 
     static func sameShape(_ example: JSONValue, _ actual: JSONValue, path: String = "") -> String? {
         switch (example, actual) {
@@ -65,7 +67,8 @@ final class ProtocolDocTests: XCTestCase {
             }
             return nil
         default:
-            return example.typeName == actual.typeName ? nil : "\(path): \(example.typeName) documented, \(actual.typeName) sent"
+            return example.typeName == actual.typeName
+                ? nil : "\(path): \(example.typeName) documented, \(actual.typeName) sent"
         }
     }
 
@@ -74,7 +77,9 @@ final class ProtocolDocTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(pairs.count, 15)
         // Every command the daemon knows is documented with at least one example.
         for name in Command.names {
-            XCTAssertTrue(pairs.contains { (try? JSONParser.parse($0.request))?["cmd"]?.stringValue == name }, "\(name) has no example")
+            XCTAssertTrue(
+                pairs.contains { (try? JSONParser.parse($0.request))?["cmd"]?.stringValue == name },
+                "\(name) has no example")
         }
 
         let dir = makeTempDir("doc")
@@ -88,8 +93,11 @@ final class ProtocolDocTests: XCTestCase {
         [places]
         file = "\(repositoryRoot)/config/demo/places.geojson"
         """.write(toFile: "\(dir)/tiltd.toml", atomically: true, encoding: .utf8)
-        let d = try DaemonProcess(["run", "--config", "\(dir)/tiltd.toml", "--replay", "\(repositoryRoot)/config/demo/head.csv",
-                                   "--gpx", "\(repositoryRoot)/config/demo/walk.gpx", "--gpx-speed", "100"], logPath: "\(dir)/log")
+        let d = try DaemonProcess(
+            [
+                "run", "--config", "\(dir)/tiltd.toml", "--replay", "\(repositoryRoot)/config/demo/head.csv",
+                "--gpx", "\(repositoryRoot)/config/demo/walk.gpx", "--gpx-speed", "100",
+            ], logPath: "\(dir)/log")
         defer { d.stop() }
         let c = try LineClient(path: "\(dir)/tiltd.sock")
         var seen: [JSONValue] = []
@@ -124,13 +132,19 @@ final class ProtocolDocTests: XCTestCase {
             XCTAssertEqual(actual["error"]?["code"], expected["error"]?["code"], "\(location) → \(actual.jsonText)")
             if let m = Self.sameShape(expected, actual) { XCTFail("\(location): \(m) in \(actual.jsonText)") }
             // The catalogue declares every field a reply carries, and every code it answers with.
-            if let name = actual["cmd"]?.stringValue, let spec = CommandCatalogue.spec(name), let fields = actual.objectValue {
+            if let name = actual["cmd"]?.stringValue, let spec = CommandCatalogue.spec(name),
+                let fields = actual.objectValue
+            {
                 let envelope: Set<String> = ["class", "seq", "t_ns", "id", "cmd", "ok", "error"]
                 for k in fields.keys where !envelope.contains(k) {
-                    XCTAssertNotNil(spec.reply.first { $0.name == k }, "\(location): reply field \(k) is not declared in CommandCatalogue")
+                    XCTAssertNotNil(
+                        spec.reply.first { $0.name == k },
+                        "\(location): reply field \(k) is not declared in CommandCatalogue")
                 }
                 if let code = actual["error"]?["code"]?.stringValue {
-                    XCTAssertTrue(spec.allErrors.contains(ProtocolError.Code(rawValue: code)), "\(location): \(code) is not declared for \(name)")
+                    XCTAssertTrue(
+                        spec.allErrors.contains(ProtocolError.Code(rawValue: code)),
+                        "\(location): \(code) is not declared for \(name)")
                 }
             }
         }
@@ -149,12 +163,21 @@ final class ProtocolDocTests: XCTestCase {
         for ex in eventExamples {
             XCTAssertNotNil(ex["class"]?.stringValue); XCTAssertNotNil(ex["seq"]?.intValue)
             let k = key(ex)
-            guard let actual = seen.first(where: { key($0) == k && $0["state"] == ex["state"] || key($0) == k && ex["state"] == nil }) else { continue }
+            guard
+                let actual = seen.first(where: {
+                    key($0) == k && $0["state"] == ex["state"] || key($0) == k && ex["state"] == nil
+                })
+            else { continue }
             if let m = Self.sameShape(ex, actual) { XCTFail("event \(k): \(m) in \(actual.jsonText)") }
             matched.insert(k)
         }
-        for required in ["hello/", "status/imu", "attitude/", "fix/", "game/round_started", "game/stopped", "game/reset", "quest/available"] {
-            XCTAssertTrue(matched.contains(required), "no documented \(required) was checked against a real one; matched \(matched.sorted())")
+        for required in [
+            "hello/", "status/imu", "attitude/", "fix/", "game/round_started", "game/stopped", "game/reset",
+            "quest/available",
+        ] {
+            XCTAssertTrue(
+                matched.contains(required),
+                "no documented \(required) was checked against a real one; matched \(matched.sorted())")
         }
     }
 

@@ -50,8 +50,10 @@ final class ReloadDaemonTests: XCTestCase {
 
     /// The config file, section by section; `sections` are written in this order.
     struct ConfigFile {
-        static let order = ["imu", "calibration", "socket", "store", "gps", "game", "places", "geofence", "quests",
-                            "credits", "snooze", "course", "log"]
+        static let order = [
+            "imu", "calibration", "socket", "store", "gps", "game", "places", "geofence", "quests",
+            "credits", "snooze", "course", "log",
+        ]
         var sections: [String: String]
         var path: String
 
@@ -72,14 +74,16 @@ final class ReloadDaemonTests: XCTestCase {
         try rig.startReceiver(lines: track.flatMap(\.sentences), interval: 0.05)
         try rig.startGPSD()
         try Self.noddingRecording(seconds: 150).write(toFile: "\(dir)/nods.csv", atomically: true, encoding: .utf8)
-        var config = ConfigFile(sections: [
-            "socket": "[socket]\npath = \"\(dir)/tiltd.sock\"\nmode = \"0666\"\nattitude_hz = 5",
-            "store": "[store]\npath = \"\(dir)/tiltd.sqlite\"",
-            "game": "[game]\nround_s = 120\nseed = 3",
-            "log": "[log]\nlevel = \"info\"",
-        ], path: "\(dir)/tiltd.toml")
+        var config = ConfigFile(
+            sections: [
+                "socket": "[socket]\npath = \"\(dir)/tiltd.sock\"\nmode = \"0666\"\nattitude_hz = 5",
+                "store": "[store]\npath = \"\(dir)/tiltd.sqlite\"",
+                "game": "[game]\nround_s = 120\nseed = 3",
+                "log": "[log]\nlevel = \"info\"",
+            ], path: "\(dir)/tiltd.toml")
         _ = try config.write()
-        let d = try DaemonProcess(["run", "--config", config.path, "--replay", "\(dir)/nods.csv"], logPath: "\(dir)/log")
+        let d = try DaemonProcess(
+            ["run", "--config", config.path, "--replay", "\(dir)/nods.csv"], logPath: "\(dir)/log")
         daemon = d
         let c = try LineClient(path: "\(dir)/tiltd.sock", timeout: 15)
         _ = try c.next("hello")
@@ -137,20 +141,24 @@ final class ReloadDaemonTests: XCTestCase {
         // [[geofence]]: one ahead on the track fires.
         let now = try XCTUnwrap(fix["time_ns"]?.intValue) / 1_000_000_000
         let ahead = try XCTUnwrap(track.first { $0.time == now + 150 })
-        config.sections["geofence"] = "[[geofence]]\nname = \"ahead\"\nlat = \(ahead.lat)\nlon = \(ahead.lon)\nradius_m = 30\ndwell_s = 0"
+        config.sections["geofence"] =
+            "[[geofence]]\nname = \"ahead\"\nlat = \(ahead.lat)\nlon = \(ahead.lon)\nradius_m = 30\ndwell_s = 0"
         _ = try config.write()
         _ = try reloadApplied()
         let enter = try c.next("place", timeout: 30) { $0["event"] == "enter" }
         XCTAssertEqual(enter["fence"], "geofence:ahead")
 
         // [socket] trust: nobody may now stop a round (connected after the reload).
-        XCTAssertEqual(try exchangeAsNobody([#"{"cmd":"game.stop","id":1}"#], socket: "\(dir)/tiltd.sock")
-            .first { $0["class"] == "reply" }?["error"]?["code"], "forbidden")
-        config.sections["socket"] = "[socket]\npath = \"\(dir)/tiltd.sock\"\nmode = \"0666\"\nattitude_hz = 5\ntrusted_uids = [65534]"
+        XCTAssertEqual(
+            try exchangeAsNobody([#"{"cmd":"game.stop","id":1}"#], socket: "\(dir)/tiltd.sock")
+                .first { $0["class"] == "reply" }?["error"]?["code"], "forbidden")
+        config.sections["socket"] =
+            "[socket]\npath = \"\(dir)/tiltd.sock\"\nmode = \"0666\"\nattitude_hz = 5\ntrusted_uids = [65534]"
         _ = try config.write()
         _ = try reloadApplied()
-        XCTAssertEqual(try exchangeAsNobody([#"{"cmd":"game.stop","id":1}"#], socket: "\(dir)/tiltd.sock")
-            .first { $0["class"] == "reply" }?["error"]?["code"], "not_running")
+        XCTAssertEqual(
+            try exchangeAsNobody([#"{"cmd":"game.stop","id":1}"#], socket: "\(dir)/tiltd.sock")
+                .first { $0["class"] == "reply" }?["error"]?["code"], "not_running")
 
         // [credits]: a redeem without an amount asks for the new default.
         config.sections["credits"] = "[credits]\nredeem_amount = 7"
@@ -208,8 +216,9 @@ final class ReloadDaemonTests: XCTestCase {
         let stats = try request("stats")
         XCTAssertEqual(stats["reloads"]?["refused"]?.intValue, Int64(bad.count), "\(stats)")
         XCTAssertEqual(stats["reloads"]?["applied"]?.intValue, 6, "\(stats)")
-        XCTAssertEqual(try exchangeAsNobody([#"{"cmd":"game.stop","id":1}"#], socket: "\(dir)/tiltd.sock")
-            .first { $0["class"] == "reply" }?["error"]?["code"], "not_running")
+        XCTAssertEqual(
+            try exchangeAsNobody([#"{"cmd":"game.stop","id":1}"#], socket: "\(dir)/tiltd.sock")
+                .first { $0["class"] == "reply" }?["error"]?["code"], "not_running")
         let late = try LineClient(path: "\(dir)/tiltd.sock")
         XCTAssertEqual(try late.next("hello")["watch"]?["attitude_hz"]?.doubleValue, 5)
 

@@ -23,8 +23,9 @@ final class ReplayDaemonTests: XCTestCase {
 
     func testReplayStreamsHelloStatusAndAttitude() throws {
         let config = try writeConfig()
-        let d = try DaemonProcess(["run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv", "--speed", "4"],
-                                  logPath: "\(dir)/log")
+        let d = try DaemonProcess(
+            ["run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv", "--speed", "4"],
+            logPath: "\(dir)/log")
         let c = try LineClient(path: "\(dir)/tiltd.sock")
         let hello = try c.next("hello")
         XCTAssertEqual(hello["protocol"], .int(1))
@@ -42,13 +43,19 @@ final class ReplayDaemonTests: XCTestCase {
 
     func testFastReplaySeesTheNodDown() throws {
         let config = try writeConfig("[log]\nlevel = \"warning\"")
-        let d = try DaemonProcess(["run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv", "--speed", "10", "--exit-when-done"],
-                                  logPath: "\(dir)/log")
+        let d = try DaemonProcess(
+            [
+                "run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv", "--speed", "10",
+                "--exit-when-done",
+            ],
+            logPath: "\(dir)/log")
         let c = try LineClient(path: "\(dir)/tiltd.sock")
         _ = try c.request(#"{"cmd":"watch","id":1,"attitude_hz":1000}"#, id: 1)
         var minRoll = 180.0, maxRoll = 0.0
         while let v = try c.readJSON(timeout: 20) {
-            if v["class"] == "attitude", let r = v["roll_deg"]?.doubleValue { minRoll = min(minRoll, abs(r)); maxRoll = max(maxRoll, abs(r)) }
+            if v["class"] == "attitude", let r = v["roll_deg"]?.doubleValue {
+                minRoll = min(minRoll, abs(r)); maxRoll = max(maxRoll, abs(r))
+            }
         }
         // The script nods down to 25° and tilts up to 155°.
         XCTAssertEqual(minRoll, 25, accuracy: 4)
@@ -78,9 +85,14 @@ final class ReplayDaemonTests: XCTestCase {
 
     func testRecordCutsARecordingThatReplaysIdentically() throws {
         let out = "\(dir)/cut.csv"
-        let (status, log) = try runTiltd(["record", "--config", "\(dir)/none.toml", "--replay", "\(repositoryRoot)/config/demo/head.csv", "--seconds", "2", "--out", out])
+        let (status, log) = try runTiltd([
+            "record", "--config", "\(dir)/none.toml", "--replay", "\(repositoryRoot)/config/demo/head.csv", "--seconds",
+            "2", "--out", out,
+        ])
         XCTAssertEqual(status, 0, log)
-        let rows = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.hasPrefix("t_ns") }
+        let rows = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n").filter {
+            !$0.hasPrefix("#") && !$0.hasPrefix("t_ns")
+        }
         XCTAssertEqual(rows.count, 120, "2 s at 60 Hz")
         let original = try String(contentsOfFile: "\(repositoryRoot)/config/demo/head.csv", encoding: .utf8)
             .split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.hasPrefix("t_ns") }

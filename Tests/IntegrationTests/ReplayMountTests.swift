@@ -51,7 +51,10 @@ final class ReplayMountTests: XCTestCase {
         var out: [Int64: (Double, Double, Double)] = [:]
         func keep(_ v: JSONValue) {
             if v["class"] == "attitude", let t = v["t_ns"]?.intValue, let r = v["roll_deg"]?.doubleValue,
-               let p = v["pitch_deg"]?.doubleValue, let y = v["yaw_deg"]?.doubleValue { out[t] = (r, p, y) }
+                let p = v["pitch_deg"]?.doubleValue, let y = v["yaw_deg"]?.doubleValue
+            {
+                out[t] = (r, p, y)
+            }
         }
         if startRound {
             // Refused ("unavailable") until the first sample has arrived; then the replay goes on.
@@ -60,16 +63,21 @@ final class ReplayMountTests: XCTestCase {
                 id += 1
                 try c.send(#"{"cmd":"game.start","id":\#(id)}"#)
                 while true {
-                    guard let v = try c.readJSON(timeout: 10) else { throw LineClient.Failure(description: "tiltd closed the connection") }
+                    guard let v = try c.readJSON(timeout: 10) else {
+                        throw LineClient.Failure(description: "tiltd closed the connection")
+                    }
                     keep(v)
                     if v["class"] == "reply", v["id"] == .int(Int64(id)) { return v["ok"] == .bool(true) }
                 }
             }
         }
         try waitUntil("\(count) attitudes", timeout: 20) {
-            guard let v = try c.readJSON(timeout: 20) else { throw LineClient.Failure(description: "tiltd closed the connection") }
+            guard let v = try c.readJSON(timeout: 20) else {
+                throw LineClient.Failure(description: "tiltd closed the connection")
+            }
             if v["class"] == "attitude", let t = v["t_ns"]?.intValue, let r = v["roll_deg"]?.doubleValue,
-               let p = v["pitch_deg"]?.doubleValue, let y = v["yaw_deg"]?.doubleValue {
+                let p = v["pitch_deg"]?.doubleValue, let y = v["yaw_deg"]?.doubleValue
+            {
                 out[t] = (r, p, y)
             }
             return out.count >= count
@@ -105,9 +113,14 @@ final class ReplayMountTests: XCTestCase {
         try writer.write(scans)
         var live: [Int64: (Double, Double, Double)] = [:]
         try waitUntil("\(n) live attitudes", timeout: 20) {
-            guard let v = try c.readJSON(timeout: 20) else { throw LineClient.Failure(description: "tiltd closed the connection") }
+            guard let v = try c.readJSON(timeout: 20) else {
+                throw LineClient.Failure(description: "tiltd closed the connection")
+            }
             if v["class"] == "attitude", let t = v["t_ns"]?.intValue, let r = v["roll_deg"]?.doubleValue,
-               let p = v["pitch_deg"]?.doubleValue, let y = v["yaw_deg"]?.doubleValue { live[t] = (r, p, y) }
+                let p = v["pitch_deg"]?.doubleValue, let y = v["yaw_deg"]?.doubleValue
+            {
+                live[t] = (r, p, y)
+            }
             return live.count >= n
         }
         XCTAssertEqual(daemon?.stop(), 0)
@@ -118,8 +131,9 @@ final class ReplayMountTests: XCTestCase {
         try ([RecordingFormat.banner, RecordingFormat.header] + raw.map(RecordingFormat.format)).joined(separator: "\n")
             .write(toFile: rec, atomically: true, encoding: .utf8)
         func replay(_ config: String) throws -> [Int64: (Double, Double, Double)] {
-            let p = try DaemonProcess(["run", "--config", config, "--replay", rec, "--fast", "--hold-until-round", "--exit-when-done"],
-                                      logPath: "\(dir)/replay.log")
+            let p = try DaemonProcess(
+                ["run", "--config", config, "--replay", rec, "--fast", "--hold-until-round", "--exit-when-done"],
+                logPath: "\(dir)/replay.log")
             daemon = p
             // The first sample came before we connected; the rest waited for the round.
             let got = try attitudes(count: n - 1, startRound: true)

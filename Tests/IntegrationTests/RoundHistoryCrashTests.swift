@@ -22,8 +22,9 @@ final class RoundHistoryCrashTests: XCTestCase {
 
         var seenRounds = Set<Int64>()
         for attempt in 0..<3 {
-            let d = try DaemonProcess(["run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv", "--speed", "10"],
-                                      logPath: "\(dir)/log\(attempt)")
+            let d = try DaemonProcess(
+                ["run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv", "--speed", "10"],
+                logPath: "\(dir)/log\(attempt)")
             let c = try LineClient(path: "\(dir)/tiltd.sock")
             _ = try c.next("hello")
             var id = 1
@@ -55,7 +56,9 @@ final class RoundHistoryCrashTests: XCTestCase {
         }
 
         // A fresh daemon on the same store has every round a client saw end.
-        let d = try DaemonProcess(["run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv"], logPath: "\(dir)/log-final")
+        let d = try DaemonProcess(
+            ["run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv"],
+            logPath: "\(dir)/log-final")
         let c = try LineClient(path: "\(dir)/tiltd.sock")
         let h = try c.request(#"{"cmd":"history","id":1,"n":1000}"#, id: 1)
         let stored = Set((h["rounds"]?.arrayValue ?? []).compactMap { $0["round"]?.intValue })
@@ -73,6 +76,8 @@ final class RoundHistoryCrashTests: XCTestCase {
         check.standardOutput = out
         try check.run()
         check.waitUntilExit()
-        XCTAssertEqual(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines), "ok")
+        XCTAssertEqual(
+            String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).trimmingCharacters(
+                in: .whitespacesAndNewlines), "ok")
     }
 }

@@ -13,7 +13,9 @@ final class NotifyReceiver {
         fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         let fd = self.fd
         let rc = withUnixAddress(path) { bind(fd, $0, $1) }
-        guard rc == 0 else { throw LineClient.Failure(description: "bind \(path): \(String(cString: strerror(errno)))") }
+        guard rc == 0 else {
+            throw LineClient.Failure(description: "bind \(path): \(String(cString: strerror(errno)))")
+        }
     }
 
     deinit { close(fd); unlink(path) }
@@ -51,9 +53,10 @@ final class SystemdDaemonTests: XCTestCase {
 
     func testReadyStatusAndWatchdogFromTheSampler() throws {
         let notify = try NotifyReceiver(path: "\(dir)/notify")
-        let d = try DaemonProcess(["run", "--config", try config(), "--replay", "\(repositoryRoot)/config/demo/head.csv"],
-                                  environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "1000000"],
-                                  logPath: "\(dir)/log")
+        let d = try DaemonProcess(
+            ["run", "--config", try config(), "--replay", "\(repositoryRoot)/config/demo/head.csv"],
+            environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "1000000"],
+            logPath: "\(dir)/log")
         let first = try XCTUnwrap(notify.next(timeout: 10), d.log)
         XCTAssertTrue(first.contains("READY=1"), "\(first)")
         // The socket is served by the time READY=1 is sent.
@@ -81,9 +84,10 @@ final class SystemdDaemonTests: XCTestCase {
         let fifo = "\(dir)/stuck.csv"
         XCTAssertEqual(mkfifo(fifo, 0o600), 0)
         let notify = try NotifyReceiver(path: "\(dir)/notify")
-        let d = try DaemonProcess(["run", "--config", try config(), "--replay", fifo],
-                                  environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "1000000"],
-                                  logPath: "\(dir)/log")
+        let d = try DaemonProcess(
+            ["run", "--config", try config(), "--replay", fifo],
+            environment: ["NOTIFY_SOCKET": notify.path, "WATCHDOG_USEC": "1000000"],
+            logPath: "\(dir)/log")
         let first = try XCTUnwrap(notify.next(timeout: 10), d.log)
         XCTAssertTrue(first.contains("READY=1"))
         let c = try LineClient(path: "\(dir)/tiltd.sock", timeout: 1)
@@ -106,8 +110,10 @@ final class SystemdDaemonTests: XCTestCase {
         let sock = "\(dir)/activated.sock"
         let p = Process()
         p.executableURL = URL(fileURLWithPath: activate)
-        p.arguments = ["-l", sock, "--fdname=tiltd", tiltdBinary, "run", "--config", try config(),
-                       "--replay", "\(repositoryRoot)/config/demo/head.csv"]
+        p.arguments = [
+            "-l", sock, "--fdname=tiltd", tiltdBinary, "run", "--config", try config(),
+            "--replay", "\(repositoryRoot)/config/demo/head.csv",
+        ]
         let log = FileHandle(forWritingAtPath: "/dev/null")
         p.standardError = log; p.standardOutput = log
         try p.run()
@@ -125,8 +131,9 @@ final class SystemdDaemonTests: XCTestCase {
 
     func testStatusReturnsToTheRunningSummaryAfterAReload() throws {
         let notify = try NotifyReceiver(path: "\(dir)/notify")
-        let d = try DaemonProcess(["run", "--config", try config(), "--replay", "\(repositoryRoot)/config/demo/head.csv"],
-                                  environment: ["NOTIFY_SOCKET": notify.path], logPath: "\(dir)/log")
+        let d = try DaemonProcess(
+            ["run", "--config", try config(), "--replay", "\(repositoryRoot)/config/demo/head.csv"],
+            environment: ["NOTIFY_SOCKET": notify.path], logPath: "\(dir)/log")
         defer { _ = d.stop() }
         XCTAssertTrue(try XCTUnwrap(notify.next(timeout: 10), d.log).contains("READY=1"))
         // Let the sampler stream, so the running summary says "N Hz from replay head.csv".
@@ -153,13 +160,16 @@ final class SystemdDaemonTests: XCTestCase {
 
     func testSighupReloadKeepsClientsAndRefusesBadConfig() throws {
         let path = try config("[socket.x]")
-        try "[socket]\npath = \"\(dir)/tiltd.sock\"\nattitude_hz = 10\n".write(toFile: path, atomically: true, encoding: .utf8)
-        let d = try DaemonProcess(["run", "--config", path, "--replay", "\(repositoryRoot)/config/demo/head.csv"], logPath: "\(dir)/log")
+        try "[socket]\npath = \"\(dir)/tiltd.sock\"\nattitude_hz = 10\n".write(
+            toFile: path, atomically: true, encoding: .utf8)
+        let d = try DaemonProcess(
+            ["run", "--config", path, "--replay", "\(repositoryRoot)/config/demo/head.csv"], logPath: "\(dir)/log")
         let c = try LineClient(path: "\(dir)/tiltd.sock")
         _ = try c.next("hello")
 
         // A bad edit: refused, old config kept, clients told, connection kept.
-        try "[socket]\npath = \"\(dir)/tiltd.sock\"\nattitude_hz = \"fast\"\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try "[socket]\npath = \"\(dir)/tiltd.sock\"\nattitude_hz = \"fast\"\n".write(
+            toFile: path, atomically: true, encoding: .utf8)
         kill(d.pid, SIGHUP)
         let refused = try c.next("status", timeout: 10) { $0["source"] == "config" }
         XCTAssertEqual(refused["state"], "error")
@@ -168,7 +178,8 @@ final class SystemdDaemonTests: XCTestCase {
         _ = try c.next("attitude", timeout: 5)
 
         // A good edit: applied; new clients get the new default rate.
-        try "[socket]\npath = \"\(dir)/tiltd.sock\"\nattitude_hz = 2\n".write(toFile: path, atomically: true, encoding: .utf8)
+        try "[socket]\npath = \"\(dir)/tiltd.sock\"\nattitude_hz = 2\n".write(
+            toFile: path, atomically: true, encoding: .utf8)
         kill(d.pid, SIGHUP)
         let loaded = try c.next("status", timeout: 10) { $0["source"] == "config" }
         XCTAssertEqual(loaded["state"], "loaded", "\(loaded)")

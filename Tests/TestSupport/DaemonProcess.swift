@@ -74,7 +74,9 @@ public func runTiltd(_ args: [String], timeout: Double = 30) throws -> (Int32, S
 public func exchangeAsNobody(_ lines: [String], socket: String) throws -> [JSONValue] {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-    p.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/socat", "-t", "2", "-", "UNIX-CONNECT:\(socket)"]
+    p.arguments = [
+        "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/socat", "-t", "2", "-", "UNIX-CONNECT:\(socket)",
+    ]
     let input = Pipe(), output = Pipe()
     p.standardInput = input; p.standardOutput = output
     try p.run()

@@ -137,7 +137,6 @@ public final class ChildProcess: Sendable {
     }
 }
 
-
 /// Writes NMEA sentences with correct checksums, for files the stand-in receiver serves.
 public enum NMEA {
     /// `$BODY*CS` with the XOR checksum of BODY.
@@ -147,7 +146,8 @@ public enum NMEA {
     }
 
     /// An angle as NMEA's (d)ddmm.mmmmm text and its hemisphere letter.
-    public static func angle(_ value: Double, degreeDigits: Int, positive: String, negative: String) -> (String, String) {
+    public static func angle(_ value: Double, degreeDigits: Int, positive: String, negative: String) -> (String, String)
+    {
         let magnitude = abs(value)
         let degrees = Int(magnitude)
         let minutes = (magnitude - Double(degrees)) * 60
@@ -156,7 +156,9 @@ public enum NMEA {
     }
 
     /// RMC + GGA for one epoch with a fix.
-    public static func epoch(time: Int64, lat: Double, lon: Double, altMSL: Double, speed: Double, track: Double) -> [String] {
+    public static func epoch(
+        time: Int64, lat: Double, lon: Double, altMSL: Double, speed: Double, track: Double
+    ) -> [String] {
         let date = Date(timeIntervalSince1970: TimeInterval(time))
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
@@ -167,8 +169,10 @@ public enum NMEA {
         let (lonText, ew) = angle(lon, degreeDigits: 3, positive: "E", negative: "W")
         let knots = String(format: "%.3f", speed / 0.514444)
         return [
-            sentence("GPRMC,\(hms),A,\(latText),\(ns),\(lonText),\(ew),\(knots),\(String(format: "%.1f", track)),\(dmy),,,A"),
-            sentence("GPGGA,\(hms),\(latText),\(ns),\(lonText),\(ew),1,08,0.9,\(String(format: "%.1f", altMSL)),M,47.0,M,,"),
+            sentence(
+                "GPRMC,\(hms),A,\(latText),\(ns),\(lonText),\(ew),\(knots),\(String(format: "%.1f", track)),\(dmy),,,A"),
+            sentence(
+                "GPGGA,\(hms),\(latText),\(ns),\(lonText),\(ew),1,08,0.9,\(String(format: "%.1f", altMSL)),M,47.0,M,,"),
         ]
     }
 
@@ -258,12 +262,16 @@ public final class GPSDRig: @unchecked Sendable {
         let file = directory.appendingPathComponent("track.nmea")
         try (lines.joined(separator: "\r\n") + "\r\n").write(to: file, atomically: true, encoding: .ascii)
         let script = "\(repositoryRoot)/scripts/nmea-source"
-        let child = try ChildProcess(name: "nmea-source", executable: "/usr/bin/env",
-                                     arguments: ["python3", script, "--file", file.path,
-                                                 "--interval", String(interval)])
+        let child = try ChildProcess(
+            name: "nmea-source", executable: "/usr/bin/env",
+            arguments: [
+                "python3", script, "--file", file.path,
+                "--interval", String(interval),
+            ])
         receiver = child
         guard let line = child.line(startingWith: "port ", timeout: 10),
-              let port = Int(line.dropFirst(5)) else {
+            let port = Int(line.dropFirst(5))
+        else {
             throw RigError("nmea-source did not report its port; output: \(child.output)")
         }
         sourcePort = port
@@ -283,8 +291,10 @@ public final class GPSDRig: @unchecked Sendable {
             // the namespace's end takes gpsd. No gpsd outlives the tests.
             child = try ChildProcess(
                 name: "gpsd", executable: "/usr/bin/setpriv",
-                arguments: ["--pdeathsig", "KILL", "/usr/bin/unshare", "--pid", "--kill-child=KILL",
-                            "/bin/sh", "-c", "\"$0\" \"$@\" & wait", Self.gpsdPath] + gpsdArguments,
+                arguments: [
+                    "--pdeathsig", "KILL", "/usr/bin/unshare", "--pid", "--kill-child=KILL",
+                    "/bin/sh", "-c", "\"$0\" \"$@\" & wait", Self.gpsdPath,
+                ] + gpsdArguments,
                 logFile: log)
         } else {
             child = try ChildProcess(name: "gpsd", executable: Self.gpsdPath, arguments: gpsdArguments, logFile: log)

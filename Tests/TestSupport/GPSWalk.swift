@@ -36,8 +36,10 @@ public struct GPSWalk: Sendable {
     ///   - perStop: fences sharing one place (fence k is at place k / perStop).
     ///   - idleAfter: for a place index, seconds of fixes to add after it, 100 m south of the row
     ///     (outside every fence): room for a test to act between groups of visits.
-    public init(count: Int, prefix: String = "stop", perStop: Int = 1, lat: Double = 47.3700, lon: Double = 8.5400,
-                staySeconds: Int = 4, idleAfter: [Int: Int] = [:], start: Int64 = 1_714_564_800) {
+    public init(
+        count: Int, prefix: String = "stop", perStop: Int = 1, lat: Double = 47.3700, lon: Double = 8.5400,
+        staySeconds: Int = 4, idleAfter: [Int: Int] = [:], start: Int64 = 1_714_564_800
+    ) {
         let dLon = 300 / (Self.metresPerDegree * cos(lat * .pi / 180))
         fences = (0..<count).map { Fence(name: "\(prefix)\($0 + 1)", lat: lat, lon: lon + Double($0 / perStop) * dLon) }
         var t = start
@@ -91,7 +93,8 @@ public struct GPSWalk: Sendable {
             """
         for p in points {
             let time = formatter.string(from: Date(timeIntervalSince1970: TimeInterval(p.time)))
-            out += "<trkpt lat=\"\(p.lat)\" lon=\"\(p.lon)\"><ele>\(p.altMSL)</ele><time>\(time)</time><hdop>0.9</hdop></trkpt>\n"
+            out +=
+                "<trkpt lat=\"\(p.lat)\" lon=\"\(p.lon)\"><ele>\(p.altMSL)</ele><time>\(time)</time><hdop>0.9</hdop></trkpt>\n"
         }
         return out + "</trkseg></trk>\n</gpx>\n"
     }

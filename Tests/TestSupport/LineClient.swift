@@ -23,7 +23,9 @@ public final class LineClient: @unchecked Sendable {
             let rc = withUnixAddress(path) { connect(s, $0, $1) }
             if rc == 0 { fd = s; return }
             close(s)
-            if Date() > deadline { throw Failure(description: "cannot connect to \(path): \(String(cString: strerror(errno)))") }
+            if Date() > deadline {
+                throw Failure(description: "cannot connect to \(path): \(String(cString: strerror(errno)))")
+            }
             usleep(20_000)
         }
     }
@@ -35,7 +37,9 @@ public final class LineClient: @unchecked Sendable {
         var off = 0
         while off < bytes.count {
             let n = bytes[off...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if n < 0 { if errno == EINTR { continue }; throw Failure(description: "write: \(String(cString: strerror(errno)))") }
+            if n < 0 {
+                if errno == EINTR { continue }; throw Failure(description: "write: \(String(cString: strerror(errno)))")
+            }
             off += n
         }
     }
@@ -60,8 +64,17 @@ public final class LineClient: @unchecked Sendable {
             if r <= 0 { continue }
             var chunk = [UInt8](repeating: 0, count: 65536)
             let n = read(fd, &chunk, chunk.count)
-            if n == 0 { return buffer.isEmpty ? nil : { let s = String(decoding: buffer, as: UTF8.self); buffer = []; return s }() }
-            if n < 0 { if errno == EINTR || errno == EAGAIN { continue }; if errno == ECONNRESET { return nil }; throw Failure(description: "read: \(String(cString: strerror(errno)))") }
+            if n == 0 {
+                return buffer.isEmpty
+                    ? nil
+                    : {
+                        let s = String(decoding: buffer, as: UTF8.self); buffer = []; return s
+                    }()
+            }
+            if n < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }; if errno == ECONNRESET { return nil };
+                throw Failure(description: "read: \(String(cString: strerror(errno)))")
+            }
             buffer.append(contentsOf: chunk[..<n])
         }
     }
@@ -69,16 +82,22 @@ public final class LineClient: @unchecked Sendable {
     /// The next line parsed as JSON.
     public func readJSON(timeout: Double = 5) throws -> JSONValue? {
         guard let l = try readLine(timeout: timeout) else { return nil }
-        do { return try JSONParser.parse(l) } catch { throw Failure(description: "not JSON: \(l.prefix(200)): \(error)") }
+        do { return try JSONParser.parse(l) } catch {
+            throw Failure(description: "not JSON: \(l.prefix(200)): \(error)")
+        }
     }
 
     /// Reads until a line of class `cls` (optionally matching `where`) arrives; returns it.
-    public func next(_ cls: String, timeout: Double = 5, where match: (JSONValue) -> Bool = { _ in true }) throws -> JSONValue {
+    public func next(
+        _ cls: String, timeout: Double = 5, where match: (JSONValue) -> Bool = { _ in true }
+    ) throws -> JSONValue {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             let left = deadline.timeIntervalSinceNow
             if left <= 0 { throw Failure(description: "no \(cls) line within \(timeout) s") }
-            guard let v = try readJSON(timeout: left) else { throw Failure(description: "connection closed while waiting for \(cls)") }
+            guard let v = try readJSON(timeout: left) else {
+                throw Failure(description: "connection closed while waiting for \(cls)")
+            }
             if v["class"]?.stringValue == cls && match(v) { return v }
         }
     }
@@ -94,7 +113,9 @@ public final class LineClient: @unchecked Sendable {
 public func waitUntil(_ what: String, timeout: Double = 10, _ condition: () throws -> Bool) throws {
     let deadline = Date().addingTimeInterval(timeout)
     while try !condition() {
-        if Date() > deadline { throw LineClient.Failure(description: "timed out after \(timeout) s waiting for \(what)") }
+        if Date() > deadline {
+            throw LineClient.Failure(description: "timed out after \(timeout) s waiting for \(what)")
+        }
         usleep(10_000)
     }
 }

@@ -12,7 +12,8 @@ public final class MosquittoRig: @unchecked Sendable {
 
     /// Why the broker cannot run here (no mosquitto installed), or nil.
     public static var unavailableReason: String? {
-        FileManager.default.isExecutableFile(atPath: "/usr/sbin/mosquitto") && FileManager.default.isExecutableFile(atPath: "/usr/bin/mosquitto_sub")
+        FileManager.default.isExecutableFile(atPath: "/usr/sbin/mosquitto")
+            && FileManager.default.isExecutableFile(atPath: "/usr/bin/mosquitto_sub")
             ? nil : "mosquitto and mosquitto-clients are not installed (scripts/install-deps)"
     }
 
@@ -87,11 +88,14 @@ public final class MosquittoRig: @unchecked Sendable {
 
     /// The broker's own log (connections, denials).
     public var brokerLog: String {
-        ((try? String(contentsOfFile: "\(dir)/mosquitto.log", encoding: .utf8)) ?? "") + ((try? String(contentsOfFile: "\(dir)/stderr", encoding: .utf8)) ?? "")
+        ((try? String(contentsOfFile: "\(dir)/mosquitto.log", encoding: .utf8)) ?? "")
+            + ((try? String(contentsOfFile: "\(dir)/stderr", encoding: .utf8)) ?? "")
     }
 
     /// Publishes one message with `mosquitto_pub` (as `user` when given).
-    public func publish(_ topic: String, _ payload: String, user: (String, String)? = nil, qos: Int = 1, retain: Bool = false) throws {
+    public func publish(
+        _ topic: String, _ payload: String, user: (String, String)? = nil, qos: Int = 1, retain: Bool = false
+    ) throws {
         var args = ["-h", "127.0.0.1", "-p", "\(port)", "-t", topic, "-m", payload, "-q", "\(qos)"]
         if retain { args.append("-r") }
         if let (u, p) = user { args += ["-u", u, "-P", p] }
@@ -100,7 +104,9 @@ public final class MosquittoRig: @unchecked Sendable {
     }
 
     /// Starts `mosquitto_sub -v` on `topics`, its output going to a file read by `Subscriber`.
-    public func subscribe(_ topics: [String], user: (String, String)? = nil, clientID: String? = nil) throws -> Subscriber {
+    public func subscribe(
+        _ topics: [String], user: (String, String)? = nil, clientID: String? = nil
+    ) throws -> Subscriber {
         var args = ["-h", "127.0.0.1", "-p", "\(port)", "-v", "-q", "1", "-F", "%t\t%r\t%p"]
         for t in topics { args += ["-t", t] }
         if let (u, p) = user { args += ["-u", u, "-P", p] }
@@ -140,7 +146,9 @@ public final class MosquittoRig: @unchecked Sendable {
         public func payloads(_ topic: String) -> [String] { messages.filter { $0.topic == topic }.map(\.payload) }
         /// Waits for a message on `topic` matching `match`; returns its payload.
         @discardableResult
-        public func wait(_ topic: String, timeout: Double = 15, _ match: (String) -> Bool = { _ in true }) throws -> String {
+        public func wait(
+            _ topic: String, timeout: Double = 15, _ match: (String) -> Bool = { _ in true }
+        ) throws -> String {
             var found: String?
             try waitUntil("a message on \(topic)", timeout: timeout) {
                 found = payloads(topic).last(where: match)
@@ -178,7 +186,9 @@ public final class MosquittoRig: @unchecked Sendable {
         addr.sin_port = 0
         var len = socklen_t(MemoryLayout<sockaddr_in>.size)
         let ok = withUnsafeMutablePointer(to: &addr) { ptr in
-            ptr.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(s, $0, len) == 0 && getsockname(s, $0, &len) == 0 }
+            ptr.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(s, $0, len) == 0 && getsockname(s, $0, &len) == 0
+            }
         }
         guard ok else { throw RigError("no free port: \(String(cString: strerror(errno)))") }
         return Int(UInt16(bigEndian: addr.sin_port))
@@ -192,7 +202,9 @@ public final class MosquittoRig: @unchecked Sendable {
         addr.sin_addr.s_addr = inet_addr("127.0.0.1")
         addr.sin_port = UInt16(port).bigEndian
         return withUnsafePointer(to: &addr) { ptr in
-            ptr.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(s, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            ptr.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(s, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
         }
     }
 }

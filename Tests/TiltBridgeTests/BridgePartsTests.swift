@@ -1,7 +1,8 @@
-@testable import TiltBridge
 import TiltCore
 import TiltService
 import XCTest
+
+@testable import TiltBridge
 
 /// The bridge's pure parts: the bounded QoS 1 buffer, the command gate, Home Assistant payloads.
 final class BridgePartsTests: XCTestCase {
@@ -39,7 +40,8 @@ final class BridgePartsTests: XCTestCase {
     }
 
     func testCommandGate() {
-        let gate = CommandGate(allowed: ["status", "room.start"], maxPayloadBytes: 64, bridgeCommands: ["room.start", "room.stop"])
+        let gate = CommandGate(
+            allowed: ["status", "room.start"], maxPayloadBytes: 64, bridgeCommands: ["room.start", "room.stop"])
         func code(_ s: String) -> String? {
             if case .refuse(let r) = gate.check(Array(s.utf8)) { return r["error"]?["code"]?.stringValue }
             return nil
@@ -51,14 +53,19 @@ final class BridgePartsTests: XCTestCase {
         XCTAssertEqual(code(#"{"cmd":"game.stop"}"#), "forbidden")
         XCTAssertEqual(code(#"{"cmd":"room.stop"}"#), "forbidden")
         XCTAssertEqual(code(#"{"cmd":"status","pad":""# + String(repeating: "x", count: 64) + #""}"#), "line_too_long")
-        XCTAssertEqual(gate.check(Array(#"{"cmd":"status","id":"a"}"#.utf8)), .daemon(cmd: "status", id: "a", fields: ["cmd": "status", "id": "a"]))
-        guard case .bridge("room.start", .int(2), _) = gate.check(Array(#"{"cmd":"room.start","id":2}"#.utf8)) else { return XCTFail() }
+        XCTAssertEqual(
+            gate.check(Array(#"{"cmd":"status","id":"a"}"#.utf8)),
+            .daemon(cmd: "status", id: "a", fields: ["cmd": "status", "id": "a"]))
+        guard case .bridge("room.start", .int(2), _) = gate.check(Array(#"{"cmd":"room.start","id":2}"#.utf8)) else {
+            return XCTFail()
+        }
     }
 
     func testHomeAssistantEventPayloads() throws {
         let correct = try XCTUnwrap(Discovery.eventPayload(["class": "game", "seq": 5, "kind": "correct", "score": 1]))
         XCTAssertTrue(correct.gameDecision)
-        XCTAssertEqual(String(decoding: correct.payload, as: UTF8.self), #"{"event_type":"correct","kind":"correct","score":1}"#)
+        XCTAssertEqual(
+            String(decoding: correct.payload, as: UTF8.self), #"{"event_type":"correct","kind":"correct","score":1}"#)
         let enter = try XCTUnwrap(Discovery.eventPayload(["class": "place", "event": "enter", "name": "Café"]))
         XCTAssertFalse(enter.gameDecision)
         XCTAssertNil(Discovery.eventPayload(["class": "game", "kind": "prompt"]))
@@ -67,12 +74,17 @@ final class BridgePartsTests: XCTestCase {
     }
 
     func testDiscoveryOffPublishesEmptyRetainedConfigs() throws {
-        var m = try Configuration.parse(text: "[mqtt]\nname = \"den\"\ndiscovery = false\n", file: "/etc/tiltd/tiltd.toml").mqtt
+        var m = try Configuration.parse(
+            text: "[mqtt]\nname = \"den\"\ndiscovery = false\n", file: "/etc/tiltd/tiltd.toml"
+        ).mqtt
         var msgs = Discovery.messages(m, topics: Topics(m), version: "0.1.0", qos: 1)
         XCTAssertEqual(msgs.count, 8)
         XCTAssertTrue(msgs.allSatisfy { $0.payload.isEmpty && $0.retain })
         m.discovery = true
         msgs = Discovery.messages(m, topics: Topics(m), version: "0.1.0", qos: 1)
-        XCTAssertTrue(msgs.allSatisfy { !$0.payload.isEmpty && $0.topic.hasPrefix("homeassistant/") && $0.topic.hasSuffix("/config") })
+        XCTAssertTrue(
+            msgs.allSatisfy {
+                !$0.payload.isEmpty && $0.topic.hasPrefix("homeassistant/") && $0.topic.hasSuffix("/config")
+            })
     }
 }

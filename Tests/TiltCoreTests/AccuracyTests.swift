@@ -54,7 +54,8 @@ final class AccuracyTests: XCTestCase {
             if fm.fileExists(atPath: candidate.path) { return candidate }
             dir = dir.deletingLastPathComponent()
         }
-        let message = "BROAD dataset not found (walked up from \(#filePath) looking for shared/datasets/broad; or set TILTD_DATASETS)"
+        let message =
+            "BROAD dataset not found (walked up from \(#filePath) looking for shared/datasets/broad; or set TILTD_DATASETS)"
         if ProcessInfo.processInfo.environment["CI"] == "true" {
             XCTFail(message)
             throw CocoaError(.fileNoSuchFile)
@@ -86,8 +87,10 @@ final class AccuracyTests: XCTestCase {
             for line in lines {
                 let f = line.split(separator: ",", omittingEmptySubsequences: false).map { Double($0) ?? .nan }
                 guard f.count >= 12 else { continue }
-                samples.append(IMUSample(t: Int64((f[0] * 1e9).rounded()), accel: Vector3(f[1], f[2], f[3]),
-                                         gyro: Vector3(f[4], f[5], f[6])))
+                samples.append(
+                    IMUSample(
+                        t: Int64((f[0] * 1e9).rounded()), accel: Vector3(f[1], f[2], f[3]),
+                        gyro: Vector3(f[4], f[5], f[6])))
                 let q = Quaternion(w: f[7], x: f[8], y: f[9], z: f[10])
                 reference.append(q.w.isFinite && q.x.isFinite && q.y.isFinite && q.z.isFinite ? q : nil)
                 scored.append(f[11] == 1)
@@ -98,7 +101,9 @@ final class AccuracyTests: XCTestCase {
         /// sensor read at 1/n of the rate gives (as `tiltd estimate --rate-divisor n` and the benchmark do).
         func decimated(_ n: Int) -> Trial {
             let rows = Array(stride(from: 0, to: samples.count, by: n))
-            return Trial(samples: rows.map { samples[$0] }, reference: rows.map { reference[$0] }, scored: rows.map { scored[$0] })
+            return Trial(
+                samples: rows.map { samples[$0] }, reference: rows.map { reference[$0] },
+                scored: rows.map { scored[$0] })
         }
     }
 }

@@ -1,5 +1,5 @@
-import TestSupport
 import Foundation
+import TestSupport
 import TiltCore
 import XCTest
 
@@ -16,12 +16,14 @@ final class CalibrationTests: XCTestCase {
         var d = StillnessDetector()
         var windows: [StillnessWindow] = []
         for s in imu.samples { if let w = d.add(s) { windows.append(w) } }
-        XCTAssertEqual(windows.count, 5)   // the sixth window is still open
+        XCTAssertEqual(windows.count, 5)  // the sixth window is still open
         XCTAssertTrue(windows[0].isStill)
         XCTAssertTrue(windows[1...3].allSatisfy { $0.isStill && $0.continuesStretch })
         XCTAssertEqual(windows[0].count, 50)
         XCTAssertFalse(windows[4].isStill)
-        XCTAssertTrue(windows[4].motion?.hasPrefix("gyro") == true || windows[4].motion?.hasPrefix("accel") == true, windows[4].motion ?? "")
+        XCTAssertTrue(
+            windows[4].motion?.hasPrefix("gyro") == true || windows[4].motion?.hasPrefix("accel") == true,
+            windows[4].motion ?? "")
         XCTAssertEqual(d.stillSeconds, 0)
     }
 
@@ -129,7 +131,9 @@ final class CalibrationTests: XCTestCase {
         XCTAssertLessThan(fit.residualAfter, 0.01)
         let worstScale = (0..<3).map { abs(fit.scale[$0] * gain[$0] - 1) }.max()!
         let worstOffset = (0..<3).map { abs(fit.offset[$0] - imu.accelOffset[$0]) }.max()!
-        print("accel per-axis: worst scale error \(worstScale * 100) %, worst offset error \(worstOffset) m/s², residual \(fit.residualBefore) → \(fit.residualAfter)")
+        print(
+            "accel per-axis: worst scale error \(worstScale * 100) %, worst offset error \(worstOffset) m/s², residual \(fit.residualBefore) → \(fit.residualAfter)"
+        )
     }
 
     func testResidualBeforeUsesTheCalibrationInUse() throws {
@@ -157,9 +161,9 @@ final class CalibrationTests: XCTestCase {
 
     func testShortHoldsAndTiltedPosesDoNotCountAsFaces() {
         var imu = SyntheticIMU(seed: 10)
-        imu.still(imu.faceUp(.plusZ), seconds: 1)                                  // too short
+        imu.still(imu.faceUp(.plusZ), seconds: 1)  // too short
         imu.turn(from: .identity, rate: Vector3(1, 0, 0), seconds: 0.5)
-        imu.still(Quaternion(roll: 0.7, pitch: 0.5, yaw: 0), seconds: 3)          // between faces
+        imu.still(Quaternion(roll: 0.7, pitch: 0.5, yaw: 0), seconds: 3)  // between faces
         var cal = AccelCalibration()
         var events: [AccelCalibration.Event] = []
         for s in imu.samples { if let e = cal.add(s) { events.append(e) } }
@@ -177,7 +181,9 @@ final class CalibrationTests: XCTestCase {
         sixFaces(&imu, tiltDeg: 3)
         // Eight corner poses: each axis at ±55° from vertical, where cross-axis terms show.
         var q = Quaternion.identity
-        for (r, p) in [(0.6, 0.6), (-0.6, 0.6), (0.6, -0.6), (-0.6, -0.6), (2.5, 0.6), (-2.5, 0.6), (2.5, -0.6), (-2.5, -0.6)] {
+        for (r, p) in [
+            (0.6, 0.6), (-0.6, 0.6), (0.6, -0.6), (-0.6, -0.6), (2.5, 0.6), (-2.5, 0.6), (2.5, -0.6), (-2.5, -0.6),
+        ] {
             q = imu.turn(from: q, rate: Vector3(0.7, 0.4, 0), seconds: 0.6)
             q = Quaternion(roll: r, pitch: p, yaw: 0)
             imu.still(q, seconds: 3)
@@ -203,7 +209,7 @@ final class CalibrationTests: XCTestCase {
         var imu = SyntheticIMU(seed: 12)
         imu.accelGain = Matrix3(Vector3(1.02, 0, 0), Vector3(0, 0.99, 0), Vector3(0, 0, 1.01))
         sixFaces(&imu)
-        sixFaces(&imu)   // twelve poses, but no cross-axis error to find
+        sixFaces(&imu)  // twelve poses, but no cross-axis error to find
         var cal = AccelCalibration()
         for s in imu.samples { _ = cal.add(s) }
         XCTAssertEqual(cal.poses.count, 12)
@@ -219,7 +225,7 @@ final class CalibrationTests: XCTestCase {
         var imu = SyntheticIMU(seed: 13)
         let start = Quaternion(roll: 0.3, pitch: 0, yaw: 0)
         let neutral = Quaternion(roll: 0.1745, pitch: -0.0873, yaw: 0.4)
-        imu.still(start, seconds: 2)                                  // the settle time and a short rest
+        imu.still(start, seconds: 2)  // the settle time and a short rest
         imu.turn(from: start, rate: Vector3(-0.4, -0.3, 0.1), seconds: 0.5)
         imu.still(neutral, seconds: 4)
         var cap = NeutralPoseCapture(seconds: 3, settleSeconds: 1)
@@ -228,7 +234,9 @@ final class CalibrationTests: XCTestCase {
         var result: NeutralPoseCapture.Result?
         var q = start
         for (i, s) in imu.samples.enumerated() {
-            if i >= 200 && i < 250 { q = (q * Quaternion(axis: Vector3(-0.4, -0.3, 0.1), angle: 0.51 * 0.01)).normalized }
+            if i >= 200 && i < 250 {
+                q = (q * Quaternion(axis: Vector3(-0.4, -0.3, 0.1), angle: 0.51 * 0.01)).normalized
+            }
             if i >= 250 { q = neutral }
             let jitter = Quaternion(axis: rng.gauss3(1), angle: 0.002)
             if case .done(let r) = cap.add(s, attitude: q * jitter) { result = r; break }

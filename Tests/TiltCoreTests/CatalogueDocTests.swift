@@ -39,8 +39,11 @@ final class CatalogueDocTests: XCTestCase {
     func testCatalogueIsConsistent() {
         let known = Set(ProtocolError.Code.all.map(\.code))
         for spec in CommandCatalogue.commands {
-            for code in spec.errors { XCTAssertTrue(known.contains(code), "\(spec.name): \(code.rawValue) is not in ProtocolError.Code.all") }
-            XCTAssertEqual(Set(spec.arguments.map(\.name)).count, spec.arguments.count, "\(spec.name) declares an argument twice")
+            for code in spec.errors {
+                XCTAssertTrue(known.contains(code), "\(spec.name): \(code.rawValue) is not in ProtocolError.Code.all")
+            }
+            XCTAssertEqual(
+                Set(spec.arguments.map(\.name)).count, spec.arguments.count, "\(spec.name) declares an argument twice")
         }
         XCTAssertEqual(Set(CommandCatalogue.names).count, CommandCatalogue.names.count)
         XCTAssertEqual(Set(known).count, ProtocolError.Code.all.count)
@@ -51,7 +54,9 @@ final class CatalogueDocTests: XCTestCase {
     func testParserChecksEveryDeclaredArgument() {
         for spec in CommandCatalogue.commands {
             func refused(_ extra: String) -> ProtocolError? {
-                if case .failure(let e) = Request.parse(Array(#"{"cmd":"\#(spec.name)"\#(extra)}"#.utf8)) { return e.error }
+                if case .failure(let e) = Request.parse(Array(#"{"cmd":"\#(spec.name)"\#(extra)}"#.utf8)) {
+                    return e.error
+                }
                 return nil
             }
             XCTAssertNil(refused(""), "\(spec.name) with no arguments")
@@ -62,13 +67,18 @@ final class CatalogueDocTests: XCTestCase {
                 switch a.kind {
                 case .number(let r), .wholeNumber(let r): wrongType = #""x""#; outOfBounds = "\(r.upperBound + 1)"
                 case .bool: wrongType = "1"
-                case .string(let max): wrongType = "1"; outOfBounds = "\"" + String(repeating: "a", count: max + 1) + "\""
-                case .strings(_, let allowed, _): wrongType = "\"x\""; outOfBounds = allowed == nil ? nil : #"["no-such-value"]"#
-                case .object(let max): wrongType = "[]"; outOfBounds = #"{"a":""# + String(repeating: "a", count: max) + #""}"#
+                case .string(let max):
+                    wrongType = "1"; outOfBounds = "\"" + String(repeating: "a", count: max + 1) + "\""
+                case .strings(_, let allowed, _):
+                    wrongType = "\"x\""; outOfBounds = allowed == nil ? nil : #"["no-such-value"]"#
+                case .object(let max):
+                    wrongType = "[]"; outOfBounds = #"{"a":""# + String(repeating: "a", count: max) + #""}"#
                 }
-                XCTAssertEqual(refused(#","\#(a.name)":\#(wrongType)"#)?.code, .badArgument, "\(spec.name).\(a.name) wrong type")
+                XCTAssertEqual(
+                    refused(#","\#(a.name)":\#(wrongType)"#)?.code, .badArgument, "\(spec.name).\(a.name) wrong type")
                 if let o = outOfBounds {
-                    XCTAssertEqual(refused(#","\#(a.name)":\#(o)"#)?.code, .badArgument, "\(spec.name).\(a.name) out of bounds")
+                    XCTAssertEqual(
+                        refused(#","\#(a.name)":\#(o)"#)?.code, .badArgument, "\(spec.name).\(a.name) out of bounds")
                 }
             }
         }

@@ -19,10 +19,12 @@ final class FusionTests: XCTestCase {
 
     /// Samples of a sensor turning at the constant body rate `omega` from `start`, plus `bias` on
     /// the gyro and uniform noise. Returns the samples and the true orientation at each.
-    static func simulate(from start: Quaternion, omega: Vector3 = .zero, seconds: Double, rate: Double = 100,
-                         t0: Nanoseconds = 1_000_000_000, bias: Vector3 = .zero,
-                         accNoise: Double = 0, gyroNoise: Double = 0, seed: UInt64 = 7,
-                         jitter: Double = 0) -> (samples: [IMUSample], truth: [Quaternion]) {
+    static func simulate(
+        from start: Quaternion, omega: Vector3 = .zero, seconds: Double, rate: Double = 100,
+        t0: Nanoseconds = 1_000_000_000, bias: Vector3 = .zero,
+        accNoise: Double = 0, gyroNoise: Double = 0, seed: UInt64 = 7,
+        jitter: Double = 0
+    ) -> (samples: [IMUSample], truth: [Quaternion]) {
         var noise = Noise(state: seed)
         var samples: [IMUSample] = [], truth: [Quaternion] = []
         let n = Int(seconds * rate)
@@ -95,8 +97,9 @@ final class FusionTests: XCTestCase {
     /// Rolls at 30°/s for three seconds: the roll must follow the true angle within 1 % of it.
     func testConstantRotationAboutHorizontalAxisWithinOnePercent() {
         let omega = Vector3(30 * Self.deg, 0, 0)
-        let (samples, truth) = Self.simulate(from: .identity, omega: omega, seconds: 3, rate: 100,
-                                             accNoise: 0.05, gyroNoise: 0.002)
+        let (samples, truth) = Self.simulate(
+            from: .identity, omega: omega, seconds: 3, rate: 100,
+            accNoise: 0.05, gyroNoise: 0.002)
         var est = AttitudeEstimator()
         var a = est.update(samples[0])
         for s in samples.dropFirst() { a = est.update(s) }
@@ -108,8 +111,9 @@ final class FusionTests: XCTestCase {
     func testBiasLearnedAtRest() {
         let injected = Vector3(0.02, -0.015, 0.01)
         let q = Quaternion(roll: 0.3, pitch: 0.2, yaw: 0)
-        let (samples, _) = Self.simulate(from: q, seconds: 20, rate: 100, bias: injected,
-                                         accNoise: 0.05, gyroNoise: 0.005)
+        let (samples, _) = Self.simulate(
+            from: q, seconds: 20, rate: 100, bias: injected,
+            accNoise: 0.05, gyroNoise: 0.005)
         var est = AttitudeEstimator()
         var a = est.update(samples[0])
         for s in samples.dropFirst() { a = est.update(s) }
@@ -173,9 +177,9 @@ final class FusionTests: XCTestCase {
         for s in samples.dropFirst() { last = est.update(s) }
         var bad = samples.last!
         bad.gyro = Vector3(5, 0, 0)
-        XCTAssertEqual(est.update(bad).q, last.q)   // same timestamp again
+        XCTAssertEqual(est.update(bad).q, last.q)  // same timestamp again
         bad.t -= 50_000_000
-        XCTAssertEqual(est.update(bad).q, last.q)   // from the past
+        XCTAssertEqual(est.update(bad).q, last.q)  // from the past
     }
 
     /// Timestamps jittered by ±40 % of the period: dt comes from them, so the rotation stays right.

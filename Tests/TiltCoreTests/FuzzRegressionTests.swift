@@ -55,8 +55,10 @@ final class FuzzRegressionTests: XCTestCase {
             "control-char-in-string.bin": .failure(.init(.invalidJSON, "control character in string at byte 10")),
             "duplicate-keys.json": .success(Command("ping")),
             "minus-zero-id.json": .success(Command("ping")),
-            "number-then-garbage.json": .failure(.init(.invalidJSON, "unexpected data after the JSON value at byte 24")),
-            "array-not-object.json": .failure(.init(.notAnObject, "a request is a JSON object like {\"cmd\":\"ping\"}")),
+            "number-then-garbage.json": .failure(
+                .init(.invalidJSON, "unexpected data after the JSON value at byte 24")),
+            "array-not-object.json": .failure(
+                .init(.notAnObject, "a request is a JSON object like {\"cmd\":\"ping\"}")),
         ]
         let all = Dictionary(uniqueKeysWithValues: try fixtures().map { ($0.name, $0.bytes) })
         for (name, want) in expected.sorted(by: { $0.key < $1.key }) {
@@ -68,7 +70,9 @@ final class FuzzRegressionTests: XCTestCase {
             }
         }
         // Duplicate keys: the last one wins, for the id too.
-        if case .success(let r) = Request.parse(try XCTUnwrap(all["duplicate-keys.json"])) { XCTAssertEqual(r.id, .int(2)) }
+        if case .success(let r) = Request.parse(try XCTUnwrap(all["duplicate-keys.json"])) {
+            XCTAssertEqual(r.id, .int(2))
+        }
         // An unknown class names the offending (control) character's class string.
         if case .failure(let e) = Request.parse(try XCTUnwrap(all["unknown-class.json"])) {
             XCTAssertEqual(e.error.code, .badArgument)

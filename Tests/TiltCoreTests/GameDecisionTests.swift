@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import TiltCore
 
 /// Head-motion traces replayed through the game, asserting the exact decision sequence.
@@ -16,25 +17,25 @@ final class GameDecisionTests: XCTestCase {
     /// before coming upright; meant for noise up to 1° (4σ).
     static func mixedSession(inBand: Bool = true) -> (HeadMotion, hoverReleased: Double) {
         var m = HeadMotion()
-        m.hold(1.0)                                  // neutral → prompt 1
-        m.answer(45)                                 // correct
-        m.hold(1.0)                                  // prompt 2
-        m.answer(-45)                                // skip
-        m.hold(1.0)                                  // prompt 3
-        m.jerk(50); m.hold(0.6)                      // jerks: nothing
+        m.hold(1.0)  // neutral → prompt 1
+        m.answer(45)  // correct
+        m.hold(1.0)  // prompt 2
+        m.answer(-45)  // skip
+        m.hold(1.0)  // prompt 3
+        m.jerk(50); m.hold(0.6)  // jerks: nothing
         m.jerk(-50); m.hold(0.6)
         m.jerk(60, ramp: 0.02, hold: 0.06); m.hold(1.0)
-        doubleNod(&m, 45, gap: 0.1)                  // one correct
-        m.hold(1.0)                                  // prompt 4
-        doubleNod(&m, -45, gap: 0.25)                // one skip
-        m.hold(1.0)                                  // prompt 5
-        m.move(nod: 15, over: 3); m.hold(2); m.move(nod: 0, over: 3); m.hold(0.5)   // slow drift: nothing
-        m.move(nod: 32, over: 0.5); m.hold(3)        // hover 5° past the threshold: one correct
-        if inBand { m.move(nod: 23, over: 0.3); m.hold(1.5) }   // back inside the hysteresis band: still no neutral
+        doubleNod(&m, 45, gap: 0.1)  // one correct
+        m.hold(1.0)  // prompt 4
+        doubleNod(&m, -45, gap: 0.25)  // one skip
+        m.hold(1.0)  // prompt 5
+        m.move(nod: 15, over: 3); m.hold(2); m.move(nod: 0, over: 3); m.hold(0.5)  // slow drift: nothing
+        m.move(nod: 32, over: 0.5); m.hold(3)  // hover 5° past the threshold: one correct
+        if inBand { m.move(nod: 23, over: 0.3); m.hold(1.5) }  // back inside the hysteresis band: still no neutral
         let released = m.duration
-        m.move(nod: 0, over: 0.3); m.hold(1.0)       // prompt 6
-        m.answer(-60, hold: 0.8)                     // skip
-        m.hold(1.0)                                  // prompt 7
+        m.move(nod: 0, over: 0.3); m.hold(1.0)  // prompt 6
+        m.answer(-60, hold: 0.8)  // skip
+        m.hold(1.0)  // prompt 7
         return (m, released)
     }
 
@@ -100,7 +101,7 @@ final class GameDecisionTests: XCTestCase {
         m.answer(40)
         m.hold(1)
         var trace = HeadTrace(rateHz: 100, noiseDeg: 0.5)
-        trace.yawDriftDegPerS = 15   // turning, slower than still_dps
+        trace.yawDriftDegPerS = 15  // turning, slower than still_dps
         let (_, events) = try GamePlay.run(trace.samples(m))
         XCTAssertEqual(GamePlay.decisions(events), ["correct"])
     }
@@ -109,7 +110,7 @@ final class GameDecisionTests: XCTestCase {
         // Step trace at 100 Hz: the head is in the low zone for exactly n samples.
         for (samples, counts) in [(15, false), (16, true)] {
             var m = HeadMotion()
-            m.hold(0.995)   // steps between samples: no ties between key times and sample times
+            m.hold(0.995)  // steps between samples: no ties between key times and sample times
             m.move(nod: 45, over: 0); m.hold(Double(samples) / 100)
             m.move(nod: 0, over: 0); m.hold(1)
             let (_, events) = try GamePlay.run(HeadTrace(rateHz: 100).samples(m))
@@ -119,7 +120,7 @@ final class GameDecisionTests: XCTestCase {
                 let c = events.first { $0.kind == .correct }!
                 XCTAssertEqual(c.t, GamePlay.at(1.15))
                 XCTAssertEqual(c.decision?.decidedAt, GamePlay.at(1.0))
-                XCTAssertEqual(c.decision?.decisionTime, 800_000_000)   // prompt at 0.2 s
+                XCTAssertEqual(c.decision?.decisionTime, 800_000_000)  // prompt at 0.2 s
             }
         }
     }
@@ -152,7 +153,7 @@ final class GameDecisionTests: XCTestCase {
     func testHoveringAtTheThresholdWithNoiseAnswersOnceWithHysteresisAndChattersWithout() throws {
         var m = HeadMotion()
         m.hold(1)
-        m.move(nod: 31, over: 0.5); m.hold(20)    // 4° past 63°: noise (σ 1.5°) makes it cross both ways now and then
+        m.move(nod: 31, over: 0.5); m.hold(20)  // 4° past 63°: noise (σ 1.5°) makes it cross both ways now and then
         m.move(nod: 0, over: 0.5); m.hold(1)
         let trace = HeadTrace(rateHz: 200, noiseDeg: 1.5, noiseSeed: 11)
         let (_, events) = try GamePlay.run(trace.samples(m))
@@ -174,7 +175,8 @@ final class GameDecisionTests: XCTestCase {
             m.move(nod: 45, over: 0); m.hold(back)
             m.move(nod: 0, over: 0); m.hold(1.5)
             let (_, events) = try GamePlay.run(HeadTrace(rateHz: 100).samples(m))
-            XCTAssertEqual(GamePlay.kinds(events), ["round_started", "neutral", "prompt", "correct", "neutral", "prompt"])
+            XCTAssertEqual(
+                GamePlay.kinds(events), ["round_started", "neutral", "prompt", "correct", "neutral", "prompt"])
             XCTAssertEqual(events[3].t, GamePlay.at(1.15))
             XCTAssertEqual(events[5].t, GamePlay.at(prompt), "back at \(back)")
         }

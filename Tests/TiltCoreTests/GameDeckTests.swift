@@ -1,11 +1,13 @@
 import XCTest
+
 @testable import TiltCore
 
 final class GameDeckTests: XCTestCase {
     func testSplitMix64MatchesTheReferenceSequence() {
         // Reference values computed independently (Python, from the published algorithm).
         var a = SplitMix64(seed: 0)
-        XCTAssertEqual([a.next(), a.next(), a.next()], [0xE220_A839_7B1D_CDAF, 0x6E78_9E6A_A1B9_65F4, 0x06C4_5D18_8009_454F])
+        XCTAssertEqual(
+            [a.next(), a.next(), a.next()], [0xE220_A839_7B1D_CDAF, 0x6E78_9E6A_A1B9_65F4, 0x06C4_5D18_8009_454F])
         var b = SplitMix64(seed: 1_234_567)
         XCTAssertEqual([b.next(), b.next()], [0x599E_D017_FB08_FC85, 0x2C73_F084_5854_0FA5])
     }
@@ -37,7 +39,8 @@ final class GameDeckTests: XCTestCase {
     }
 
     func testTextDeckSkipsBlanksCommentsAndDuplicates() throws {
-        let text = "# animals\r\n giraffe \n\n\t# indented comment\nzebra\r\ngiraffe\nsea lion\n   \nokapi # not a comment\n"
+        let text =
+            "# animals\r\n giraffe \n\n\t# indented comment\nzebra\r\ngiraffe\nsea lion\n   \nokapi # not a comment\n"
         let deck = try PromptDeck(name: "animals.txt", text: text)
         XCTAssertEqual(deck.entries, ["giraffe", "zebra", "sea lion", "okapi # not a comment"])
         XCTAssertEqual(deck.deckName, "animals.txt")
@@ -45,7 +48,8 @@ final class GameDeckTests: XCTestCase {
     }
 
     func testJSONDeck() throws {
-        let deck = try PromptDeck(name: "d.json", text: "\n  [\"Eiffel Tower\", \" Big Ben \", \"Eiffel Tower\", \"\", \"caf\\u00e9\"]\n")
+        let deck = try PromptDeck(
+            name: "d.json", text: "\n  [\"Eiffel Tower\", \" Big Ben \", \"Eiffel Tower\", \"\", \"caf\\u00e9\"]\n")
         XCTAssertEqual(deck.entries, ["Eiffel Tower", "Big Ben", "café"])
     }
 
@@ -61,7 +65,9 @@ final class GameDeckTests: XCTestCase {
         XCTAssertEqual(error("a\nb\n" + String(repeating: "x", count: 201)), .promptTooLong(line: 3))
         guard case .invalidJSON(let m)? = error("[\"a\",") else { return XCTFail("expected invalidJSON") }
         XCTAssertFalse(m.isEmpty)
-        XCTAssertEqual(DeckError.notStringArray(index: 1, found: "number").description, "deck element 1 is a number, expected a string")
+        XCTAssertEqual(
+            DeckError.notStringArray(index: 1, found: "number").description,
+            "deck element 1 is a number, expected a string")
         XCTAssertThrowsError(try PromptDeck(name: "x", json: "{\"a\":1}")) {
             XCTAssertEqual($0 as? DeckError, .notStringArray(index: nil, found: "object"))
         }

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import TiltCore
 
 /// docs/game.md shows one example line per game event kind and the snapshot; these
@@ -39,7 +40,10 @@ final class GameDocTests: XCTestCase {
         // (orientation_suspect); nodding afterwards clears it (orientation_ok).
         var lean = HeadMotion()
         lean.hold(1)
-        for _ in 0..<4 { lean.move(nod: 0, lean: 30, over: 0.4); lean.move(nod: 0, lean: -30, over: 0.8); lean.move(nod: 0, lean: 0, over: 0.4) }
+        for _ in 0..<4 {
+            lean.move(nod: 0, lean: 30, over: 0.4); lean.move(nod: 0, lean: -30, over: 0.8);
+            lean.move(nod: 0, lean: 0, over: 0.4)
+        }
         for _ in 0..<8 { lean.answer(40, hold: 0.3); lean.hold(0.8) }
         var o = try TiltGame(configuration: .absoluteMode, seed: 1)
         o.nextRoundID = 50
@@ -56,7 +60,8 @@ final class GameDocTests: XCTestCase {
         let nodding = HeadTrace(rateHz: 100).samples(nods)
         out += try n.start(at: nodding[0].attitude.t, gestures: .nod, deck: deck)
         for x in nodding { out += n.update(x.attitude, rate: x.rate) }
-        return try out.enumerated().map { i, e in try JSONParser.parse(e.event.encode(seq: UInt64(1000 + i)).dropLast()) }
+        return try out.enumerated().map { i, e in try JSONParser.parse(e.event.encode(seq: UInt64(1000 + i)).dropLast())
+        }
     }
 
     /// Snapshots: idle, mid-round, and idle with a last round.
@@ -67,7 +72,9 @@ final class GameDocTests: XCTestCase {
         let attitudes = traced.map(\.attitude)
         var game = try TiltGame(configuration: .absoluteMode, seed: 1)
         let idle = game.snapshot
-        _ = try game.start(at: attitudes[0].t, deck: try PromptDeck(name: "animals.txt", prompts: ["giraffe", "zebra", "okapi", "sea lion"]))
+        _ = try game.start(
+            at: attitudes[0].t,
+            deck: try PromptDeck(name: "animals.txt", prompts: ["giraffe", "zebra", "okapi", "sea lion"]))
         for a in attitudes { _ = game.update(a) }
         let playing = game.snapshot
         _ = try game.stop(at: attitudes.last!.t)

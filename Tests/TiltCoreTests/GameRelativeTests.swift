@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import TiltCore
 
 /// Relative mode: the neutral pose is captured, and the tilt measured from it, so the IMU may be
@@ -18,7 +19,8 @@ final class GameRelativeTests: XCTestCase {
             let pose = TiltMeter.neutralPose(t: 0, q: upright, backAxis: Vector3(0, 0, 1))!
             for _ in 0..<500 {
                 let u = { Double(rng.next() >> 11) / Double(1 << 53) }
-                let nod = (u() * 160 - 80) * .pi / 180, lean = (u() * 120 - 60) * .pi / 180, yaw = (u() * 360 - 180) * .pi / 180
+                let nod = (u() * 160 - 80) * .pi / 180, lean = (u() * 120 - 60) * .pi / 180,
+                    yaw = (u() * 360 - 180) * .pi / 180
                 let q = Quaternion(roll: .pi / 2 - nod, pitch: lean, yaw: yaw) * mount
                 XCTAssertEqual(TiltMeter.relativeTilt(q, neutral: pose), TiltMeter.absoluteTilt(q), accuracy: 1e-9)
                 XCTAssertEqual(TiltMeter.absoluteTilt(q), 90 - nod * 180 / .pi, accuracy: 1e-9)
@@ -36,7 +38,8 @@ final class GameRelativeTests: XCTestCase {
             let traced = trace.samples(motion)
             let attitudes = traced.map(\.attitude)
             let (game, events) = try GamePlay.run(traced, config: Self.relative(backAxis: trace.backAxisInSensor))
-            XCTAssertEqual(GamePlay.kinds(events).filter { $0 != "neutral_captured" }, GameDecisionTests.mixedKinds, "\(rate) Hz")
+            XCTAssertEqual(
+                GamePlay.kinds(events).filter { $0 != "neutral_captured" }, GameDecisionTests.mixedKinds, "\(rate) Hz")
             // Captured once the head has been still for neutral_hold_s, before anything else happens.
             XCTAssertEqual(GamePlay.kinds(events).prefix(2), ["round_started", "neutral_captured"])
             let stillEnough = attitudes.first { $0.t - attitudes[0].t >= 200_000_000 }!.t
@@ -44,14 +47,17 @@ final class GameRelativeTests: XCTestCase {
             XCTAssertEqual(game.neutral?.t, stillEnough)
 
             let (_, absolute) = try GamePlay.run(traced)
-            XCTAssertNotEqual(GamePlay.kinds(absolute), GameDecisionTests.mixedKinds, "absolute mode cannot read this mount")
+            XCTAssertNotEqual(
+                GamePlay.kinds(absolute), GameDecisionTests.mixedKinds, "absolute mode cannot read this mount")
         }
     }
 
     func testAnApproximateBackAxisIsEnough() throws {
         // Sensor z along the ear-to-ear line, sensor −x toward the back of the head, and the whole
         // board 15° off. The user only says "−x points back".
-        let mount = Quaternion(axis: Vector3(0, 1, 0), angle: .pi / 2) * Quaternion(axis: Vector3(1, 1, 0), angle: 15 * .pi / 180)
+        let mount =
+            Quaternion(axis: Vector3(0, 1, 0), angle: .pi / 2)
+            * Quaternion(axis: Vector3(1, 1, 0), angle: 15 * .pi / 180)
         let trace = HeadTrace(rateHz: 100, noiseDeg: 1, mount: mount)
         XCTAssertEqual(trace.backAxisInSensor.x, -1, accuracy: 0.1)
         let (motion, _) = GameDecisionTests.mixedSession()
@@ -79,7 +85,8 @@ final class GameRelativeTests: XCTestCase {
         var b = HeadMotion()
         b.hold(1); b.answer(45); b.hold(1); b.answer(-45); b.hold(1)
         let partA = HeadTrace(rateHz: 100, noiseDeg: 0.5).samples(a)
-        var traceB = HeadTrace(rateHz: 100, noiseDeg: 0.5, noiseSeed: 2, mount: Quaternion(axis: Vector3(1, 0, 0), angle: 40 * .pi / 180))
+        var traceB = HeadTrace(
+            rateHz: 100, noiseDeg: 0.5, noiseSeed: 2, mount: Quaternion(axis: Vector3(1, 0, 0), angle: 40 * .pi / 180))
         traceB.startNs = partA.last!.attitude.t + traceB.periodNs
         let partB = traceB.samples(b)
 

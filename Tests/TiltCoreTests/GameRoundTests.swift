@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import TiltCore
 
 /// Rounds: timer, deck exhaustion, no repeats, commands, snapshot, JSON.
@@ -21,10 +22,15 @@ final class GameRoundTests: XCTestCase {
         let traced = HeadTrace(rateHz: 100).samples(Self.timedMotion())
         let attitudes = traced.map(\.attitude)
         let (game, events) = try GamePlay.run(traced, roundSeconds: 5)
-        XCTAssertEqual(GamePlay.kinds(events), ["round_started", "neutral", "prompt", "correct", "neutral", "prompt",
-                                                "skip", "neutral", "prompt", "round_ended"])
-        XCTAssertEqual(events.map(\.t).map { Double($0 - 1_000_000_000) / 1e9 },
-                       [0, 0.2, 0.2, 1.15, 1.85, 1.85, 2.65, 3.35, 3.35, 5.0])
+        XCTAssertEqual(
+            GamePlay.kinds(events),
+            [
+                "round_started", "neutral", "prompt", "correct", "neutral", "prompt",
+                "skip", "neutral", "prompt", "round_ended",
+            ])
+        XCTAssertEqual(
+            events.map(\.t).map { Double($0 - 1_000_000_000) / 1e9 },
+            [0, 0.2, 0.2, 1.15, 1.85, 1.85, 2.65, 3.35, 3.35, 5.0])
         let end = events.last!
         XCTAssertEqual(end.remaining, 0)
         XCTAssertEqual(end.state, .idle)
@@ -48,7 +54,8 @@ final class GameRoundTests: XCTestCase {
     func testTheTimerOnlyAdvancesWithSamples() throws {
         var game = try TiltGame(configuration: .absoluteMode, seed: 1)
         _ = try game.start(at: 0, roundSeconds: 5, deck: GamePlay.deck())
-        let upright = Attitude(t: 4_999_999_999, q: Quaternion(roll: .pi / 2, pitch: 0, yaw: 0), atRest: true, gyroBias: .zero)
+        let upright = Attitude(
+            t: 4_999_999_999, q: Quaternion(roll: .pi / 2, pitch: 0, yaw: 0), atRest: true, gyroBias: .zero)
         XCTAssertFalse(game.update(upright).contains { $0.kind == .roundEnded })
         var later = upright
         later.t = 5_000_000_000
@@ -61,8 +68,12 @@ final class GameRoundTests: XCTestCase {
         for i in 0..<5 { m.answer(i % 2 == 0 ? 45 : -45); m.hold(1) }
         let deck = try PromptDeck(name: "three", prompts: ["a", "b", "c"])
         let (game, events) = try GamePlay.run(HeadTrace(rateHz: 100, noiseDeg: 0.5).samples(m), deck: deck)
-        XCTAssertEqual(GamePlay.kinds(events), ["round_started", "neutral", "prompt", "correct", "neutral", "prompt",
-                                                "skip", "neutral", "prompt", "correct", "round_ended"])
+        XCTAssertEqual(
+            GamePlay.kinds(events),
+            [
+                "round_started", "neutral", "prompt", "correct", "neutral", "prompt",
+                "skip", "neutral", "prompt", "correct", "round_ended",
+            ])
         let end = events.last!
         XCTAssertEqual(end.t, events[events.count - 2].t, "ends at the last answer")
         let r = try XCTUnwrap(end.result)
@@ -84,8 +95,10 @@ final class GameRoundTests: XCTestCase {
         var rounds: [[String]] = []
         for round in 0..<3 {
             let shift = Nanoseconds(round) * 100_000_000_000
-            var events = round == 0 ? try game.start(at: attitudes[0].t + shift, deck: deck)
-                                    : try game.restart(at: attitudes[0].t + shift)
+            var events =
+                round == 0
+                ? try game.start(at: attitudes[0].t + shift, deck: deck)
+                : try game.restart(at: attitudes[0].t + shift)
             for (i, var a) in attitudes.enumerated() { a.t += shift; events += game.update(a, rate: traced[i].rate) }
             let prompts = events.filter { $0.kind == .prompt }.map { $0.prompt! }
             XCTAssertEqual(prompts.count, 20)
@@ -98,11 +111,13 @@ final class GameRoundTests: XCTestCase {
         XCTAssertNotEqual(rounds[1], rounds[2])
 
         // The same seed gives the same order; another seed another.
-        var same = try TiltGame(configuration: .absoluteMode, seed: 5), other = try TiltGame(configuration: .absoluteMode, seed: 6)
+        var same = try TiltGame(configuration: .absoluteMode, seed: 5),
+            other = try TiltGame(configuration: .absoluteMode, seed: 6)
         var first = try same.start(at: 0, deck: deck), firstOther = try other.start(at: 0, deck: deck)
-        let upright = Attitude(t: 1_000_000_000, q: Quaternion(roll: .pi / 2, pitch: 0, yaw: 0), atRest: true, gyroBias: .zero)
+        let upright = Attitude(
+            t: 1_000_000_000, q: Quaternion(roll: .pi / 2, pitch: 0, yaw: 0), atRest: true, gyroBias: .zero)
         var held = upright
-        held.t += 200_000_000   // the neutral hold
+        held.t += 200_000_000  // the neutral hold
         for a in [upright, held] { first += same.update(a); firstOther += other.update(a) }
         XCTAssertEqual(first.last?.prompt, rounds[0][0])
         XCTAssertNotEqual(firstOther.last?.prompt, rounds[0][0])
@@ -124,9 +139,11 @@ final class GameRoundTests: XCTestCase {
         var events = try game.start(at: attitudes[0].t, roundSeconds: 30, deck: GamePlay.deck())
         XCTAssertEqual(events.first?.roundSeconds, 30)
         XCTAssertEqual(events.first?.deckSize, 40)
-        XCTAssertThrowsError(try game.start(at: 0, deck: GamePlay.deck())) { XCTAssertEqual($0 as? GameError, .roundInProgress) }
+        XCTAssertThrowsError(try game.start(at: 0, deck: GamePlay.deck())) {
+            XCTAssertEqual($0 as? GameError, .roundInProgress)
+        }
         XCTAssertThrowsError(try game.setConfiguration(.init())) { XCTAssertEqual($0 as? GameError, .roundInProgress) }
-        for a in attitudes.prefix(200) { events += game.update(a) }   // up to 1.99 s: one correct, a prompt showing
+        for a in attitudes.prefix(200) { events += game.update(a) }  // up to 1.99 s: one correct, a prompt showing
         let prompt = try XCTUnwrap(game.currentPrompt)
         let stopped = try game.stop(at: attitudes[199].t)
         XCTAssertEqual(GamePlay.kinds(stopped), ["stopped"])
@@ -170,7 +187,9 @@ final class GameRoundTests: XCTestCase {
             XCTAssertEqual($0 as? GameError, .deckUnavailable(deck: "places-near-me", reason: "no GPS fix yet"))
             XCTAssertEqual(($0 as? GameError)?.message, "deck places-near-me is unavailable: no GPS fix yet")
         }
-        XCTAssertThrowsError(try game.start(at: 0, deck: Blank())) { XCTAssertEqual($0 as? GameError, .emptyDeck(deck: "blank")) }
+        XCTAssertThrowsError(try game.start(at: 0, deck: Blank())) {
+            XCTAssertEqual($0 as? GameError, .emptyDeck(deck: "blank"))
+        }
         XCTAssertEqual(game.phase, .idle)
         XCTAssertEqual(game.nextRoundID, 1, "a refused start uses no round id")
     }
@@ -194,7 +213,11 @@ final class GameRoundTests: XCTestCase {
         XCTAssertEqual(field { $0.debounceSeconds = 11 }, "debounce_s")
         XCTAssertEqual(field { $0.roundSeconds = 0 }, "round_s")
         XCTAssertEqual(field { $0.backAxis = .zero }, "back_axis")
-        XCTAssertThrowsError(try TiltGame(configuration: { var c = TiltGame.Rules.absoluteMode; c.hysteresisDeg = 30; return c }()))
+        XCTAssertThrowsError(
+            try TiltGame(
+                configuration: {
+                    var c = TiltGame.Rules.absoluteMode; c.hysteresisDeg = 30; return c
+                }()))
     }
 
     func testSnapshotDescribesARoundInProgressAndKeepsOneSchema() throws {
@@ -207,7 +230,7 @@ final class GameRoundTests: XCTestCase {
         let attitudes = traced.map(\.attitude)
         _ = try game.start(at: attitudes[0].t, roundSeconds: 10, deck: GamePlay.deck())
         var events: [GameEvent] = []
-        for a in attitudes.prefix(200) { events += game.update(a) }   // last sample at 1.99 s
+        for a in attitudes.prefix(200) { events += game.update(a) }  // last sample at 1.99 s
         let s = game.snapshot
         XCTAssertEqual(s.keys, idle.keys, "one schema whether idle or playing")
         XCTAssertEqual(s["state"], "prompt")

@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import TiltCore
 
 /// A scripted head motion: the nod angle (degrees, positive = head tilted down) and the
@@ -113,7 +114,8 @@ struct HeadTrace {
             let s = Double(t - startNs) * 1e-9
             var (nod, lean) = motion.pose(at: max(0, s), cursor: &cursor)
             let yaw = (yawDriftDegPerS * s).truncatingRemainder(dividingBy: 360) * d
-            let clean = (Quaternion(roll: (90 - nod - nodDriftDegPerS * s) * d, pitch: lean * d, yaw: yaw) * mount).normalized
+            let clean = (Quaternion(roll: (90 - nod - nodDriftDegPerS * s) * d, pitch: lean * d, yaw: yaw) * mount)
+                .normalized
             var rate = Vector3.zero
             if let p = previousClean, t > p.t {
                 var dq = p.q.conjugate * clean
@@ -158,8 +160,10 @@ enum GamePlay {
 
     /// Starts a round at the trace's first sample time and replays the trace (with the
     /// motion's own gyro rates when given, else the game derives them from the attitudes).
-    static func run(_ attitudes: [Attitude], rates: [Vector3]? = nil, config: TiltGame.Rules = .absoluteMode, seed: UInt64 = 7,
-                    deck: PromptDeck = deck(), roundSeconds: Double = 600) throws -> (TiltGame, [GameEvent]) {
+    static func run(
+        _ attitudes: [Attitude], rates: [Vector3]? = nil, config: TiltGame.Rules = .absoluteMode, seed: UInt64 = 7,
+        deck: PromptDeck = deck(), roundSeconds: Double = 600
+    ) throws -> (TiltGame, [GameEvent]) {
         var game = try TiltGame(configuration: config, seed: seed)
         var events = try game.start(at: attitudes[0].t, roundSeconds: roundSeconds, deck: deck)
         for (i, a) in attitudes.enumerated() { events += game.update(a, rate: rates?[i]) }
@@ -167,9 +171,13 @@ enum GamePlay {
     }
 
     /// `run` over a trace's samples with their gyro rates.
-    static func run(_ samples: [(attitude: Attitude, rate: Vector3)], config: TiltGame.Rules = .absoluteMode, seed: UInt64 = 7,
-                    deck: PromptDeck = deck(), roundSeconds: Double = 600) throws -> (TiltGame, [GameEvent]) {
-        try run(samples.map(\.attitude), rates: samples.map(\.rate), config: config, seed: seed, deck: deck, roundSeconds: roundSeconds)
+    static func run(
+        _ samples: [(attitude: Attitude, rate: Vector3)], config: TiltGame.Rules = .absoluteMode, seed: UInt64 = 7,
+        deck: PromptDeck = deck(), roundSeconds: Double = 600
+    ) throws -> (TiltGame, [GameEvent]) {
+        try run(
+            samples.map(\.attitude), rates: samples.map(\.rate), config: config, seed: seed, deck: deck,
+            roundSeconds: roundSeconds)
     }
 
     static func decisions(_ events: [GameEvent]) -> [String] {

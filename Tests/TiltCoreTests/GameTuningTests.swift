@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import TiltCore
 
 /// Where the defaults come from: families of gestures from the trace generator, each replayed
@@ -53,7 +54,9 @@ final class GameTuningTests: XCTestCase {
         }
         // Holding 3° past a threshold for 5 s (noise makes it cross back now and then): once.
         for nod in [30.0, -30] {
-            one("hover", [nod > 0 ? "correct" : "skip"]) { $0.move(nod: nod, over: 0.5); $0.hold(5); $0.move(nod: 0, over: 0.5) }
+            one("hover", [nod > 0 ? "correct" : "skip"]) {
+                $0.move(nod: nod, over: 0.5); $0.hold(5); $0.move(nod: 0, over: 0.5)
+            }
         }
         // Holding "about there": swaying ±5° around the threshold, 0.5–0.8 s each way: once.
         for half in [0.5, 0.8] {
@@ -67,7 +70,9 @@ final class GameTuningTests: XCTestCase {
         }
         // Slow drifts and side leans that stay in the neutral band: nothing.
         for nod in [15.0, -15] {
-            one("drift", []) { $0.move(nod: nod, over: 4); $0.hold(3); $0.move(nod: 0, over: 4) }
+            one("drift", []) {
+                $0.move(nod: nod, over: 4); $0.hold(3); $0.move(nod: 0, over: 4)
+            }
         }
         return out
     }
@@ -87,7 +92,12 @@ final class GameTuningTests: XCTestCase {
         ("defaults", { _ in }),
         ("hold 0.05 s", { $0.holdSeconds = 0.05 }),
         ("hold 0.30 s", { $0.holdSeconds = 0.3 }),
-        ("debounce 0, neutral hold 0", { $0.debounceSeconds = 0; $0.neutralHoldSeconds = 0 }),
+        (
+            "debounce 0, neutral hold 0",
+            {
+                $0.debounceSeconds = 0; $0.neutralHoldSeconds = 0
+            }
+        ),
         ("hysteresis 0", { $0.hysteresisDeg = 0 }),
         ("hysteresis 3°", { $0.hysteresisDeg = 3 }),
         ("hysteresis 6°", { $0.hysteresisDeg = 6 }),
@@ -107,16 +117,20 @@ final class GameTuningTests: XCTestCase {
             }
             if printing {
                 let counts = Dictionary(grouping: Self.gestures(), by: \.family).mapValues(\.count)
-                print("| variant (noise σ \(noise)°) | " + families.map { "\($0) (\(counts[$0]!))" }.joined(separator: " | ") + " |")
+                print(
+                    "| variant (noise σ \(noise)°) | "
+                        + families.map { "\($0) (\(counts[$0]!))" }.joined(separator: " | ") + " |")
                 for (name, _) in Self.variants {
-                    print("| \(name) | " + families.map { String(table[name]![$0] ?? 0) }.joined(separator: " | ") + " |")
+                    print(
+                        "| \(name) | " + families.map { String(table[name]![$0] ?? 0) }.joined(separator: " | ") + " |")
                 }
             }
         }
         XCTAssertEqual(table["defaults"], [:], "the defaults misjudge some gestures")
         XCTAssertGreaterThan(table["hold 0.05 s"]!["jerk"] ?? 0, 0, "a short hold lets jerks through")
         XCTAssertGreaterThan(table["hold 0.30 s"]!["answer"] ?? 0, 0, "a long hold misses quick answers")
-        XCTAssertGreaterThan(table["debounce 0, neutral hold 0"]!["double nod"] ?? 0, 0, "without debounce double nods count twice")
+        XCTAssertGreaterThan(
+            table["debounce 0, neutral hold 0"]!["double nod"] ?? 0, 0, "without debounce double nods count twice")
         XCTAssertGreaterThan(table["hysteresis 0"]!["sway"] ?? 0, 0, "without hysteresis a sway answers twice")
         XCTAssertGreaterThan(table["hysteresis 6°"]!["sway"] ?? 0, 0, "a small hysteresis lets a sway answer twice")
     }

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import TiltCore
 
 /// Head motion that must not answer in the `nod` vocabulary: walking's head bob, talking's
@@ -10,9 +11,11 @@ import XCTest
 final class GestureNegativeTests: XCTestCase {
     /// Samples of a head whose nod (pitch, + = down), turn (yaw, + = left) and lean (roll)
     /// angles in degrees follow `angles(t)`, plus a vertical acceleration `bounce(t)` (m/s²).
-    static func samples(seconds: Double, rateHz: Double, seed: UInt64 = 1,
-                        angles: (Double) -> (pitch: Double, yaw: Double, roll: Double),
-                        bounce: (Double) -> Double = { _ in 0 }) -> [IMUSample] {
+    static func samples(
+        seconds: Double, rateHz: Double, seed: UInt64 = 1,
+        angles: (Double) -> (pitch: Double, yaw: Double, roll: Double),
+        bounce: (Double) -> Double = { _ in 0 }
+    ) -> [IMUSample] {
         var rng = SplitMix64(seed: seed)
         func noise(_ sd: Double) -> Double { sd * (Double(rng.next() >> 11) / Double(1 << 53) * 2 - 1) * 1.7 }
         let d = Double.pi / 180, h = 1e-4
@@ -22,7 +25,8 @@ final class GestureNegativeTests: XCTestCase {
             let a = angles(t), b = angles(t + h)
             // Head → world: yaw about up (y), then nod about the left axis (−x), then lean about forward (−z).
             func q(_ x: (pitch: Double, yaw: Double, roll: Double)) -> Quaternion {
-                Quaternion(axis: Vector3(0, 1, 0), angle: x.yaw * d) * Quaternion(axis: Vector3(-1, 0, 0), angle: x.pitch * d)
+                Quaternion(axis: Vector3(0, 1, 0), angle: x.yaw * d)
+                    * Quaternion(axis: Vector3(-1, 0, 0), angle: x.pitch * d)
                     * Quaternion(axis: Vector3(0, 0, -1), angle: x.roll * d)
             }
             let q0 = q(a), q1 = q(b)
@@ -32,9 +36,11 @@ final class GestureNegativeTests: XCTestCase {
             let w = s > 1e-15 ? dq.vector * (2 * atan2(s, dq.w) / s / h) : .zero
             // World up is +y here; the accelerometer reads +g up plus the bounce, in the head frame.
             let accel = q0.conjugate.rotate(Vector3(0, 9.80665 + bounce(t), 0))
-            out.append(IMUSample(t: 1_000_000_000 + Nanoseconds((t * 1e9).rounded()),
-                                 accel: accel + Vector3(noise(0.05), noise(0.05), noise(0.05)),
-                                 gyro: w + Vector3(noise(0.01), noise(0.01), noise(0.01))))
+            out.append(
+                IMUSample(
+                    t: 1_000_000_000 + Nanoseconds((t * 1e9).rounded()),
+                    accel: accel + Vector3(noise(0.05), noise(0.05), noise(0.05)),
+                    gyro: w + Vector3(noise(0.01), noise(0.01), noise(0.01))))
         }
         return out
     }
@@ -51,7 +57,9 @@ final class GestureNegativeTests: XCTestCase {
             // Walking: 2 Hz steps, pitch ±3°, yaw ±4° and roll ±2° at the 1 Hz stride, ±3 m/s² bounce.
             let walking = Self.samples(seconds: 60, rateHz: rate) { t in
                 (3 * sin(tau * 2 * t), 4 * sin(tau * t), 2 * sin(tau * t + 1))
-            } bounce: { t in 3 * sin(tau * 2 * t) }
+            } bounce: { t in
+                3 * sin(tau * 2 * t)
+            }
             // Talking: small quick movements, 1–2° at 3–5 Hz on every axis (rates up to ≈ 35 °/s,
             // under the detector's 40 °/s floor; a talker nodding along by more is nodding).
             let talking = Self.samples(seconds: 60, rateHz: rate, seed: 2) { t in
@@ -66,7 +74,9 @@ final class GestureNegativeTests: XCTestCase {
                 return (pitch, yaw, 0)
             }
             let still = Self.samples(seconds: 30, rateHz: rate, seed: 4) { _ in (0, 0, 0) }
-            for (name, s) in [("walking", walking), ("talking", talking), ("looking around", looking), ("standing still", still)] {
+            for (name, s) in [
+                ("walking", walking), ("talking", talking), ("looking around", looking), ("standing still", still),
+            ] {
                 let summary = try Self.nodGame(s)
                 XCTAssertEqual(summary.decisions, 0, "\(name) at \(rate) Hz")
                 XCTAssertEqual(summary.nodsDetected + summary.shakesDetected, 0, "\(name) at \(rate) Hz")

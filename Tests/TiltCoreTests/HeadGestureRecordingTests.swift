@@ -1,13 +1,15 @@
 import Foundation
-import XCTest
-@testable import TiltCore
 import TestSupport
+import XCTest
+
+@testable import TiltCore
 
 /// The game on real heads: excerpts of the head-gestures recordings (Fixtures/head-gestures,
 /// BSD-3 licence there) through the real detector, the calibration nod and the real game.
 /// The whole data set is measured by bench/gestures/run; these assert the same targets.
 final class HeadGestureRecordingTests: XCTestCase {
-    static let dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/head-gestures")
+    static let dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "Fixtures/head-gestures")
     /// The headset's axes (X back, Y up, Z left) to tiltd's convention (x right, y up, z back).
     static let headsetMount = Matrix3(Vector3(0, 0, -1), Vector3(0, 1, 0), Vector3(1, 0, 0))
 
@@ -16,8 +18,10 @@ final class HeadGestureRecordingTests: XCTestCase {
         return try ForeignLogFormat.stMLC.parse(text, rateHz: 30)
     }
 
-    static func play(_ samples: [IMUSample], _ gestures: TiltGame.Rules.Gestures,
-                     frontEnd: SampleFrontEnd = SampleFrontEnd(mount: headsetMount)) throws -> ([GameEvent], GameJudge.Summary) {
+    static func play(
+        _ samples: [IMUSample], _ gestures: TiltGame.Rules.Gestures,
+        frontEnd: SampleFrontEnd = SampleFrontEnd(mount: headsetMount)
+    ) throws -> ([GameEvent], GameJudge.Summary) {
         var o = GameJudge.Options()
         o.frontEnd = frontEnd
         o.gestures = gestures
@@ -27,7 +31,9 @@ final class HeadGestureRecordingTests: XCTestCase {
     static func cycles(_ samples: [IMUSample]) -> (nods: Int, shakes: Int) {
         let fe = SampleFrontEnd(mount: headsetMount)
         var est = AttitudeEstimator()
-        let rates = samples.map { r -> Vector3 in let s = fe.apply(r); return s.gyro - est.update(s).gyroBias }
+        let rates = samples.map { r -> Vector3 in
+            let s = fe.apply(r); return s.gyro - est.update(s).gyroBias
+        }
         return GestureCycles.count(times: samples.map(\.t), rates: rates, frame: .assumed)
     }
 
@@ -79,7 +85,8 @@ final class HeadGestureRecordingTests: XCTestCase {
     func testTheCalibrationNodLearnsTheHeadsetAxes() throws {
         let frame = try Self.calibrate(try Self.load("nod-0-60s.txt"))
         // README: X back, Y up, Z left (sensor frame, no mount matrix).
-        XCTAssertGreaterThan(frame.forward.dot(Vector3(-1, 0, 0)), cos(20 * Double.pi / 180), "forward \(frame.forward)")
+        XCTAssertGreaterThan(
+            frame.forward.dot(Vector3(-1, 0, 0)), cos(20 * Double.pi / 180), "forward \(frame.forward)")
         XCTAssertGreaterThan(frame.left.dot(Vector3(0, 0, 1)), cos(20 * Double.pi / 180), "left \(frame.left)")
         XCTAssertGreaterThan(frame.up.dot(Vector3(0, 1, 0)), cos(20 * Double.pi / 180), "up \(frame.up)")
     }
@@ -99,9 +106,11 @@ final class HeadGestureRecordingTests: XCTestCase {
             let reference = try decisions(original, g)
             XCTAssertFalse(reference.isEmpty, "\(g)")
             // Upside down (turned over about the forward axis) and turned 90° about the vertical.
-            for (name, r) in [("upside down", Quaternion(axis: Vector3(1, 0, 0), angle: .pi)),
-                              ("90° about up", Quaternion(axis: Vector3(0, 1, 0), angle: .pi / 2)),
-                              ("skew 70°", Quaternion(axis: Vector3(0.3, 1, 0.5).normalized, angle: 70 * .pi / 180))] {
+            for (name, r) in [
+                ("upside down", Quaternion(axis: Vector3(1, 0, 0), angle: .pi)),
+                ("90° about up", Quaternion(axis: Vector3(0, 1, 0), angle: .pi / 2)),
+                ("skew 70°", Quaternion(axis: Vector3(0.3, 1, 0.5).normalized, angle: 70 * .pi / 180)),
+            ] {
                 let rotated = original.map { IMUSample(t: $0.t, accel: r.rotate($0.accel), gyro: r.rotate($0.gyro)) }
                 XCTAssertEqual(try decisions(rotated, g), reference, "\(g), \(name)")
             }
@@ -117,15 +126,21 @@ final class HeadGestureRecordingTests: XCTestCase {
         XCTAssertEqual(samples[0].gyro.z, 3.64 * .pi / 180, accuracy: 1e-12)
         let header = "A_X [mg] \t A_Y [mg] \t A_Z [mg] \tG_X [dps] \t G_Y [dps] \t G_Z [dps] \t\n"
         func error(_ text: String) -> String {
-            do { _ = try ForeignLogFormat.stMLC.parse(text, rateHz: 30); return "no error" } catch { return error.description }
+            do { _ = try ForeignLogFormat.stMLC.parse(text, rateHz: 30); return "no error" } catch {
+                return error.description
+            }
         }
-        XCTAssertEqual(error(header + "1\t2\t3\t4\t5\t6\n1\t2\t3\t4\t5\n"), "line 3: expected 6 tab-separated numbers (mg, mg, mg, dps, dps, dps), got 5 fields")
+        XCTAssertEqual(
+            error(header + "1\t2\t3\t4\t5\t6\n1\t2\t3\t4\t5\n"),
+            "line 3: expected 6 tab-separated numbers (mg, mg, mg, dps, dps, dps), got 5 fields")
         XCTAssertEqual(error(header + "1\t2\tx3\t4\t5\t6\n"), "line 2: field 3 is not a number: \"x3\"")
         XCTAssertEqual(error(header + "1\t2\tnan\t4\t5\t6\n"), "line 2: field 3 is not a number: \"nan\"")
         XCTAssertEqual(error("t_ns,ax,ay,az,gx,gy,gz\n1,2,3,4,5,6,7\n").prefix(30), "line 1: expected the header \"A")
         XCTAssertEqual(error(""), "the input is empty")
         XCTAssertEqual(error(header), "the input has a header but no samples")
-        do { _ = try ForeignLogFormat.stMLC.parse(header + "1\t2\t3\t4\t5\t6\n", rateHz: 0); XCTFail("rate 0 accepted") } catch {
+        do {
+            _ = try ForeignLogFormat.stMLC.parse(header + "1\t2\t3\t4\t5\t6\n", rateHz: 0); XCTFail("rate 0 accepted")
+        } catch {
             XCTAssertEqual(error.description, "the rate must be within 0…100000 Hz, got 0.0")
         }
     }

@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import TiltCore
 
 final class JSONTests: XCTestCase {

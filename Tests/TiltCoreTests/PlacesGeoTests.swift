@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import TiltCore
 
 /// Finds the repository root (the directory holding Package.swift) above this test file.
@@ -41,8 +42,10 @@ final class PlacesGeoTests: XCTestCase {
         // Across the pole: 2 × 0.0005° of latitude.
         XCTAssertEqual(Geo.distance(a, b), 0.001 * Double.pi / 180 * Geo.earthRadius, accuracy: 0.01)
         XCTAssertEqual(LocalDistance(centre: a).distanceSquared(to: b).squareRoot(), Geo.distance(a, b), accuracy: 0.01)
-        for (start, bearing) in [(GeoPoint(lat: 52.5, lon: 13.4), 37.0), (GeoPoint(lat: -89.9, lon: 10), 200.0),
-                                 (GeoPoint(lat: 0, lon: 179.99), 90.0)] {
+        for (start, bearing) in [
+            (GeoPoint(lat: 52.5, lon: 13.4), 37.0), (GeoPoint(lat: -89.9, lon: 10), 200.0),
+            (GeoPoint(lat: 0, lon: 179.99), 90.0),
+        ] {
             let dest = Geo.destination(from: start, distance: 1234, bearing: bearing)
             XCTAssertEqual(Geo.distance(start, dest), 1234, accuracy: 0.01)
             XCTAssertEqual(Geo.bearing(from: start, to: dest), bearing, accuracy: 0.01)
@@ -65,10 +68,10 @@ final class PlacesGeoTests: XCTestCase {
         let p = GeoPoint(lat: 52.5, lon: 13.4)
         // Standing: random tracks from the receiver are dropped.
         XCTAssertNil(f.filter(placesFix(p, 0, speed: 0.3, track: 123)).track)
-        XCTAssertNil(f.filter(placesFix(p, 1, speed: 0.9, track: 200)).track)   // below "on"
+        XCTAssertNil(f.filter(placesFix(p, 1, speed: 0.9, track: 200)).track)  // below "on"
         XCTAssertEqual(f.filter(placesFix(p, 2, speed: 1.1, track: 90)).track, 90)
         XCTAssertEqual(f.filter(placesFix(p, 3, speed: 0.7, track: 91)).track, 91)  // between: stays on
-        XCTAssertNil(f.filter(placesFix(p, 4, speed: 0.4, track: 92)).track)       // below "off"
+        XCTAssertNil(f.filter(placesFix(p, 4, speed: 0.4, track: 92)).track)  // below "off"
         XCTAssertFalse(f.moving)
         // No speed from the source: moving is judged from positions, but the fix reports only
         // what the source gave: no speed or track is made up.
@@ -90,17 +93,21 @@ final class PlacesGeoTests: XCTestCase {
         XCTAssertEqual(gate.check(placesFix(o, 0)), .pass)
         _ = gate.snooze(at: placesFix(o, 0))
         // Jitter at 45 m with a large eph does not wake it; nor does 48 m.
-        XCTAssertEqual(gate.check(placesFix(Geo.destination(from: o, distance: 55, bearing: 10), 5, eph: 30)), .suppress)
+        XCTAssertEqual(
+            gate.check(placesFix(Geo.destination(from: o, distance: 55, bearing: 10), 5, eph: 30)), .suppress)
         XCTAssertEqual(gate.check(placesFix(Geo.destination(from: o, distance: 48, bearing: 10), 6, eph: 2)), .suppress)
         XCTAssertEqual(gate.check(Fix(mode: 1, time: 7_000_000_000)), .suppress)
         // 52 m without an eph: the assumed 25 m (σ ≈ 10 m) leaves it unsure.
         XCTAssertEqual(gate.check(placesFix(Geo.destination(from: o, distance: 52, bearing: 10), 7.5)), .suppress)
-        guard case .woke(let w) = gate.check(placesFix(Geo.destination(from: o, distance: 52, bearing: 10), 8, eph: 2)) else {
+        guard case .woke(let w) = gate.check(placesFix(Geo.destination(from: o, distance: 52, bearing: 10), 8, eph: 2))
+        else {
             return XCTFail("did not wake at 52 m")
         }
         XCTAssertEqual(w.moved, 52, accuracy: 0.01)
         XCTAssertEqual(w.since, 0)
-        XCTAssertEqual(w.event.encodedText(seq: 1), #"{"class":"place","seq":1,"t_ns":8000000000,"event":"woke","moved_m":52,"snoozed_ns":0}"#)
+        XCTAssertEqual(
+            w.event.encodedText(seq: 1),
+            #"{"class":"place","seq":1,"t_ns":8000000000,"event":"woke","moved_m":52,"snoozed_ns":0}"#)
         XCTAssertEqual(gate.check(placesFix(o, 9)), .pass)
     }
 
@@ -108,7 +115,7 @@ final class PlacesGeoTests: XCTestCase {
         var gate = SnoozeGate(distance: 50)
         _ = gate.snooze(at: nil)
         let far = GeoPoint(lat: 10, lon: 10)
-        XCTAssertEqual(gate.check(placesFix(far, 1)), .suppress)          // becomes the origin
+        XCTAssertEqual(gate.check(placesFix(far, 1)), .suppress)  // becomes the origin
         XCTAssertEqual(gate.origin, far)
         XCTAssertEqual(gate.check(placesFix(Geo.destination(from: far, distance: 20, bearing: 0), 2)), .suppress)
     }

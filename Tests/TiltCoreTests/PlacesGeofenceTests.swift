@@ -1,14 +1,19 @@
 import TestSupport
 import XCTest
+
 @testable import TiltCore
 
 final class PlacesGeofenceTests: XCTestCase {
     let centre = GeoPoint(lat: 52.52, lon: 13.40)
 
-    func fence(_ name: String = "home", at c: GeoPoint? = nil, radius: Double = 30, dwell: Double = 600,
-               cooldown: Double = 3600, credit: Bool = false) -> Fence {
-        Fence(Geofence(name: name, lat: (c ?? centre).lat, lon: (c ?? centre).lon, radius: radius,
-                       dwell: dwell, cooldown: cooldown, credit: credit))
+    func fence(
+        _ name: String = "home", at c: GeoPoint? = nil, radius: Double = 30, dwell: Double = 600,
+        cooldown: Double = 3600, credit: Bool = false
+    ) -> Fence {
+        Fence(
+            Geofence(
+                name: name, lat: (c ?? centre).lat, lon: (c ?? centre).lon, radius: radius,
+                dwell: dwell, cooldown: cooldown, credit: credit))
     }
 
     func at(_ metres: Double, bearing: Double = 90, from c: GeoPoint? = nil) -> GeoPoint {
@@ -22,7 +27,9 @@ final class PlacesGeofenceTests: XCTestCase {
         var log: [(Double, String)] = []
         // Walk in from 100 m east at 1 m/s, stay 700 s, walk out; the fixes carry the time.
         var t = 1_000.0
-        func feed(_ p: GeoPoint) { for e in m.update(placesFix(p, t, eph: 5)) { log.append((t, "\(e.kind.rawValue)")) }; t += 1 }
+        func feed(_ p: GeoPoint) {
+            for e in m.update(placesFix(p, t, eph: 5)) { log.append((t, "\(e.kind.rawValue)")) }; t += 1
+        }
         for d in stride(from: 100.0, through: 0, by: -1) { feed(at(d)) }
         let arrived = t
         for _ in 0..<700 { feed(centre) }
@@ -69,7 +76,9 @@ final class PlacesGeofenceTests: XCTestCase {
         var rng = SplitMix64(seed: 9)
         var events: [GeofenceMonitor.Event] = []
         // Standing just outside: fixes 31–40 m from the centre with eph 5 m never enter.
-        for k in 0..<1000 { events += m.update(placesFix(at(31 + rng.uniform() * 9, bearing: rng.uniform() * 360), Double(k), eph: 5)) }
+        for k in 0..<1000 {
+            events += m.update(placesFix(at(31 + rng.uniform() * 9, bearing: rng.uniform() * 360), Double(k), eph: 5))
+        }
         XCTAssertTrue(events.isEmpty)
     }
 
@@ -98,10 +107,12 @@ final class PlacesGeofenceTests: XCTestCase {
     }
 
     func testAntimeridianAndPolarFences() {
-        let dateLine = GeoPoint(lat: -17.0, lon: 179.9998)          // east of the line it is −179.99…
+        let dateLine = GeoPoint(lat: -17.0, lon: 179.9998)  // east of the line it is −179.99…
         let pole = GeoPoint(lat: 89.9999, lon: 0)
-        var m = GeofenceMonitor(fences: [fence("dateline", at: dateLine, radius: 40, dwell: 60),
-                                         fence("pole", at: pole, radius: 40, dwell: 60)])
+        var m = GeofenceMonitor(fences: [
+            fence("dateline", at: dateLine, radius: 40, dwell: 60),
+            fence("pole", at: pole, radius: 40, dwell: 60),
+        ])
         // 25 m east of the fence centre lies across the line (lon −179.99…).
         let across = at(25, bearing: 90, from: dateLine)
         XCTAssertLessThan(across.lon, 0)
@@ -138,23 +149,29 @@ final class PlacesGeofenceTests: XCTestCase {
         var grants: [CreditPolicy.Grant] = []
         func visit(from t0: Double, seconds: Double) {
             for k in stride(from: 0.0, through: seconds, by: 10) {
-                for e in m.update(placesFix(centre, t0 + k, eph: 3)) { if let g = policy.consider(e) { grants.append(g) } }
+                for e in m.update(placesFix(centre, t0 + k, eph: 3)) {
+                    if let g = policy.consider(e) { grants.append(g) }
+                }
             }
             _ = m.update(placesFix(at(100), t0 + seconds + 1, eph: 3))
         }
-        visit(from: 0, seconds: 1500)          // one long visit: one credit (not one per 600 s)
-        visit(from: 2000, seconds: 700)        // dwell at 2600 s: within 3600 s cooldown → none
-        visit(from: 5000, seconds: 700)        // dwell at 5600 s: 5000 s after the first → credit
+        visit(from: 0, seconds: 1500)  // one long visit: one credit (not one per 600 s)
+        visit(from: 2000, seconds: 700)  // dwell at 2600 s: within 3600 s cooldown → none
+        visit(from: 5000, seconds: 700)  // dwell at 5600 s: 5000 s after the first → credit
         XCTAssertEqual(grants.map(\.requestId), ["dwell:geofence:cafe:0", "dwell:geofence:cafe:5000000000000"])
-        XCTAssertEqual(grants[0].event(balance: 1).encodedText(seq: 4),
-                       #"{"class":"credit","seq":4,"t_ns":600000000000,"event":"earned","fence":"geofence:cafe","name":"cafe","amount":1,"request_id":"dwell:geofence:cafe:0","balance":1}"#)
+        XCTAssertEqual(
+            grants[0].event(balance: 1).encodedText(seq: 4),
+            #"{"class":"credit","seq":4,"t_ns":600000000000,"event":"earned","fence":"geofence:cafe","name":"cafe","amount":1,"request_id":"dwell:geofence:cafe:0","balance":1}"#
+        )
     }
 
     func testPlaceEventShape() {
         let place = Place(id: "cafe-1", name: "Café Eins", category: "Cafe", point: centre)
         var m = GeofenceMonitor(fences: [Fence(place, defaults: Fence.PlaceDefaults())])
         let e = m.update(placesFix(at(10), 5, eph: 3))
-        XCTAssertEqual(e.first?.event.encodedText(seq: 9),
-                       #"{"class":"place","seq":9,"t_ns":5000000000,"event":"enter","fence":"place:cafe-1","name":"Café Eins","category":"cafe","distance_m":10,"entered_ns":5000000000}"#)
+        XCTAssertEqual(
+            e.first?.event.encodedText(seq: 9),
+            #"{"class":"place","seq":9,"t_ns":5000000000,"event":"enter","fence":"place:cafe-1","name":"Café Eins","category":"cafe","distance_m":10,"entered_ns":5000000000}"#
+        )
     }
 }

@@ -1,5 +1,6 @@
 import TestSupport
 import XCTest
+
 @testable import TiltCore
 
 final class PlacesGridTests: XCTestCase {
@@ -19,7 +20,8 @@ final class PlacesGridTests: XCTestCase {
             XCTAssertEqual(g.cell(g.centre(c)), c)
         }
         // Deterministic: a grid built again gives the same id.
-        XCTAssertEqual(GeoGrid(cellSize: 200).cell(GeoPoint(lat: 52.52, lon: 13.4)).id, g.cell(GeoPoint(lat: 52.52, lon: 13.4)).id)
+        XCTAssertEqual(
+            GeoGrid(cellSize: 200).cell(GeoPoint(lat: 52.52, lon: 13.4)).id, g.cell(GeoPoint(lat: 52.52, lon: 13.4)).id)
     }
 
     func testAntimeridianCellsAreNeighboursNotSplit() {
@@ -57,8 +59,10 @@ final class PlacesGridTests: XCTestCase {
         // Random points within the radius must all land in a visited cell, everywhere on earth.
         let g = GeoGrid(cellSize: 250)
         var rng = SplitMix64(seed: 7)
-        for centre in [GeoPoint(lat: 52.52, lon: 13.4), GeoPoint(lat: 0, lon: 179.999), GeoPoint(lat: -89.99, lon: 0),
-                       GeoPoint(lat: 88.5, lon: -179.99), GeoPoint(lat: 70, lon: -30)] {
+        for centre in [
+            GeoPoint(lat: 52.52, lon: 13.4), GeoPoint(lat: 0, lon: 179.999), GeoPoint(lat: -89.99, lon: 0),
+            GeoPoint(lat: 88.5, lon: -179.99), GeoPoint(lat: 70, lon: -30),
+        ] {
             var visited = Set<GeoGrid.Cell>()
             g.forEachCell(near: centre, radius: 1000) { visited.insert($0) }
             for _ in 0..<2000 {

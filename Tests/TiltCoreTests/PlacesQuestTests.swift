@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import TiltCore
 
 final class PlacesQuestTests: XCTestCase {
@@ -7,7 +8,9 @@ final class PlacesQuestTests: XCTestCase {
         let a = GeoPoint(lat: 52.52, lon: 13.40)
         let cellA = q.grid.cell(a)
         // Entering the first cell offers a quest worth the base reward; staying does not repeat it.
-        XCTAssertEqual(q.update(placesFix(a, 0, eph: 5)), QuestGrid.Available(cell: cellA, centre: q.grid.centre(cellA), t: 0, visits: 0, xp: 100))
+        XCTAssertEqual(
+            q.update(placesFix(a, 0, eph: 5)),
+            QuestGrid.Available(cell: cellA, centre: q.grid.centre(cellA), t: 0, visits: 0, xp: 100))
         XCTAssertNil(q.update(placesFix(a, 1, eph: 5)))
         // Completing someone else's cell is refused.
         let elsewhere = q.grid.cell(Geo.destination(from: a, distance: 1000, bearing: 0))
@@ -59,7 +62,8 @@ final class PlacesQuestTests: XCTestCase {
         _ = d.update(placesFix(east, 0, eph: 3))
         let westCell = d.grid.cell(west)
         XCTAssertNotEqual(westCell, d.grid.cell(east))
-        XCTAssertEqual(d.complete(cell: westCell), .failure(.notInCell(requested: westCell, current: d.grid.cell(east))))
+        XCTAssertEqual(
+            d.complete(cell: westCell), .failure(.notInCell(requested: westCell, current: d.grid.cell(east))))
         _ = d.update(placesFix(west, 1, eph: 3))
         guard case .success = d.complete(cell: westCell) else { return XCTFail("completion at the date line refused") }
     }
@@ -70,6 +74,9 @@ final class PlacesQuestTests: XCTestCase {
         _ = q.update(placesFix(p, 0))
         guard case .success(let c) = q.complete() else { return XCTFail() }
         let line = c.event.encodedText(seq: 2)
-        XCTAssertEqual(line, #"{"class":"quest","seq":2,"t_ns":0,"event":"completed","cell":\#(c.cell.id),"cell_name":"\#(c.cell)","xp":100,"visits":1,"cooldown_until_ns":3600000000000}"#)
+        XCTAssertEqual(
+            line,
+            #"{"class":"quest","seq":2,"t_ns":0,"event":"completed","cell":\#(c.cell.id),"cell_name":"\#(c.cell)","xp":100,"visits":1,"cooldown_until_ns":3600000000000}"#
+        )
     }
 }

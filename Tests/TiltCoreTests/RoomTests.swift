@@ -10,7 +10,10 @@ final class RoomTests: XCTestCase {
     func makeHost() -> RoomHost {
         var h = RoomHost(room: "party", host: "pi-a", hostStatusTopic: "tiltd/pi-a/status", session: "s1")
         for p in ["pi-b", "pi-c"] {
-            XCTAssertEqual(h.presence(RoomPresence(room: "party", player: p, presence: .here, statusTopic: "tiltd/\(p)/status"), topicPlayer: p, at: 0), .changed)
+            XCTAssertEqual(
+                h.presence(
+                    RoomPresence(room: "party", player: p, presence: .here, statusTopic: "tiltd/\(p)/status"),
+                    topicPlayer: p, at: 0), .changed)
         }
         return h
     }
@@ -38,7 +41,9 @@ final class RoomTests: XCTestCase {
 
     func testRefusalsChangeNothing() {
         var h = makeHost()
-        XCTAssertEqual(h.decision(decision("pi-b", 0), topicPlayer: "pi-b", at: 0), .refused(RoomRefusal("not_running", "no round is running")))
+        XCTAssertEqual(
+            h.decision(decision("pi-b", 0), topicPlayer: "pi-b", at: 0),
+            .refused(RoomRefusal("not_running", "no round is running")))
         _ = h.start(prompts: prompts, roundMs: 60_000, at: 0)
         let before = h.state
         func code(_ o: RoomHost.Outcome) -> String? { if case .refused(let r) = o { return r.code }; return nil }
@@ -48,7 +53,11 @@ final class RoomTests: XCTestCase {
         XCTAssertEqual(code(h.decision(decision("pi-z", 0), topicPlayer: "pi-z", at: s)), "unknown_player")
         XCTAssertEqual(code(h.decision(decision("pi-b", 2), topicPlayer: "pi-b", at: s)), "out_of_order")
         XCTAssertEqual(code(h.decision(decision("pi-b", 0, round: 7), topicPlayer: "pi-b", at: s)), "wrong_round")
-        XCTAssertEqual(code(h.presence(RoomPresence(room: "party", player: "pi-c", presence: .left, statusTopic: nil), topicPlayer: "pi-b", at: s)), "forged")
+        XCTAssertEqual(
+            code(
+                h.presence(
+                    RoomPresence(room: "party", player: "pi-c", presence: .left, statusTopic: nil), topicPlayer: "pi-b",
+                    at: s)), "forged")
         XCTAssertEqual(h.state, before)
         _ = h.decision(decision("pi-b", 0), topicPlayer: "pi-b", at: s)
         var again = decision("pi-b", 0); again.requestID = "other-id"
@@ -61,7 +70,9 @@ final class RoomTests: XCTestCase {
         XCTAssertEqual(h.tick(at: 14 * s), .unchanged)
         XCTAssertEqual(h.remainingMs(at: 14 * s), 1_000)
         // No tick between the end and the decision: the decision must still not count.
-        guard case .refused(let r) = h.decision(decision("pi-b", 0), topicPlayer: "pi-b", at: 15 * s) else { return XCTFail() }
+        guard case .refused(let r) = h.decision(decision("pi-b", 0), topicPlayer: "pi-b", at: 15 * s) else {
+            return XCTFail()
+        }
         XCTAssertEqual(r.code, "not_running")
         XCTAssertEqual(h.state.phase, .ended)
         XCTAssertEqual(h.state.reason, .timeout)
@@ -91,13 +102,19 @@ final class RoomTests: XCTestCase {
         XCTAssertEqual(h.state.player("pi-b")?.score, 1)
         XCTAssertEqual(h.decision(decision("pi-b", 1), topicPlayer: "pi-b", at: 4 * s), .changed)
         // Its daemon goes (the bridge says away) while its device stays online, in either order.
-        _ = h.presence(RoomPresence(room: "party", player: "pi-b", presence: .away, statusTopic: nil), topicPlayer: "pi-b", at: 4 * s)
+        _ = h.presence(
+            RoomPresence(room: "party", player: "pi-b", presence: .away, statusTopic: nil), topicPlayer: "pi-b",
+            at: 4 * s)
         XCTAssertEqual(h.deviceStatus(topic: "tiltd/pi-b/status", online: true, at: 4 * s), .unchanged)
         XCTAssertEqual(h.state.player("pi-b")?.presence, .away, "an online device whose daemon is gone is away")
-        _ = h.presence(RoomPresence(room: "party", player: "pi-b", presence: .here, statusTopic: nil), topicPlayer: "pi-b", at: 4 * s)
+        _ = h.presence(
+            RoomPresence(room: "party", player: "pi-b", presence: .here, statusTopic: nil), topicPlayer: "pi-b",
+            at: 4 * s)
         XCTAssertEqual(h.state.player("pi-b")?.presence, .here)
         // A player who left is dropped at the next start; the others start from zero.
-        _ = h.presence(RoomPresence(room: "party", player: "pi-c", presence: .left, statusTopic: nil), topicPlayer: "pi-c", at: 5 * s)
+        _ = h.presence(
+            RoomPresence(room: "party", player: "pi-c", presence: .left, statusTopic: nil), topicPlayer: "pi-c",
+            at: 5 * s)
         _ = h.stop(at: 6 * s)
         _ = h.start(prompts: prompts, roundMs: 60_000, at: 7 * s)
         XCTAssertNil(h.state.player("pi-c"))
@@ -144,7 +161,8 @@ final class RoomTests: XCTestCase {
         XCTAssertEqual(m.phase, .ended)
         // ...a restarted host (new session) does.
         var h2 = RoomHost(room: "party", host: "pi-a", hostStatusTopic: "tiltd/pi-a/status", session: "s2")
-        _ = h2.presence(RoomPresence(room: "party", player: "pi-c", presence: .here, statusTopic: nil), topicPlayer: "pi-c", at: 0)
+        _ = h2.presence(
+            RoomPresence(room: "party", player: "pi-c", presence: .here, statusTopic: nil), topicPlayer: "pi-c", at: 0)
         _ = h2.start(prompts: prompts, roundMs: 60_000, at: 0)
         XCTAssertTrue(m.receive(h2.state))
         XCTAssertTrue(m.isPlaying)
@@ -163,8 +181,12 @@ final class RoomTests: XCTestCase {
         }
         XCTAssertEqual(code("{not json"), "invalid_json")
         XCTAssertEqual(code("[1]"), "invalid_json")
-        XCTAssertEqual(code(#"{"room":"party","player":"pi-b","round":1,"index":0,"decision":"maybe","request_id":"1-0"}"#), "bad_argument")
-        XCTAssertEqual(code(#"{"room":"party","player":"pi/b","round":1,"index":0,"decision":"skip","request_id":"1-0"}"#), "bad_argument")
+        XCTAssertEqual(
+            code(#"{"room":"party","player":"pi-b","round":1,"index":0,"decision":"maybe","request_id":"1-0"}"#),
+            "bad_argument")
+        XCTAssertEqual(
+            code(#"{"room":"party","player":"pi/b","round":1,"index":0,"decision":"skip","request_id":"1-0"}"#),
+            "bad_argument")
         XCTAssertEqual(code(String(repeating: " ", count: RoomCodec.maxPayloadBytes + 1)), "payload_too_large")
     }
 }

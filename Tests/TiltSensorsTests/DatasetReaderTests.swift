@@ -14,7 +14,9 @@ final class DatasetReaderTests: XCTestCase {
     }
 
     func testRecordingFormatWithComments() throws {
-        let path = try tempFile("rec.csv", """
+        let path = try tempFile(
+            "rec.csv",
+            """
             # tiltd recording
             # rate 100 Hz
             t_ns,ax,ay,az,gx,gy,gz
@@ -48,7 +50,7 @@ final class DatasetReaderTests: XCTestCase {
         XCTAssertEqual(d.samples.count, 11)
         XCTAssertEqual(d.samples[2].t, 7_000_000)
         let kept = DatasetReader.decimate(d.samples, keepingEvery: 5)
-        XCTAssertEqual(kept.map(\.t), [0, 17_500_000, 35_000_000])   // rows 0, 5 and 10, times as recorded
+        XCTAssertEqual(kept.map(\.t), [0, 17_500_000, 35_000_000])  // rows 0, 5 and 10, times as recorded
         XCTAssertEqual(kept.map(\.accel.x), [0, 5, 10])
         XCTAssertEqual(DatasetReader.decimate(d.samples, keepingEvery: 1).count, 11)
     }

@@ -1,8 +1,9 @@
 import Foundation
 import TestSupport
 import TiltCore
-@testable import TiltSensors
 import XCTest
+
+@testable import TiltSensors
 
 /// GPSDSource against the real gpsd, fed NMEA by scripts/nmea-source over loopback TCP.
 final class GPSDSourceTests: XCTestCase {
@@ -24,13 +25,18 @@ final class GPSDSourceTests: XCTestCase {
     }
 
     private func source(_ rig: GPSDRig) -> GPSDSource {
-        GPSDSource(config: GPSDConfig(port: rig.gpsdPort, pollInterval: 0.1,
-                                      backoff: Backoff(initial: 0.2, maximum: 1), silenceTimeout: 1.5))
+        GPSDSource(
+            config: GPSDConfig(
+                port: rig.gpsdPort, pollInterval: 0.1,
+                backoff: Backoff(initial: 0.2, maximum: 1), silenceTimeout: 1.5))
     }
 
     private func lines(_ track: [TrackPoint]) -> [String] {
-        track.flatMap { NMEA.epoch(time: $0.time, lat: $0.lat, lon: $0.lon, altMSL: $0.altMSL,
-                                   speed: $0.speed, track: $0.track) }
+        track.flatMap {
+            NMEA.epoch(
+                time: $0.time, lat: $0.lat, lon: $0.lon, altMSL: $0.altMSL,
+                speed: $0.speed, track: $0.track)
+        }
     }
 
     /// Checks a fix against the epoch with its time; returns false when the fix has no time.
@@ -62,8 +68,9 @@ final class GPSDSourceTests: XCTestCase {
         let collector = FixCollector(running: source(rig))
         self.collector = collector
 
-        XCTAssertTrue(waitFor(15) { collector.fixes.filter { $0.mode == 3 && $0.speed != nil }.count >= 10 },
-                      "no 10 full 3D fixes within 15 s; outputs: \(collector.all)")
+        XCTAssertTrue(
+            waitFor(15) { collector.fixes.filter { $0.mode == 3 && $0.speed != nil }.count >= 10 },
+            "no 10 full 3D fixes within 15 s; outputs: \(collector.all)")
         let fixes = collector.fixes
         assertNoNaN(fixes)
         for fix in fixes where fix.mode >= 2 { assertMatches(fix, track) }
@@ -94,13 +101,15 @@ final class GPSDSourceTests: XCTestCase {
         let collector = FixCollector(running: source(rig))
         self.collector = collector
 
-        XCTAssertTrue(waitFor(15) { collector.fixes.contains { $0.mode == 1 } },
-                      "no mode-1 fix within 15 s; outputs: \(collector.all)")
+        XCTAssertTrue(
+            waitFor(15) { collector.fixes.contains { $0.mode == 1 } },
+            "no mode-1 fix within 15 s; outputs: \(collector.all)")
         let fixes = collector.fixes
         assertNoNaN(fixes)
         XCTAssertTrue(fixes.allSatisfy { $0.mode <= 1 }, "\(fixes)")
-        XCTAssertTrue(fixes.allSatisfy { $0.lat == nil && $0.lon == nil && $0.speed == nil && !$0.hasPosition },
-                      "\(fixes)")
+        XCTAssertTrue(
+            fixes.allSatisfy { $0.lat == nil && $0.lon == nil && $0.speed == nil && !$0.hasPosition },
+            "\(fixes)")
         XCTAssertFalse(collector.statuses.contains { $0.state == .retrying }, "\(collector.statuses)")
         XCTAssertTrue(collector.statuses.contains { $0.state == .streaming })
     }
@@ -112,14 +121,16 @@ final class GPSDSourceTests: XCTestCase {
         try rig.startGPSD()
         let collector = FixCollector(running: source(rig))
         self.collector = collector
-        XCTAssertTrue(waitFor(15) { collector.fixes.filter { $0.mode == 3 }.count >= 5 },
-                      "no fixes before the kill; outputs: \(collector.all)")
+        XCTAssertTrue(
+            waitFor(15) { collector.fixes.filter { $0.mode == 3 }.count >= 5 },
+            "no fixes before the kill; outputs: \(collector.all)")
 
         let killedAt = ContinuousClock.now
         rig.killGPSD(SIGKILL)
         let beforeKill = collector.all.count
-        XCTAssertTrue(waitFor(10) { collector.firstIndex(after: beforeKill - 1) { $0.status?.state == .retrying } != nil },
-                      "no retrying status within 10 s of SIGKILL; outputs: \(collector.all.suffix(5))")
+        XCTAssertTrue(
+            waitFor(10) { collector.firstIndex(after: beforeKill - 1) { $0.status?.state == .retrying } != nil },
+            "no retrying status within 10 s of SIGKILL; outputs: \(collector.all.suffix(5))")
         let retrying = try XCTUnwrap(collector.firstIndex(after: beforeKill - 1) { $0.status?.state == .retrying })
         let retryStatus = try XCTUnwrap(collector.all[retrying].status)
         XCTAssertNotNil(retryStatus.retryIn)
@@ -129,10 +140,13 @@ final class GPSDSourceTests: XCTestCase {
 
         let restartedAt = ContinuousClock.now
         try rig.startGPSD()
-        XCTAssertTrue(waitFor(15) {
-            guard let s = collector.firstIndex(after: retrying, where: { $0.status?.state == .streaming }) else { return false }
-            return collector.firstIndex(after: s) { ($0.fix?.time ?? 0) > lastTimeBefore } != nil
-        }, "fixes did not resume within 15 s of restarting gpsd; outputs: \(collector.all.suffix(8))")
+        XCTAssertTrue(
+            waitFor(15) {
+                guard let s = collector.firstIndex(after: retrying, where: { $0.status?.state == .streaming }) else {
+                    return false
+                }
+                return collector.firstIndex(after: s) { ($0.fix?.time ?? 0) > lastTimeBefore } != nil
+            }, "fixes did not resume within 15 s of restarting gpsd; outputs: \(collector.all.suffix(8))")
         let resumed = try XCTUnwrap(collector.firstIndex(after: retrying) { $0.fix != nil })
         let resumeAfter = restartedAt.duration(to: collector.timeline[resumed].at)
         print("gpsd SIGKILL → retrying status after \(lostAfter); restart → first fix after \(resumeAfter)")
@@ -152,8 +166,9 @@ final class GPSDSourceTests: XCTestCase {
         self.collector = collector
 
         // Nobody listens on the port: the source retries with growing delays and emits no fix.
-        XCTAssertTrue(waitFor(10) { collector.statuses.filter { $0.state == .retrying }.count >= 3 },
-                      "fewer than 3 retries in 10 s; outputs: \(collector.all)")
+        XCTAssertTrue(
+            waitFor(10) { collector.statuses.filter { $0.state == .retrying }.count >= 3 },
+            "fewer than 3 retries in 10 s; outputs: \(collector.all)")
         let retries = collector.statuses.filter { $0.state == .retrying }
         XCTAssertTrue(retries[0].message.contains("127.0.0.1:\(rig.gpsdPort)"), retries[0].message)
         // libgps's own reason (its code -6) is passed on, not a bare number.
@@ -165,8 +180,9 @@ final class GPSDSourceTests: XCTestCase {
 
         let startedAt = ContinuousClock.now
         try rig.startGPSD()
-        XCTAssertTrue(waitFor(15) { collector.fixes.contains { $0.mode == 3 } },
-                      "no fix within 15 s of starting gpsd; outputs: \(collector.all.suffix(8))")
+        XCTAssertTrue(
+            waitFor(15) { collector.fixes.contains { $0.mode == 3 } },
+            "no fix within 15 s of starting gpsd; outputs: \(collector.all.suffix(8))")
         let first = try XCTUnwrap(collector.firstIndex { $0.fix != nil })
         print("gpsd started late → first fix after \(startedAt.duration(to: collector.timeline[first].at))")
         let streaming = try XCTUnwrap(collector.firstIndex { $0.status?.state == .streaming })
@@ -188,18 +204,20 @@ final class GPSDSourceTests: XCTestCase {
         let receiver = try XCTUnwrap(rig.receiver)
         let before = collector.all.count
         receiver.send("pause")
-        XCTAssertTrue(waitFor(10) {
-            collector.firstIndex(after: before - 1) {
-                $0.status?.state == .retrying && $0.status?.message.contains("no fix report") == true
-            } != nil
-        }, "silence not reported within 10 s; outputs: \(collector.all.suffix(5))")
+        XCTAssertTrue(
+            waitFor(10) {
+                collector.firstIndex(after: before - 1) {
+                    $0.status?.state == .retrying && $0.status?.message.contains("no fix report") == true
+                } != nil
+            }, "silence not reported within 10 s; outputs: \(collector.all.suffix(5))")
         let silent = try XCTUnwrap(collector.firstIndex(after: before - 1) { $0.status?.state == .retrying })
         let lastTimeBefore = collector.fixes.compactMap(\.time).max() ?? 0
 
         receiver.send("resume")
-        XCTAssertTrue(waitFor(15) {
-            collector.firstIndex(after: silent) { ($0.fix?.time ?? 0) > lastTimeBefore } != nil
-        }, "fixes did not resume after the silence; outputs: \(collector.all.suffix(8))")
+        XCTAssertTrue(
+            waitFor(15) {
+                collector.firstIndex(after: silent) { ($0.fix?.time ?? 0) > lastTimeBefore } != nil
+            }, "fixes did not resume after the silence; outputs: \(collector.all.suffix(8))")
         let resumed = try XCTUnwrap(collector.firstIndex(after: silent) { $0.fix != nil })
         let streaming = try XCTUnwrap(collector.firstIndex(after: silent) { $0.status?.state == .streaming })
         XCTAssertLessThan(streaming, resumed)
@@ -214,16 +232,19 @@ final class GPSDSourceTests: XCTestCase {
         try rig.startGPSD()
         let collector = FixCollector(running: source(rig))
         self.collector = collector
-        XCTAssertTrue(waitFor(10) { collector.statuses.contains { $0.message.hasPrefix("connected") } },
-                      "\(collector.all)")
+        XCTAssertTrue(
+            waitFor(10) { collector.statuses.contains { $0.message.hasPrefix("connected") } },
+            "\(collector.all)")
         XCTAssertTrue(collector.stopAndWait(timeout: 2), "run did not return within 2 s of stop")
         XCTAssertNil(collector.error)
     }
 
     func testStopIsSeenDuringBackoff() throws {
         let rig = try XCTUnwrap(rig)
-        let collector = FixCollector(running: GPSDSource(config: GPSDConfig(
-            port: rig.gpsdPort, backoff: Backoff(initial: 30, maximum: 30))))
+        let collector = FixCollector(
+            running: GPSDSource(
+                config: GPSDConfig(
+                    port: rig.gpsdPort, backoff: Backoff(initial: 30, maximum: 30))))
         self.collector = collector
         XCTAssertTrue(waitFor(10) { collector.statuses.contains { $0.state == .retrying } }, "\(collector.all)")
         XCTAssertTrue(collector.stopAndWait(timeout: 2), "run did not return within 2 s of stop during a 30 s backoff")
@@ -233,10 +254,13 @@ final class GPSDSourceTests: XCTestCase {
 /// Name resolution failures are retried like a refused connection, with libgps's reason.
 final class GPSDSourceResolutionTests: XCTestCase {
     func testUnknownHostIsRetriedWithAClearMessage() {
-        let collector = FixCollector(running: GPSDSource(config: GPSDConfig(
-            host: "no-such-host.invalid", port: 2947, backoff: Backoff(initial: 0.1, maximum: 0.1))))
+        let collector = FixCollector(
+            running: GPSDSource(
+                config: GPSDConfig(
+                    host: "no-such-host.invalid", port: 2947, backoff: Backoff(initial: 0.1, maximum: 0.1))))
         defer { collector.stopAndWait() }
-        XCTAssertTrue(waitFor(10) { collector.statuses.filter { $0.state == .retrying }.count >= 2 }, "\(collector.all)")
+        XCTAssertTrue(
+            waitFor(10) { collector.statuses.filter { $0.state == .retrying }.count >= 2 }, "\(collector.all)")
         let message = collector.statuses.first { $0.state == .retrying }?.message ?? ""
         XCTAssertTrue(message.contains("no-such-host.invalid:2947") && message.contains("host entry"), message)
         XCTAssertTrue(collector.fixes.isEmpty)

@@ -1,8 +1,9 @@
 import CLibGPS
 import Foundation
 import TiltCore
-@testable import TiltSensors
 import XCTest
+
+@testable import TiltSensors
 
 /// How a libgps fix record becomes a `Fix`, on hand-filled records (no gpsd needed).
 final class GPSFixConversionTests: XCTestCase {
@@ -26,71 +27,81 @@ final class GPSFixConversionTests: XCTestCase {
     }
 
     func testKnownFieldsAreCarriedOver() {
-        let data = record({ fix in
-            fix.mode = 3
-            fix.time = timespec(tv_sec: 1_714_564_800, tv_nsec: 250_000_000)
-            fix.latitude = -33.8568
-            fix.longitude = 151.2153
-            fix.altMSL = 12.5
-            fix.altitude = 999  // deprecated field: must not be used
-            fix.speed = 2.5
-            fix.track = 271.0
-            fix.eph = 4.2
-            fix.epv = 6.3
-        }, set: MODE_SET | TIME_SET | LATLON_SET | ALTITUDE_SET | SPEED_SET | TRACK_SET)
+        let data = record(
+            { fix in
+                fix.mode = 3
+                fix.time = timespec(tv_sec: 1_714_564_800, tv_nsec: 250_000_000)
+                fix.latitude = -33.8568
+                fix.longitude = 151.2153
+                fix.altMSL = 12.5
+                fix.altitude = 999  // deprecated field: must not be used
+                fix.speed = 2.5
+                fix.track = 271.0
+                fix.eph = 4.2
+                fix.epv = 6.3
+            }, set: MODE_SET | TIME_SET | LATLON_SET | ALTITUDE_SET | SPEED_SET | TRACK_SET)
         defer { data.deallocate() }
-        XCTAssertEqual(GPSDSource.fix(from: data), Fix(
-            mode: 3, time: 1_714_564_800_250_000_000, lat: -33.8568, lon: 151.2153, alt: 12.5,
-            speed: 2.5, track: 271.0, eph: 4.2, epv: 6.3))
+        XCTAssertEqual(
+            GPSDSource.fix(from: data),
+            Fix(
+                mode: 3, time: 1_714_564_800_250_000_000, lat: -33.8568, lon: 151.2153, alt: 12.5,
+                speed: 2.5, track: 271.0, eph: 4.2, epv: 6.3))
     }
 
     func testHorizontalErrorFallsBackToTheAxes() {
-        let both = record({ fix in
-            fix.mode = 2; fix.latitude = 1; fix.longitude = 2
-            fix.epx = 3; fix.epy = 4
-        }, set: MODE_SET | LATLON_SET | HERR_SET)
+        let both = record(
+            { fix in
+                fix.mode = 2; fix.latitude = 1; fix.longitude = 2
+                fix.epx = 3; fix.epy = 4
+            }, set: MODE_SET | LATLON_SET | HERR_SET)
         defer { both.deallocate() }
         XCTAssertEqual(GPSDSource.fix(from: both).eph ?? .nan, 5, accuracy: 1e-9)
-        let one = record({ fix in
-            fix.mode = 2; fix.latitude = 1; fix.longitude = 2
-            fix.epy = 4
-        }, set: MODE_SET | LATLON_SET | HERR_SET)
+        let one = record(
+            { fix in
+                fix.mode = 2; fix.latitude = 1; fix.longitude = 2
+                fix.epy = 4
+            }, set: MODE_SET | LATLON_SET | HERR_SET)
         defer { one.deallocate() }
         XCTAssertEqual(GPSDSource.fix(from: one).eph ?? .nan, 4 * 2.0.squareRoot(), accuracy: 1e-9)
         // eph itself wins when present.
-        let eph = record({ fix in
-            fix.mode = 2; fix.eph = 7; fix.epx = 30; fix.epy = 40
-        }, set: MODE_SET | HERR_SET)
+        let eph = record(
+            { fix in
+                fix.mode = 2; fix.eph = 7; fix.epx = 30; fix.epy = 40
+            }, set: MODE_SET | HERR_SET)
         defer { eph.deallocate() }
         XCTAssertEqual(GPSDSource.fix(from: eph).eph, 7)
     }
 
     func testFarFromTheSystemClockIsFlagged() {
-        let now: Nanoseconds = 1_795_000_000_000_000_000   // 2026-11
+        let now: Nanoseconds = 1_795_000_000_000_000_000  // 2026-11
         let rolledOver = now - Nanoseconds(FixTimeCheck.rolloverPeriod * 1e9)
         let offset = FixTimeCheck.offset(fixTime: rolledOver, systemTime: now)
         XCTAssertEqual(offset ?? 0, -FixTimeCheck.rolloverPeriod, accuracy: 1e-3)
         XCTAssertTrue(FixTimeCheck.describe(offset!).contains("1024 weeks behind"), FixTimeCheck.describe(offset!))
-        XCTAssertNil(FixTimeCheck.offset(fixTime: now - 3_600_000_000_000, systemTime: now), "an hour is clock trouble, not flagged")
+        XCTAssertNil(
+            FixTimeCheck.offset(fixTime: now - 3_600_000_000_000, systemTime: now),
+            "an hour is clock trouble, not flagged")
         XCTAssertNil(FixTimeCheck.offset(fixTime: nil, systemTime: now))
         let ahead = FixTimeCheck.offset(fixTime: now + 3 * 86_400_000_000_000, systemTime: now)
         XCTAssertTrue(FixTimeCheck.describe(ahead!).contains("3.0 days ahead of"), FixTimeCheck.describe(ahead!))
     }
 
     func testTimeNeedsTheTimeFlag() {
-        let data = record({ fix in
-            fix.mode = 2
-            fix.time = timespec(tv_sec: 1_714_564_800, tv_nsec: 0)
-        }, set: MODE_SET)
+        let data = record(
+            { fix in
+                fix.mode = 2
+                fix.time = timespec(tv_sec: 1_714_564_800, tv_nsec: 0)
+            }, set: MODE_SET)
         defer { data.deallocate() }
         XCTAssertNil(GPSDSource.fix(from: data).time)
     }
 
     func testHalfAPositionIsNoPosition() {
-        let data = record({ fix in
-            fix.mode = 2
-            fix.latitude = 10
-        }, set: MODE_SET | LATLON_SET)
+        let data = record(
+            { fix in
+                fix.mode = 2
+                fix.latitude = 10
+            }, set: MODE_SET | LATLON_SET)
         defer { data.deallocate() }
         let fix = GPSDSource.fix(from: data)
         XCTAssertNil(fix.lat)

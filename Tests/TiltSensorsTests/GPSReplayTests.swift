@@ -1,8 +1,9 @@
 import Foundation
 import TestSupport
 import TiltCore
-@testable import TiltSensors
 import XCTest
+
+@testable import TiltSensors
 
 /// FixReplaySource: order, pacing from the fixes' own times, the end, and stopping.
 final class GPSReplayTests: XCTestCase {
@@ -75,9 +76,13 @@ final class GPSReplayTests: XCTestCase {
     }
 
     func testSummaryNamesTheTrackAndPace() {
-        XCTAssertEqual(FixReplaySource(fixes: fixes(count: 2, spacing: 1), name: "walk.gpx",
-                                       pace: .realTime(factor: 10)).summary, "replay walk.gpx (2 fixes, ×10)")
-        XCTAssertEqual(FixReplaySource(fixes: [], name: "w", pace: .asFastAsPossible).summary,
-                       "replay w (0 fixes, as fast as possible)")
+        XCTAssertEqual(
+            FixReplaySource(
+                fixes: fixes(count: 2, spacing: 1), name: "walk.gpx",
+                pace: .realTime(factor: 10)
+            ).summary, "replay walk.gpx (2 fixes, ×10)")
+        XCTAssertEqual(
+            FixReplaySource(fixes: [], name: "w", pace: .asFastAsPossible).summary,
+            "replay w (0 fixes, as fast as possible)")
     }
 }

@@ -6,10 +6,12 @@ import XCTest
 /// The pure parts of the IIO source: scan-type parsing and decoding, attribute text, pairing.
 final class IIODecodingTests: XCTestCase {
     func testParsesScanTypes() {
-        XCTAssertEqual(IIOElementFormat(sysfs: "le:s16/16>>0"),
-                       IIOElementFormat(bigEndian: false, signed: true, bits: 16, storageBytes: 2, shift: 0))
-        XCTAssertEqual(IIOElementFormat(sysfs: "be:u12/16>>4"),
-                       IIOElementFormat(bigEndian: true, signed: false, bits: 12, storageBytes: 2, shift: 4))
+        XCTAssertEqual(
+            IIOElementFormat(sysfs: "le:s16/16>>0"),
+            IIOElementFormat(bigEndian: false, signed: true, bits: 16, storageBytes: 2, shift: 0))
+        XCTAssertEqual(
+            IIOElementFormat(sysfs: "be:u12/16>>4"),
+            IIOElementFormat(bigEndian: true, signed: false, bits: 12, storageBytes: 2, shift: 4))
         XCTAssertEqual(IIOElementFormat(sysfs: "le:S64/64>>0")?.signed, true)
         for bad in ["", "xe:s16/16>>0", "le:s16/16", "le:q16/16>>0", "le:s20/16>>0", "le:s16/24>>0", "le:s12/16>>8"] {
             XCTAssertNil(IIOElementFormat(sysfs: bad), bad)
@@ -36,10 +38,12 @@ final class IIODecodingTests: XCTestCase {
 
     /// FakeHardware's encoder (the "kernel") and the source's decoder agree over each type's range.
     func testEncoderAndDecoderRoundTrip() {
-        let types = [ScanType.le16, .be16, .timestamp,
-                     ScanType(bigEndian: true, signed: true, realBits: 20, storageBits: 32, shift: 4),
-                     ScanType(bigEndian: false, signed: false, realBits: 12, storageBits: 16, shift: 2),
-                     ScanType(bigEndian: true, signed: true, realBits: 24, storageBits: 32, shift: 8)]
+        let types = [
+            ScanType.le16, .be16, .timestamp,
+            ScanType(bigEndian: true, signed: true, realBits: 20, storageBits: 32, shift: 4),
+            ScanType(bigEndian: false, signed: false, realBits: 12, storageBits: 16, shift: 2),
+            ScanType(bigEndian: true, signed: true, realBits: 24, storageBits: 32, shift: 8),
+        ]
         for type in types {
             let format = IIOElementFormat(sysfs: type.sysfs)!
             let r = type.rawRange
@@ -53,10 +57,13 @@ final class IIODecodingTests: XCTestCase {
 
     func testParsesMountMatrices() {
         XCTAssertEqual(IIOText.mountMatrix("1, 0, 0; 0, 1, 0; 0, 0, 1"), .identity)
-        XCTAssertEqual(IIOText.mountMatrix("0, -1, 0; 1, 0, 0; 0, 0, 1\n"),
-                       Matrix3(Vector3(0, -1, 0), Vector3(1, 0, 0), Vector3(0, 0, 1)))
+        XCTAssertEqual(
+            IIOText.mountMatrix("0, -1, 0; 1, 0, 0; 0, 0, 1\n"),
+            Matrix3(Vector3(0, -1, 0), Vector3(1, 0, 0), Vector3(0, 0, 1)))
         XCTAssertEqual(IIOText.mountMatrix("0.7071, 0.7071, 0; -0.7071, 0.7071, 0; 0, 0, 1")?.r0.x, 0.7071)
-        for bad in ["", "1, 0, 0; 0, 1, 0", "1, 0; 0, 1, 0; 0, 0, 1", "a, 0, 0; 0, 1, 0; 0, 0, 1", "1 0 0; 0 1 0; 0 0 1"] {
+        for bad in [
+            "", "1, 0, 0; 0, 1, 0", "1, 0; 0, 1, 0; 0, 0, 1", "a, 0, 0; 0, 1, 0; 0, 0, 1", "1 0 0; 0 1 0; 0 0 1",
+        ] {
             XCTAssertNil(IIOText.mountMatrix(bad), bad)
         }
     }

@@ -30,11 +30,11 @@ final class SourceRun: Sendable {
     }
 
     var samples: [IMUSample] {
-        outputs.withLock { $0.compactMap { if case let .sample(s) = $0 { s } else { nil } } }
+        outputs.withLock { $0.compactMap { if case .sample(let s) = $0 { s } else { nil } } }
     }
 
     var statuses: [SourceStatus] {
-        outputs.withLock { $0.compactMap { if case let .status(s) = $0 { s } else { nil } } }
+        outputs.withLock { $0.compactMap { if case .status(let s) = $0 { s } else { nil } } }
     }
 
     var isFinished: Bool { finished.withLock { $0 } }
@@ -69,8 +69,10 @@ final class SourceRun: Sendable {
 }
 
 /// Asserts two vectors agree within `tolerance` on every axis.
-func assertClose(_ a: Vector3, _ b: Vector3, _ tolerance: Double, _ message: String = "",
-                 file: StaticString = #filePath, line: UInt = #line) {
+func assertClose(
+    _ a: Vector3, _ b: Vector3, _ tolerance: Double, _ message: String = "",
+    file: StaticString = #filePath, line: UInt = #line
+) {
     for i in 0..<3 {
         XCTAssertEqual(a[i], b[i], accuracy: tolerance, "\(message) axis \(i): \(a) vs \(b)", file: file, line: line)
     }

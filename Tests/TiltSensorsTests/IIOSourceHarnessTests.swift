@@ -27,7 +27,9 @@ final class IIOSourceHarnessTests: XCTestCase {
     }
 
     /// Raw scans of `motion` for a combined device, at `rate`, starting at kernel time `t0`.
-    private func scans(_ d: FakeIIODevice, _ motion: Motion, count: Int, rate: Double, t0: Int64 = 5_000_000_000)
+    private func scans(
+        _ d: FakeIIODevice, _ motion: Motion, count: Int, rate: Double, t0: Int64 = 5_000_000_000
+    )
         -> (scans: [ScanWriter.Scan], expected: [IMUSample])
     {
         var scans: [ScanWriter.Scan] = [], expected: [IMUSample] = []
@@ -41,8 +43,10 @@ final class IIOSourceHarnessTests: XCTestCase {
         return (scans, expected)
     }
 
-    private func assertSamples(_ got: [IMUSample], _ expected: [IMUSample], _ motion: Motion, rate: Double,
-                               accelLSB: Double, gyroLSB: Double, file: StaticString = #filePath, line: UInt = #line) {
+    private func assertSamples(
+        _ got: [IMUSample], _ expected: [IMUSample], _ motion: Motion, rate: Double,
+        accelLSB: Double, gyroLSB: Double, file: StaticString = #filePath, line: UInt = #line
+    ) {
         XCTAssertEqual(got.count, expected.count, "sample count", file: file, line: line)
         for (i, (s, e)) in zip(got, expected).enumerated() {
             XCTAssertEqual(s.t, e.t, "timestamp of sample \(i)", file: file, line: line)
@@ -119,7 +123,8 @@ final class IIOSourceHarnessTests: XCTestCase {
             accelScans.append(ScanWriter.scan(t: t, accel: ar))
             if i != 10 { gyroScans.append(ScanWriter.scan(t: t + 300_000, gyro: gr)) }
             if i != 10 {
-                expected.append(IMUSample(t: t, accel: a.decoded(ar, group: a.accel!), gyro: g.decoded(gr, group: g.gyro!)))
+                expected.append(
+                    IMUSample(t: t, accel: a.decoded(ar, group: a.accel!), gyro: g.decoded(gr, group: g.gyro!)))
             }
         }
         // The gyro stream arrives first: the source must wait for accel partners.
@@ -156,11 +161,13 @@ final class IIOSourceHarnessTests: XCTestCase {
         XCTAssertEqual(s.attribute(d, "in_accel_sampling_frequency"), "50")
         XCTAssertEqual(s.attribute(d, "in_anglvel_sampling_frequency"), "50")
 
-        let wanted = IMUSample(t: 0, accel: d.decoded(accelRaw, group: d.accel!), gyro: d.decoded(gyroRaw, group: d.gyro!))
+        let wanted = IMUSample(
+            t: 0, accel: d.decoded(accelRaw, group: d.accel!), gyro: d.decoded(gyroRaw, group: d.gyro!))
         // The offset applies: (raw - 12) × scale.
         XCTAssertEqual(wanted.accel.x, (100 - 12) * 0.000598, accuracy: 1e-12)
-        XCTAssertTrue(r.wait { r.samples.filter { $0.accel == wanted.accel && $0.gyro == wanted.gyro }.count >= 10 },
-                      "samples: \(r.samples.suffix(3))")
+        XCTAssertTrue(
+            r.wait { r.samples.filter { $0.accel == wanted.accel && $0.gyro == wanted.gyro }.count >= 10 },
+            "samples: \(r.samples.suffix(3))")
         let t = r.samples.map(\.t)
         XCTAssertEqual(t, t.sorted(), "CLOCK_MONOTONIC timestamps increase")
         var now = timespec()
@@ -234,8 +241,9 @@ final class IIOSourceHarnessTests: XCTestCase {
         s.vanish(d)
         writer.close()
         let retrying = try XCTUnwrap(r.waitForStatus(.retrying), "vanish not noticed: \(r.statuses)")
-        XCTAssertTrue(retrying.message.contains("vanished") || retrying.message.contains("no IIO device"),
-                      retrying.message)
+        XCTAssertTrue(
+            retrying.message.contains("vanished") || retrying.message.contains("no IIO device"),
+            retrying.message)
         XCTAssertGreaterThan(retrying.retryIn ?? 0, 0)
         // While it is gone the source keeps retrying with backoff (it neither exits nor spins).
         XCTAssertNotNil(r.waitForStatus(.retrying, count: 2, timeout: 5), "\(r.statuses)")
@@ -260,8 +268,9 @@ final class IIOSourceHarnessTests: XCTestCase {
         XCTAssertTrue(r.wait { r.samples.count >= 5 })
         s.vanish(d)
         let retrying = try XCTUnwrap(r.waitForStatus(.retrying), "\(r.statuses)")
-        XCTAssertTrue(retrying.message.contains("No such file") || retrying.message.contains("vanished")
-                      || retrying.message.contains("no IIO device"), retrying.message)
+        XCTAssertTrue(
+            retrying.message.contains("No such file") || retrying.message.contains("vanished")
+                || retrying.message.contains("no IIO device"), retrying.message)
         try s.restore(d)
         try s.setRaw(d, d.accel!, [1, 2, 3])
         XCTAssertNotNil(r.waitForStatus(.streaming, count: 2, timeout: 15), "\(r.statuses)")

@@ -1,14 +1,17 @@
-import XCTest
-@testable import TiltSensors
-import TiltCore
 import TestSupport
+import TiltCore
+import XCTest
+
+@testable import TiltSensors
 
 /// Replays the bundled demo walk (config/demo/walk.gpx) through the place pipeline, as the
 /// daemon's GPX replay does, and checks the events the demo promises.
 final class PlacesDemoWalkTests: XCTestCase {
     func load() throws -> (places: [Place], fixes: [Fix]) {
         let root = URL(fileURLWithPath: repositoryRoot)
-        let places = try PlacesFile.parse(Array(try Data(contentsOf: root.appendingPathComponent("config/demo/places.geojson")))).places
+        let places = try PlacesFile.parse(
+            Array(try Data(contentsOf: root.appendingPathComponent("config/demo/places.geojson")))
+        ).places
         let fixes = try GPX.parseFixes(Array(try Data(contentsOf: root.appendingPathComponent("config/demo/walk.gpx"))))
         return (places, fixes)
     }
@@ -32,14 +35,16 @@ final class PlacesDemoWalkTests: XCTestCase {
                 if let g = credits.consider(e) { grants.append(g) }
             }
         }
-        XCTAssertEqual(log, [
-            "enter Bäckerei Korn & Kruste", "exit Bäckerei Korn & Kruste",
-            "enter Café Kompass", "dwell Café Kompass", "exit Café Kompass",
-            "enter Stern-Apotheke", "exit Stern-Apotheke",
-            "enter Eisdiele Polar", "exit Eisdiele Polar",
-            "enter Trattoria an der Ecke", "exit Trattoria an der Ecke",
-            "enter Imbiss an der Brücke", "exit Imbiss an der Brücke",
-        ])
+        XCTAssertEqual(
+            log,
+            [
+                "enter Bäckerei Korn & Kruste", "exit Bäckerei Korn & Kruste",
+                "enter Café Kompass", "dwell Café Kompass", "exit Café Kompass",
+                "enter Stern-Apotheke", "exit Stern-Apotheke",
+                "enter Eisdiele Polar", "exit Eisdiele Polar",
+                "enter Trattoria an der Ecke", "exit Trattoria an der Ecke",
+                "enter Imbiss an der Brücke", "exit Imbiss an der Brücke",
+            ])
         XCTAssertEqual(dwellAfter ?? 0, 600, accuracy: 1)
         XCTAssertEqual(grants.map(\.fenceKey), ["place:cafe-kompass"])
         XCTAssertEqual(tracksWhileStill, 0, "no course while standing in the café")

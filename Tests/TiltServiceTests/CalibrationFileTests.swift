@@ -3,6 +3,7 @@ import Logging
 import TestSupport
 import TiltCore
 import XCTest
+
 @testable import TiltService
 
 /// The calibration file writer, the `neutral` and `persist_*` keys, and gyro-bias persistence.
@@ -36,8 +37,12 @@ final class CalibrationFileTests: XCTestCase {
     func testValuesRoundTripExactlyEnough() throws {
         let path = "\(dir)/c.toml"
         let q = Quaternion(roll: 0.123456, pitch: -0.3, yaw: 2).normalized
-        let m = Matrix3(rowMajor: [1.0123456789, 0.0021, -0.0013, 0.0021, 0.987654321, 0.0005, -0.0013, 0.0005, 1.00001])!
-        try CalibrationFile.update(path: path) { $0.neutral = q; $0.accelMatrix = m; $0.gyroBias = Vector3(1e-5, -0, 0.123456789) }
+        let m = Matrix3(rowMajor: [
+            1.0123456789, 0.0021, -0.0013, 0.0021, 0.987654321, 0.0005, -0.0013, 0.0005, 1.00001,
+        ])!
+        try CalibrationFile.update(path: path) {
+            $0.neutral = q; $0.accelMatrix = m; $0.gyroBias = Vector3(1e-5, -0, 0.123456789)
+        }
         let c = try CalibrationFile.read(path: path)
         let back = try XCTUnwrap(c.neutral)
         XCTAssertEqual(back.w, q.w, accuracy: 1e-8); XCTAssertEqual(back.z, q.z, accuracy: 1e-8)
@@ -77,7 +82,8 @@ final class CalibrationFileTests: XCTestCase {
 
     func testNeutralMustBeAUnitQuaternionWithFileAndLine() throws {
         let path = "\(dir)/calibration.toml"
-        try "# mine\n[calibration]\nneutral = [0.9, 0.1, 0.0, 0.0]\n".write(toFile: path, atomically: false, encoding: .utf8)
+        try "# mine\n[calibration]\nneutral = [0.9, 0.1, 0.0, 0.0]\n".write(
+            toFile: path, atomically: false, encoding: .utf8)
         XCTAssertThrowsError(try Configuration.loadCalibration(path: path)) { e in
             XCTAssertTrue("\(e)".hasPrefix("\(path):3: calibration.neutral: must be a unit quaternion"), "\(e)")
         }
@@ -91,13 +97,18 @@ final class CalibrationFileTests: XCTestCase {
     }
 
     func testPersistSettingsAreReadFromTheMainConfigOnly() throws {
-        let main = try Configuration.parse(text: "[calibration]\npersist_gyro_bias = true\npersist_after_s = 120\npersist_interval_min = 10\n",
-                                           file: "\(dir)/tiltd.toml")
-        XCTAssertEqual(main.biasPersistence, {
-            var b = Configuration.BiasPersistence(); b.enabled = true; b.afterSeconds = 120; b.intervalMinutes = 10; return b
-        }())
+        let main = try Configuration.parse(
+            text: "[calibration]\npersist_gyro_bias = true\npersist_after_s = 120\npersist_interval_min = 10\n",
+            file: "\(dir)/tiltd.toml")
+        XCTAssertEqual(
+            main.biasPersistence,
+            {
+                var b = Configuration.BiasPersistence(); b.enabled = true; b.afterSeconds = 120; b.intervalMinutes = 10;
+                return b
+            }())
         XCTAssertFalse(try Configuration.parse(text: "", file: "\(dir)/tiltd.toml").biasPersistence.enabled)
-        XCTAssertThrowsError(try Configuration.parse(text: "[calibration]\npersist_after_s = 1\n", file: "\(dir)/tiltd.toml"))
+        XCTAssertThrowsError(
+            try Configuration.parse(text: "[calibration]\npersist_after_s = 1\n", file: "\(dir)/tiltd.toml"))
         let path = "\(dir)/calibration.toml"
         try "[calibration]\npersist_gyro_bias = true\n".write(toFile: path, atomically: false, encoding: .utf8)
         XCTAssertThrowsError(try Configuration.loadCalibration(path: path)) { e in
@@ -125,7 +136,7 @@ final class CalibrationFileTests: XCTestCase {
             }
         }
         run(from: 0, to: 50, atRest: true)
-        run(from: 50, to: 51, atRest: false)          // a movement resets the rest timer
+        run(from: 50, to: 51, atRest: false)  // a movement resets the rest timer
         run(from: 51, to: 200, atRest: true)
         XCTAssertEqual(saves.count, 1)
         XCTAssertEqual(saves[0].0, 111, accuracy: 0.15)
@@ -141,15 +152,22 @@ final class CalibrationFileTests: XCTestCase {
 
     func testPolicyDoesNothingWhenDisabled() {
         var p = BiasPersistPolicy(settings: Configuration.BiasPersistence(), appliedBias: .zero)
-        for i in 0..<100_000 { XCTAssertNil(p.feed(t: Nanoseconds(i) * 10_000_000, atRest: true, bias: Vector3(0.01, 0, 0))) }
+        for i in 0..<100_000 {
+            XCTAssertNil(p.feed(t: Nanoseconds(i) * 10_000_000, atRest: true, bias: Vector3(0.01, 0, 0)))
+        }
     }
 
     func testPersisterWritesTheFileOffTheCallerAndKeepsOtherKeys() throws {
         let path = "\(dir)/calibration.toml"
-        try CalibrationFile.update(path: path) { $0.accelOffset = Vector3(0.1, 0, 0); $0.gyroBias = Vector3(0.01, 0, 0) }
-        let persister = BiasPersister(settings: settings(after: 5, interval: 1), path: path,
-                                      appliedBias: Vector3(0.01, 0, 0), logger: Logger(label: "test"))
-        for i in 0...700 { persister.feed(t: Nanoseconds(i) * 10_000_000, atRest: true, bias: Vector3(0.001, 0.002, 0)) }
+        try CalibrationFile.update(path: path) {
+            $0.accelOffset = Vector3(0.1, 0, 0); $0.gyroBias = Vector3(0.01, 0, 0)
+        }
+        let persister = BiasPersister(
+            settings: settings(after: 5, interval: 1), path: path,
+            appliedBias: Vector3(0.01, 0, 0), logger: Logger(label: "test"))
+        for i in 0...700 {
+            persister.feed(t: Nanoseconds(i) * 10_000_000, atRest: true, bias: Vector3(0.001, 0.002, 0))
+        }
         persister.drain()
         XCTAssertEqual(persister.savedBiases.count, 1)
         let c = try CalibrationFile.read(path: path)

@@ -7,7 +7,8 @@ import XCTest
 /// made toml++ (inside TOMLKit) fail an assertion and abort — found by scripts/fuzz — and that
 /// `TOMLPreflight` now refuses with a located syntax error.
 final class ConfigFuzzRegressionTests: XCTestCase {
-    static let dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/config-fuzz")
+    static let dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "Fixtures/config-fuzz")
     static let file = "/nonexistent/tiltd-fuzz/tiltd.toml"
 
     func testEveryInputGivesAConfigurationOrAnError() throws {
@@ -31,17 +32,21 @@ final class ConfigFuzzRegressionTests: XCTestCase {
             do { _ = try Configuration.parse(text: text, file: Self.file); return nil } catch { return error }
         }
         // `[[[u]` on line 1: a header with no key after `[[`.
-        XCTAssertEqual(try parse("crash-3b82679db0ea6615908e4534a5c046b046ab865e"),
-                       ConfigError(file: Self.file, line: 1, key: "", message: TOMLPreflight.badHeader))
+        XCTAssertEqual(
+            try parse("crash-3b82679db0ea6615908e4534a5c046b046ab865e"),
+            ConfigError(file: Self.file, line: 1, key: "", message: TOMLPreflight.badHeader))
         // `mount_matrix = [0, 1, 0, -1, 0, 0, 0, }, 1]` on line 4: a `}` where a value goes.
-        XCTAssertEqual(try parse("crash-3b3e720ccbffed1460323665f277927aa5e52c85"),
-                       ConfigError(file: Self.file, line: 4, key: "", message: TOMLPreflight.braceInArray))
+        XCTAssertEqual(
+            try parse("crash-3b3e720ccbffed1460323665f277927aa5e52c85"),
+            ConfigError(file: Self.file, line: 4, key: "", message: TOMLPreflight.braceInArray))
         // `mount_matrix = [0, 1,1979-05-27Ttrue07:32:00Z…` on line 2: a date-time without its time.
-        XCTAssertEqual(try parse("crash-f1fe12588bbc8862c951e876e436cdecfe09ee6c"),
-                       ConfigError(file: Self.file, line: 2, key: "", message: TOMLPreflight.dateWithoutTime))
+        XCTAssertEqual(
+            try parse("crash-f1fe12588bbc8862c951e876e436cdecfe09ee6c"),
+            ConfigError(file: Self.file, line: 2, key: "", message: TOMLPreflight.dateWithoutTime))
         // A byte order mark, then `[)re]_hz`: the first case behind a BOM.
-        XCTAssertEqual(try parse("crash-fab3b3bc5ce4302d01e42bd6eaf3870abd7868d9"),
-                       ConfigError(file: Self.file, line: 1, key: "", message: TOMLPreflight.badHeader))
+        XCTAssertEqual(
+            try parse("crash-fab3b3bc5ce4302d01e42bd6eaf3870abd7868d9"),
+            ConfigError(file: Self.file, line: 1, key: "", message: TOMLPreflight.badHeader))
     }
 
     func testPreflightFindsWhatTomlPlusPlusWouldAssertOn() {
@@ -79,12 +84,18 @@ final class ConfigFuzzRegressionTests: XCTestCase {
             "d = 1979-05-27t07:32:00\ne = 1979-05-27 # T\nf = [1979-05-27, 1979-05-27 07:32:00]\n1979-05-27Tx = 1\n",
         ]
         for text in valid { XCTAssertNil(TOMLPreflight.firstProblem(text), text) }
-        for f in ["config/tiltd.toml"] + (try FileManager.default.contentsOfDirectory(atPath: "\(Self.repo)/scripts/fuzz-targets/seeds/config").map { "scripts/fuzz-targets/seeds/config/\($0)" }) {
+        for f in ["config/tiltd.toml"]
+            + (try FileManager.default.contentsOfDirectory(atPath: "\(Self.repo)/scripts/fuzz-targets/seeds/config").map
+            { "scripts/fuzz-targets/seeds/config/\($0)" })
+        {
             let text = try String(contentsOfFile: "\(Self.repo)/\(f)", encoding: .utf8)
             XCTAssertNil(TOMLPreflight.firstProblem(text), f)
         }
-        XCTAssertNoThrow(try Configuration.parse(text: String(contentsOfFile: "\(Self.repo)/config/tiltd.toml", encoding: .utf8), file: Self.file))
+        XCTAssertNoThrow(
+            try Configuration.parse(
+                text: String(contentsOfFile: "\(Self.repo)/config/tiltd.toml", encoding: .utf8), file: Self.file))
     }
 
-    static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    static let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
 }

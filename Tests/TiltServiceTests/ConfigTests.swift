@@ -2,6 +2,7 @@ import Foundation
 import TestSupport
 import TiltCore
 import XCTest
+
 @testable import TiltService
 
 final class ConfigTests: XCTestCase {
@@ -16,7 +17,9 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(try parse("[socket]\npath = \"/run/x.sock\"\n").socket.path, "/run/x.sock")
     }
 
-    func assertError(_ text: String, line: Int?, key: String, contains: String, file: StaticString = #filePath, lineNo: UInt = #line) {
+    func assertError(
+        _ text: String, line: Int?, key: String, contains: String, file: StaticString = #filePath, lineNo: UInt = #line
+    ) {
         do {
             _ = try parse(text)
             XCTFail("accepted:\n\(text)", file: file, line: lineNo)
@@ -25,7 +28,9 @@ final class ConfigTests: XCTestCase {
             XCTAssertEqual(e.line, line, "\(e)", file: file, line: lineNo)
             XCTAssertEqual(e.key, key, "\(e)", file: file, line: lineNo)
             XCTAssertTrue(e.message.contains(contains), "\(e)", file: file, line: lineNo)
-            XCTAssertTrue(e.description.hasPrefix("/etc/tiltd/test.toml:\(line.map(String.init) ?? "")"), e.description, file: file, line: lineNo)
+            XCTAssertTrue(
+                e.description.hasPrefix("/etc/tiltd/test.toml:\(line.map(String.init) ?? "")"), e.description,
+                file: file, line: lineNo)
         } catch {
             XCTFail("unexpected \(error)", file: file, line: lineNo)
         }
@@ -41,19 +46,20 @@ final class ConfigTests: XCTestCase {
     }
 
     func testReadsValues() throws {
-        let c = try parse("""
-        # comment
-        [imu]
-        device = "mpu6050"
-        rate_hz = 200
-        mount_matrix = [0, 1, 0, 1, 0, 0, 0, 0, -1]
+        let c = try parse(
+            """
+            # comment
+            [imu]
+            device = "mpu6050"
+            rate_hz = 200
+            mount_matrix = [0, 1, 0, 1, 0, 0, 0, 0, -1]
 
-        [socket]
-        path = "/tmp/x.sock"   # trailing comment
-        mode = "0640"
-        trusted_uids = [1000]
-        attitude_hz = 30
-        """)
+            [socket]
+            path = "/tmp/x.sock"   # trailing comment
+            mode = "0640"
+            trusted_uids = [1000]
+            attitude_hz = 30
+            """)
         XCTAssertEqual(c.imu.device, "mpu6050")
         XCTAssertEqual(c.imu.rateHz, 200)
         XCTAssertEqual(c.imu.mountMatrix, Matrix3(rowMajor: [0, 1, 0, 1, 0, 0, 0, 0, -1]))
@@ -71,13 +77,16 @@ final class ConfigTests: XCTestCase {
     }
 
     func testWrongType() {
-        assertError("[imu]\nrate_hz = \"fast\"\n", line: 2, key: "imu.rate_hz", contains: "expected a number, got string")
+        assertError(
+            "[imu]\nrate_hz = \"fast\"\n", line: 2, key: "imu.rate_hz", contains: "expected a number, got string")
     }
 
     func testOutOfRange() {
         assertError("\n[imu]\nrate_hz = 5000\n", line: 3, key: "imu.rate_hz", contains: "out of range 10…1000")
         assertError("[socket]\nmode = \"0999\"\n", line: 2, key: "socket.mode", contains: "octal")
-        assertError("[imu]\nmount_matrix = [1, 0, 0, 0, 1, 0, 0, 0, 0]\n", line: 2, key: "imu.mount_matrix", contains: "rotation")
+        assertError(
+            "[imu]\nmount_matrix = [1, 0, 0, 0, 1, 0, 0, 0, 0]\n", line: 2, key: "imu.mount_matrix",
+            contains: "rotation")
     }
 
     func testIMUMode() throws {
@@ -101,14 +110,16 @@ final class ConfigTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let main = "\(dir)/tiltd.toml"
         try "[imu]\nrate_hz = 100\n".write(toFile: main, atomically: true, encoding: .utf8)
-        try "[calibration]\ngyro_bias = [0.01, -0.02, 0.003]\naccel_offset = [0.1, 0, -0.2]\naccel_scale = [1.01, 0.99, 1.0]\n"
+        try
+            "[calibration]\ngyro_bias = [0.01, -0.02, 0.003]\naccel_offset = [0.1, 0, -0.2]\naccel_scale = [1.01, 0.99, 1.0]\n"
             .write(toFile: "\(dir)/calibration.toml", atomically: true, encoding: .utf8)
         let c = try Configuration.load(path: main)
         XCTAssertEqual(c.calibration.gyroBias, Vector3(0.01, -0.02, 0.003))
         XCTAssertEqual(c.calibration.accelScale, Vector3(1.01, 0.99, 1.0))
         XCTAssertEqual(c.calibrationFile, "\(dir)/calibration.toml")
 
-        try "[calibration]\naccel_scale = [1.01, 3.0, 1.0]\n".write(toFile: "\(dir)/calibration.toml", atomically: true, encoding: .utf8)
+        try "[calibration]\naccel_scale = [1.01, 3.0, 1.0]\n".write(
+            toFile: "\(dir)/calibration.toml", atomically: true, encoding: .utf8)
         XCTAssertThrowsError(try Configuration.load(path: main)) { e in
             let ce = e as! ConfigError
             XCTAssertEqual(ce.file, "\(dir)/calibration.toml")
@@ -130,7 +141,8 @@ final class ConfigTests: XCTestCase {
     }
 
     func testExampleConfigInRepoIsValid() throws {
-        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let path = repo.appendingPathComponent("config/tiltd.toml").path
         let c = try Configuration.load(path: path)
         XCTAssertEqual(c.imu.rateHz, 60)
@@ -140,7 +152,8 @@ final class ConfigTests: XCTestCase {
 final class EffectiveConfigTests: XCTestCase {
     /// What `check-config` prints is itself a valid config that means the same.
     func testRenderedConfigParsesBackToTheSameValues() throws {
-        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         var c = try Configuration.load(path: repo.appendingPathComponent("config/tiltd.toml").path)
         c.geofences = [Geofence(name: "home", lat: 52.5, lon: 13.4, radius: 40, dwell: 300, cooldown: 60, credit: true)]
         c.game.deck = "nearby"

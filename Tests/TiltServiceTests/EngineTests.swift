@@ -3,6 +3,7 @@ import TestSupport
 import TiltCore
 import TiltSensors
 import XCTest
+
 @testable import TiltService
 
 final class EngineTests: XCTestCase {
@@ -16,7 +17,9 @@ final class EngineTests: XCTestCase {
         XCTAssertEqual(early["error"]?["code"], "unavailable")
         XCTAssertTrue(early["error"]?["message"]?.stringValue?.contains("no IMU samples yet") ?? false, early.jsonText)
 
-        f.onLoop { f.engine.ingest(status: SourceStatus(source: "imu", state: .streaming, message: "test", rateHz: 60)) }
+        f.onLoop {
+            f.engine.ingest(status: SourceStatus(source: "imu", state: .streaming, message: "test", rateHz: 60))
+        }
         f.publishAttitudes(10, from: 50_000_000_000)
         let ok = try c.request(#"{"cmd":"game.start","id":2}"#, id: 2)
         XCTAssertEqual(ok["ok"], .bool(true), ok.jsonText)
@@ -25,7 +28,10 @@ final class EngineTests: XCTestCase {
 
         // An IMU outage: refused again until it streams.
         _ = try c.request(#"{"cmd":"game.stop","id":3}"#, id: 3)
-        f.onLoop { f.engine.ingest(status: SourceStatus(source: "imu", state: .retrying, message: "iio:device0 vanished", retryIn: 1)) }
+        f.onLoop {
+            f.engine.ingest(
+                status: SourceStatus(source: "imu", state: .retrying, message: "iio:device0 vanished", retryIn: 1))
+        }
         let during = try c.request(#"{"cmd":"game.start","id":4}"#, id: 4)
         XCTAssertEqual(during["error"]?["code"], "unavailable")
         XCTAssertTrue(during["error"]?["message"]?.stringValue?.contains("vanished") ?? false, during.jsonText)
@@ -55,12 +61,16 @@ final class EngineTests: XCTestCase {
     /// `stats` counts lines dropped for slow clients per class (from the dropped lines'
     /// own class), samples and rounds, and says how long the daemon has been up.
     func testStatsCountDropsPerClassSamplesAndRounds() throws {
-        let f = try ServerFixture { $0.queueLines = 16; $0.attitudeHz = 1000 }
+        let f = try ServerFixture {
+            $0.queueLines = 16; $0.attitudeHz = 1000
+        }
         let stalled = try LineClient(path: f.path)
         let c = try LineClient(path: f.path)
         try waitUntil("two clients") { f.onLoop { f.hub.clientCount } == 2 }
         _ = try c.request(#"{"cmd":"watch","id":1,"attitude_hz":0}"#, id: 1)
-        f.onLoop { f.engine.ingest(status: SourceStatus(source: "imu", state: .streaming, message: "test", rateHz: 60)) }
+        f.onLoop {
+            f.engine.ingest(status: SourceStatus(source: "imu", state: .streaming, message: "test", rateHz: 60))
+        }
         // Far more than the stalled client's socket buffer and queue can hold.
         for chunk in 0..<20 { f.publishAttitudes(1000, from: 1_000_000_000 + Int64(chunk) * 100_000_000_000) }
         _ = try c.request(#"{"cmd":"game.start","id":2}"#, id: 2)

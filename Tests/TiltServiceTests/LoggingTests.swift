@@ -55,15 +55,17 @@ final class LoggingTests: XCTestCase {
         logger.warning("w")
         logger.error("e")
         logger.critical("c")
-        XCTAssertEqual(capture.lines, [
-            "<7>tiltd.iio: t",
-            "<7>tiltd.iio: d",
-            "<6>tiltd.iio: i b=2 device=iio:device0",
-            "<5>tiltd.iio: n",
-            "<4>tiltd.iio: w",
-            "<3>tiltd.iio: e",
-            "<2>tiltd.iio: c",
-        ])
+        XCTAssertEqual(
+            capture.lines,
+            [
+                "<7>tiltd.iio: t",
+                "<7>tiltd.iio: d",
+                "<6>tiltd.iio: i b=2 device=iio:device0",
+                "<5>tiltd.iio: n",
+                "<4>tiltd.iio: w",
+                "<3>tiltd.iio: e",
+                "<2>tiltd.iio: c",
+            ])
     }
 
     func testJournalMultilineMessageGetsPrefixOnEveryLine() {
@@ -130,10 +132,12 @@ final class LoggingTests: XCTestCase {
 
         capture.advance(seconds: 10)
         logger.info("device back")
-        XCTAssertEqual(Array(capture.lines.dropFirst(5)), [
-            "<3>last message repeated 175 more times in 10 s: iio: read failed at sample 179",
-            "<6>iio: device back",
-        ])
+        XCTAssertEqual(
+            Array(capture.lines.dropFirst(5)),
+            [
+                "<3>last message repeated 175 more times in 10 s: iio: read failed at sample 179",
+                "<6>iio: device back",
+            ])
     }
 
     func testDifferentCallSitesAreCountedSeparately() {
@@ -155,8 +159,9 @@ final class LoggingTests: XCTestCase {
         XCTAssertEqual(capture.lines.count, 1)
         output.flushRepeats()
         XCTAssertEqual(capture.lines.count, 2)
-        XCTAssertTrue(capture.lines[1].hasSuffix(" warning last message repeated 3 more times in 5 s: gps: no fix"),
-                      capture.lines[1])
+        XCTAssertTrue(
+            capture.lines[1].hasSuffix(" warning last message repeated 3 more times in 5 s: gps: no fix"),
+            capture.lines[1])
         output.flushRepeats()
         XCTAssertEqual(capture.lines.count, 2, "a second flush has nothing to report")
         logger.warning("no fix")

@@ -26,8 +26,14 @@ final class MQTTConfigTests: XCTestCase {
     func testBadValuesNameFileLineAndKey() {
         let cases: [(String, String)] = [
             ("[mqtt]\nbroker = \"a:b:c\"\n", "/etc/tiltd/tiltd.toml:2: mqtt.broker:"),
-            ("[mqtt]\nallowed_commands = [\"fly\"]\n", "/etc/tiltd/tiltd.toml:2: mqtt.allowed_commands: unknown command \"fly\""),
-            ("[mqtt]\nallowed_commands = [\"room.show\"]\n", "/etc/tiltd/tiltd.toml:2: mqtt.allowed_commands: unknown command \"room.show\""),
+            (
+                "[mqtt]\nallowed_commands = [\"fly\"]\n",
+                "/etc/tiltd/tiltd.toml:2: mqtt.allowed_commands: unknown command \"fly\""
+            ),
+            (
+                "[mqtt]\nallowed_commands = [\"room.show\"]\n",
+                "/etc/tiltd/tiltd.toml:2: mqtt.allowed_commands: unknown command \"room.show\""
+            ),
             ("[mqtt]\npassword_file = \"pw\"\n", "/etc/tiltd/tiltd.toml:2: mqtt.password_file: needs username"),
             ("[mqtt]\ntopic_prefix = \"tiltd/#\"\n", "/etc/tiltd/tiltd.toml:2: mqtt.topic_prefix:"),
             ("[mqtt]\nroom_host = true\n", "/etc/tiltd/tiltd.toml:2: mqtt.room_host: needs room"),
@@ -45,7 +51,8 @@ final class MQTTConfigTests: XCTestCase {
     }
 
     func testCheckConfigPrintsTheTable() throws {
-        let c = try Configuration.parse(text: "[mqtt]\nname = \"den\"\nroom = \"party\"\n", file: "/etc/tiltd/tiltd.toml")
+        let c = try Configuration.parse(
+            text: "[mqtt]\nname = \"den\"\nroom = \"party\"\n", file: "/etc/tiltd/tiltd.toml")
         let text = EffectiveConfig.render(c)
         XCTAssertTrue(text.contains("[mqtt]\nenabled = true\nname = \"den\"\nbroker = \"127.0.0.1:1883\""), text)
         XCTAssertTrue(text.contains("room = \"party\""))

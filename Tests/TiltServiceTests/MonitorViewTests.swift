@@ -37,7 +37,8 @@ final class MonitorViewTests: XCTestCase {
         XCTAssertEqual(s.game.score, 2)
         XCTAssertEqual(s.game.prompt, "Giraffe")
         XCTAssertEqual(s.game.lastKind, "correct")
-        XCTAssertEqual(s.fix, MonitorState.FixReading(mode: 3, lat: 48.85837, lon: 2.294481, speedMps: 1.25, trackDeg: 90))
+        XCTAssertEqual(
+            s.fix, MonitorState.FixReading(mode: 3, lat: 48.85837, lon: 2.294481, speedMps: 1.25, trackDeg: 90))
         XCTAssertEqual(s.sampleRateHz, 59.9)
         XCTAssertEqual(s.clients, 2)
         XCTAssertEqual(s.droppedLinesAllClients, 7)
@@ -53,7 +54,10 @@ final class MonitorViewTests: XCTestCase {
         XCTAssertEqual(s.gameTimeLeftMs, 41_500)
         s.apply(line: Array(#"{"class":"attitude","t_ns":50000000000,"roll_deg":90,"pitch_deg":0,"yaw_deg":0}"#.utf8))
         XCTAssertEqual(s.gameTimeLeftMs, 0, "never negative")
-        s.apply(line: Array(#"{"class":"game","t_ns":50000000000,"kind":"round_ended","round":3,"state":"idle","remaining_ms":null,"score":2,"prompt":null}"#.utf8))
+        s.apply(
+            line: Array(
+                #"{"class":"game","t_ns":50000000000,"kind":"round_ended","round":3,"state":"idle","remaining_ms":null,"score":2,"prompt":null}"#
+                    .utf8))
         XCTAssertNil(s.gameTimeLeftMs, "no time left outside a round")
         XCTAssertEqual(s.game.lastKind, "round_ended")
     }
@@ -61,22 +65,30 @@ final class MonitorViewTests: XCTestCase {
     func testGaugeDrawsThresholdsAndReading() {
         // 40 columns: 38 cells of 180/38 deg; 63 deg -> cell 13, 117 -> cell 24, 90 -> cell 19.
         let g = MonitorView.gauge(absRoll: 90, low: 63, high: 117, width: 40)
-        XCTAssertEqual(g, [
-            "|roll| 90.0 deg",
-            "[#############|#####O    |             ]",
-            " 0            63         117        180",
-            "    correct     neutral       skip",
-        ])
+        XCTAssertEqual(
+            g,
+            [
+                "|roll| 90.0 deg",
+                "[#############|#####O    |             ]",
+                " 0            63         117        180",
+                "    correct     neutral       skip",
+            ])
         // Nodded down past the low threshold: the fill stops before it, the threshold stays drawn.
         let down = MonitorView.gauge(absRoll: 25, low: 63, high: 117, width: 40)
         XCTAssertEqual(down[1], "[#####O       |          |             ]")
         // Unknown reading: thresholds only.
-        XCTAssertEqual(MonitorView.gauge(absRoll: nil, low: 63, high: 117, width: 40)[1], "[             |          |             ]")
+        XCTAssertEqual(
+            MonitorView.gauge(absRoll: nil, low: 63, high: 117, width: 40)[1],
+            "[             |          |             ]")
         // Out of range and on a threshold: clamped, the marker wins.
         XCTAssertEqual(MonitorView.gauge(absRoll: 500, low: 63, high: 117, width: 40)[1].last(2), "O]")
-        XCTAssertEqual(MonitorView.gauge(absRoll: 63, low: 63, high: 117, width: 40)[1], "[#############O          |             ]")
+        XCTAssertEqual(
+            MonitorView.gauge(absRoll: 63, low: 63, high: 117, width: 40)[1], "[#############O          |             ]"
+        )
         // Swapped sides: the zone names follow.
-        XCTAssertEqual(MonitorView.gauge(absRoll: 90, low: 63, high: 117, lowSide: "skip", width: 40)[3], "     skip       neutral      correct")
+        XCTAssertEqual(
+            MonitorView.gauge(absRoll: 90, low: 63, high: 117, lowSide: "skip", width: 40)[3],
+            "     skip       neutral      correct")
     }
 
     func testScreenShowsEverything() {
@@ -119,17 +131,23 @@ final class MonitorViewTests: XCTestCase {
     }
 
     func testSummaryLine() {
-        XCTAssertEqual(MonitorView.summary(sessionState()),
-                       "roll=90.0 pitch=-0.3 yaw=12.5 at_rest=yes gyro_bias=0.00120,-0.00030,0.00010 thresholds=60,120 "
-                       + "game=waiting_for_neutral round=3 score=2 left=41.5s prompt=\"Giraffe\" fix=48.858370,2.294481 rate=59.9Hz dropped=17 dropped_all=7")
+        XCTAssertEqual(
+            MonitorView.summary(sessionState()),
+            "roll=90.0 pitch=-0.3 yaw=12.5 at_rest=yes gyro_bias=0.00120,-0.00030,0.00010 thresholds=60,120 "
+                + "game=waiting_for_neutral round=3 score=2 left=41.5s prompt=\"Giraffe\" fix=48.858370,2.294481 rate=59.9Hz dropped=17 dropped_all=7"
+        )
         var empty = MonitorState(socketPath: "/s")
         empty.didConnect()
-        XCTAssertEqual(MonitorView.summary(empty), "roll=- thresholds=63,117 game=idle score=0 fix=none rate=? dropped=0")
+        XCTAssertEqual(
+            MonitorView.summary(empty), "roll=- thresholds=63,117 game=idle score=0 fix=none rate=? dropped=0")
     }
 
     func testDaemonTextCannotSendEscapes() {
         var s = sessionState()
-        s.apply(line: Array(#"{"class":"game","t_ns":6000000000,"kind":"prompt","round":3,"state":"prompt","remaining_ms":41000,"score":2,"prompt":"A\u001b[2JB\u0007"}"#.utf8))
+        s.apply(
+            line: Array(
+                #"{"class":"game","t_ns":6000000000,"kind":"prompt","round":3,"state":"prompt","remaining_ms":41000,"score":2,"prompt":"A\u001b[2JB\u0007"}"#
+                    .utf8))
         XCTAssertEqual(s.game.prompt, "A\u{1B}[2JB\u{07}")
         let text = MonitorView.screen(s, width: 100, height: 30).joined() + MonitorView.summary(s)
         XCTAssertFalse(text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F })
@@ -142,8 +160,14 @@ final class MonitorViewTests: XCTestCase {
         s.apply(line: Array("[1,2]".utf8))
         XCTAssertEqual(s.badLines, 2)
         // Thresholds out of order or out of range keep the last good pair.
-        s.apply(line: Array(#"{"class":"hello","game":{"state":"idle","config":{"low_threshold_deg":150,"high_threshold_deg":20}}}"#.utf8))
-        s.apply(line: Array(#"{"class":"hello","game":{"state":"idle","config":{"low_threshold_deg":-5,"high_threshold_deg":400}}}"#.utf8))
+        s.apply(
+            line: Array(
+                #"{"class":"hello","game":{"state":"idle","config":{"low_threshold_deg":150,"high_threshold_deg":20}}}"#
+                    .utf8))
+        s.apply(
+            line: Array(
+                #"{"class":"hello","game":{"state":"idle","config":{"low_threshold_deg":-5,"high_threshold_deg":400}}}"#
+                    .utf8))
         XCTAssertEqual(s.lowThresholdDeg, 60)
         XCTAssertEqual(s.highThresholdDeg, 120)
         // An attitude without angles changes nothing; an error reply is not a status.

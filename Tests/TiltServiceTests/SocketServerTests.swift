@@ -5,6 +5,7 @@ import NIOPosix
 import TestSupport
 import TiltCore
 import XCTest
+
 @testable import TiltService
 
 /// A hub, engine and socket server in this process, on a temporary path.
@@ -80,7 +81,8 @@ final class SocketServerTests: XCTestCase {
         let f = try ServerFixture()
         let c = try LineClient(path: f.path)
         _ = try c.next("hello")
-        let r = try c.request(#"{"cmd":"watch","id":1,"attitude_hz":1000,"samples":true,"classes":["attitude"]}"#, id: 1)
+        let r = try c.request(
+            #"{"cmd":"watch","id":1,"attitude_hz":1000,"samples":true,"classes":["attitude"]}"#, id: 1)
         XCTAssertEqual(r["ok"], .bool(true))
         XCTAssertEqual(r["watch"]?["samples"], .bool(true))
         f.publishAttitudes(60)
@@ -133,7 +135,9 @@ final class SocketServerTests: XCTestCase {
     }
 
     func testFloodOfBadLinesDisconnectsOnlyThatClient() throws {
-        let f = try ServerFixture { $0.maxBadLines = 100; $0.attitudeHz = 1000 }
+        let f = try ServerFixture {
+            $0.maxBadLines = 100; $0.attitudeHz = 1000
+        }
         let good = try LineClient(path: f.path)
         _ = try good.next("hello")
         let bad = try LineClient(path: f.path)
@@ -173,7 +177,9 @@ final class SocketServerTests: XCTestCase {
     }
 
     func testStalledClientIsBoundedAndToldOfGap() throws {
-        let f = try ServerFixture { $0.queueLines = 64; $0.attitudeHz = 1000 }
+        let f = try ServerFixture {
+            $0.queueLines = 64; $0.attitudeHz = 1000
+        }
         let stalled = try LineClient(path: f.path)
         let reader = try LineClient(path: f.path)
         try waitUntil("two clients") { f.onLoop { f.hub.clientCount } == 2 }

@@ -1,6 +1,7 @@
 import Foundation
-import XCTest
 import TiltCore
+import XCTest
+
 @testable import TiltService
 
 /// Crash safety of the credits ledger under `kill -9`.
@@ -44,7 +45,9 @@ final class StoreCrashTests: XCTestCase {
         try store.addCredit(grant("c-\(i)", fence: "place:p\(i % 7)", t: Nanoseconds(i)))
         report("committed c-\(i)")
         if i % 5 == 4 {
-            if case .redeemed = try store.redeem(requestId: "r-\(i)", amount: 3, t: Nanoseconds(i)) { report("committed r-\(i)") }
+            if case .redeemed = try store.redeem(requestId: "r-\(i)", amount: 3, t: Nanoseconds(i)) {
+                report("committed r-\(i)")
+            }
         }
     }
 
@@ -91,7 +94,8 @@ final class StoreCrashTests: XCTestCase {
             XCTAssertEqual(child.terminationStatus, SIGKILL)
 
             let committed = lines.filter { $0.hasPrefix("committed ") }.map { String($0.dropFirst("committed ".count)) }
-            XCTAssertGreaterThanOrEqual(committed.filter { $0.hasPrefix("c-") }.count, want, "cycle \(cycle): too few writes seen")
+            XCTAssertGreaterThanOrEqual(
+                committed.filter { $0.hasPrefix("c-") }.count, want, "cycle \(cycle): too few writes seen")
             reported += committed
 
             let store = try Store(path: path)

@@ -1,6 +1,7 @@
 import Foundation
-import XCTest
 import TiltCore
+import XCTest
+
 @testable import TiltService
 
 /// A fresh store in its own temporary directory.
@@ -19,17 +20,20 @@ final class StoreTests: XCTestCase {
         let s = try Store(path: path)
         XCTAssertEqual(try s.journalMode(), "wal")
         try s.addCredit(grant("a"))
-        let again = try Store(path: path)            // reopening re-runs the migrator: no-op
+        let again = try Store(path: path)  // reopening re-runs the migrator: no-op
         XCTAssertEqual(try again.creditBalance(), 1)
         XCTAssertEqual(try again.integrityCheck(), "ok")
     }
 
     func testRoundHistoryKeepsPromptsInOrderNewestFirst() throws {
         let s = try Store(path: makeTempStorePath())
-        let r1 = Store.RoundRecord(startedAt: 1_000, endedAt: 61_000, score: 2, deck: "demo",
-                                   prompts: [.init(text: "Café Kompass", decision: "correct", decidedAt: 5_000),
-                                             .init(text: "Brotzeit", decision: "skip", decidedAt: 9_000),
-                                             .init(text: "Nudelwerk", decision: "none", decidedAt: nil)])
+        let r1 = Store.RoundRecord(
+            startedAt: 1_000, endedAt: 61_000, score: 2, deck: "demo",
+            prompts: [
+                .init(text: "Café Kompass", decision: "correct", decidedAt: 5_000),
+                .init(text: "Brotzeit", decision: "skip", decidedAt: 9_000),
+                .init(text: "Nudelwerk", decision: "none", decidedAt: nil),
+            ])
         let r2 = Store.RoundRecord(startedAt: 100_000, endedAt: 160_000, score: 0, deck: nil, prompts: [])
         let id1 = try s.saveRound(r1)
         let id2 = try s.saveRound(r2)
@@ -39,14 +43,18 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(try s.recentRounds(limit: 10), [e2, e1])
         XCTAssertEqual(try s.recentRounds(limit: 1), [e2])
         // A bad decision string is refused by the schema and the whole round is rolled back.
-        let bad = Store.RoundRecord(startedAt: 0, endedAt: 1, score: 1, deck: nil, prompts: [.init(text: "x", decision: "maybe", decidedAt: nil)])
+        let bad = Store.RoundRecord(
+            startedAt: 0, endedAt: 1, score: 1, deck: nil,
+            prompts: [.init(text: "x", decision: "maybe", decidedAt: nil)])
         XCTAssertThrowsError(try s.saveRound(bad))
         XCTAssertEqual(try s.recentRounds(limit: 10).count, 2)
     }
 
     func testCreditsEarnOncePerRequestRedeemAllOrNothing() throws {
         let s = try Store(path: makeTempStorePath())
-        for i in 0..<12 { try s.addCredit(grant("dwell:\(i)", fence: i < 8 ? "place:a" : "place:b", t: Nanoseconds(i))) }
+        for i in 0..<12 {
+            try s.addCredit(grant("dwell:\(i)", fence: i < 8 ? "place:a" : "place:b", t: Nanoseconds(i)))
+        }
         XCTAssertEqual(try s.addCredit(grant("dwell:3")), .alreadyApplied(balance: 12))
         XCTAssertEqual(try s.redeem(requestId: "r1", amount: 10, t: 100), .redeemed(balance: 2))
         XCTAssertEqual(try s.redeem(requestId: "r1", amount: 10, t: 101), .alreadyApplied(balance: 2))
@@ -67,7 +75,9 @@ final class StoreTests: XCTestCase {
         let s = try Store(path: path)
         try s.addCredit(grant("a"))
         // Go around the API: the database itself refuses.
-        XCTAssertThrowsError(try s.executeRaw("INSERT INTO credit_ledger (request_id, kind, amount, t_ns) VALUES ('x', 'redeem', -5, 0)"))
+        XCTAssertThrowsError(
+            try s.executeRaw("INSERT INTO credit_ledger (request_id, kind, amount, t_ns) VALUES ('x', 'redeem', -5, 0)")
+        )
         XCTAssertThrowsError(try s.executeRaw("DELETE FROM credit_ledger"))
         XCTAssertThrowsError(try s.executeRaw("UPDATE credit_ledger SET amount = 100"))
         XCTAssertEqual(try s.creditBalance(), 1)
@@ -79,7 +89,7 @@ final class StoreTests: XCTestCase {
         // Two separate connections pools on one file, as two processes would have.
         let a = try Store(path: path), b = try Store(path: path)
         for round in 0..<20 {
-            for i in 0..<15 { try a.addCredit(grant("earn-\(round)-\(i)")) }   // balance 15 (+ leftovers)
+            for i in 0..<15 { try a.addCredit(grant("earn-\(round)-\(i)")) }  // balance 15 (+ leftovers)
             let before = try a.creditBalance()
             async let ra = Task.detached { try a.redeem(requestId: "redeem-\(round)-a", amount: 10, t: 0) }.value
             async let rb = Task.detached { try b.redeem(requestId: "redeem-\(round)-b", amount: 10, t: 0) }.value
@@ -94,8 +104,10 @@ final class StoreTests: XCTestCase {
             async let sa = Task.detached { try a.redeem(requestId: "same-\(round)", amount: 10, t: 0) }.value
             async let sb = Task.detached { try b.redeem(requestId: "same-\(round)", amount: 10, t: 0) }.value
             let same = try await [sa, sb]
-            XCTAssertEqual(same.filter { if case .redeemed = $0 { return true } else { return false } }.count, 1, "\(same)")
-            XCTAssertEqual(same.filter { if case .alreadyApplied = $0 { return true } else { return false } }.count, 1, "\(same)")
+            XCTAssertEqual(
+                same.filter { if case .redeemed = $0 { return true } else { return false } }.count, 1, "\(same)")
+            XCTAssertEqual(
+                same.filter { if case .alreadyApplied = $0 { return true } else { return false } }.count, 1, "\(same)")
             XCTAssertEqual(try b.creditBalance(), mid - 10)
         }
         XCTAssertGreaterThanOrEqual(try a.creditBalance(), 0)
@@ -107,11 +119,13 @@ final class StoreTests: XCTestCase {
         let s = try Store(path: path)
         let fence = Fence(Geofence(name: "home", lat: 52.52, lon: 13.4, radius: 30))
         for (kind, t) in [(GeofenceMonitor.Kind.enter, 10), (.dwell, 610), (.exit, 700)] {
-            try s.recordVisit(GeofenceMonitor.Event(kind: kind, fence: fence, t: Nanoseconds(t), enteredAt: 10, distance: 1))
+            try s.recordVisit(
+                GeofenceMonitor.Event(kind: kind, fence: fence, t: Nanoseconds(t), enteredAt: 10, distance: 1))
         }
         // Replayed:
         try s.recordVisit(GeofenceMonitor.Event(kind: .enter, fence: fence, t: 10, enteredAt: 10, distance: 1))
-        XCTAssertEqual(try s.recentVisits(limit: 5).map { [$0.enteredAt, $0.dwelledAt, $0.exitedAt] }, [[10, 610, 700]])
+        XCTAssertEqual(
+            try s.recentVisits(limit: 5).map { [$0.enteredAt, $0.dwelledAt, $0.exitedAt] }, [[10, 610, 700]])
 
         var q = QuestGrid()
         _ = q.update(Fix(mode: 3, time: 5_000_000_000, lat: 52.52, lon: 13.4, eph: 5))

@@ -32,11 +32,15 @@ final class SystemdInstallTests: XCTestCase {
         try? FileManager.default.removeItem(at: stage)
     }
 
-    private func run(_ script: String, _ arguments: [String] = [], prefix: String) throws -> SystemdTestSupport.ProcessResult {
-        try SystemdTestSupport.runProcess(root.appendingPathComponent("scripts/\(script)").path, arguments, environment: [
-            "DESTDIR": stage.appendingPathComponent("root").path, "PREFIX": prefix,
-            "TILTD_BINARY": binary.path, "CONFIG_SRC": exampleConfig.path, "MAN_DIR": manPages.path,
-        ])
+    private func run(
+        _ script: String, _ arguments: [String] = [], prefix: String
+    ) throws -> SystemdTestSupport.ProcessResult {
+        try SystemdTestSupport.runProcess(
+            root.appendingPathComponent("scripts/\(script)").path, arguments,
+            environment: [
+                "DESTDIR": stage.appendingPathComponent("root").path, "PREFIX": prefix,
+                "TILTD_BINARY": binary.path, "CONFIG_SRC": exampleConfig.path, "MAN_DIR": manPages.path,
+            ])
     }
 
     /// Every regular file and symlink under the staging root, as absolute target paths.
@@ -46,7 +50,8 @@ final class SystemdInstallTests: XCTestCase {
         var files: [String] = []
         while let relative = walker.nextObject() as? String {
             var isDirectory: ObjCBool = false
-            FileManager.default.fileExists(atPath: base.appendingPathComponent(relative).path, isDirectory: &isDirectory)
+            FileManager.default.fileExists(
+                atPath: base.appendingPathComponent(relative).path, isDirectory: &isDirectory)
             if !isDirectory.boolValue { files.append("/" + relative) }
         }
         return files.sorted()
@@ -65,46 +70,53 @@ final class SystemdInstallTests: XCTestCase {
     func testInstallIntoDestdirWithDefaultPrefix() throws {
         let result = try run("install", prefix: "/usr/local")
         XCTAssertEqual(result.status, 0, result.stderr)
-        XCTAssertEqual(installedFiles(), [
-            "/etc/tiltd/tiltd.toml",
-            "/etc/udev/rules.d/61-tiltd.rules",
-            "/usr/local/bin/tiltd",
-            "/usr/local/lib/systemd/system/tiltd-mqtt.service",
-            "/usr/local/lib/systemd/system/tiltd-web.service",
-            "/usr/local/lib/systemd/system/tiltd.service",
-            "/usr/local/lib/systemd/system/tiltd.socket",
-            "/usr/local/lib/tiltd/tiltd-udev-setup",
-            "/usr/local/share/man/man5/tiltd.toml.5",
-            "/usr/local/share/man/man7/tiltd-protocol.7",
-            "/usr/local/share/man/man8/tiltd.8",
-        ])
+        XCTAssertEqual(
+            installedFiles(),
+            [
+                "/etc/tiltd/tiltd.toml",
+                "/etc/udev/rules.d/61-tiltd.rules",
+                "/usr/local/bin/tiltd",
+                "/usr/local/lib/systemd/system/tiltd-mqtt.service",
+                "/usr/local/lib/systemd/system/tiltd-web.service",
+                "/usr/local/lib/systemd/system/tiltd.service",
+                "/usr/local/lib/systemd/system/tiltd.socket",
+                "/usr/local/lib/tiltd/tiltd-udev-setup",
+                "/usr/local/share/man/man5/tiltd.toml.5",
+                "/usr/local/share/man/man7/tiltd-protocol.7",
+                "/usr/local/share/man/man8/tiltd.8",
+            ])
         XCTAssertTrue(result.stdout.contains("no user/group created"))
         XCTAssertEqual(mode("/usr/local/bin/tiltd"), 0o755)
         XCTAssertEqual(mode("/usr/local/lib/tiltd/tiltd-udev-setup"), 0o755)
         XCTAssertEqual(mode("/usr/local/lib/systemd/system/tiltd.service"), 0o644)
         XCTAssertEqual(try contents("/usr/local/bin/tiltd"), "#!/bin/sh\necho tiltd\n")
         XCTAssertEqual(try contents("/etc/tiltd/tiltd.toml"), "# example config\n")
-        XCTAssertTrue(try contents("/usr/local/lib/systemd/system/tiltd.service")
-            .contains("\nExecStart=/usr/local/bin/tiltd run --config /etc/tiltd/tiltd.toml\n"))
+        XCTAssertTrue(
+            try contents("/usr/local/lib/systemd/system/tiltd.service")
+                .contains("\nExecStart=/usr/local/bin/tiltd run --config /etc/tiltd/tiltd.toml\n"))
     }
 
     func testPrefixIsRewrittenIntoUnitsAndRules() throws {
         let result = try run("install", prefix: "/usr")
         XCTAssertEqual(result.status, 0, result.stderr)
-        XCTAssertEqual(installedFiles(), [
-            "/etc/tiltd/tiltd.toml",
-            "/usr/bin/tiltd",
-            "/usr/lib/systemd/system/tiltd-mqtt.service",
-            "/usr/lib/systemd/system/tiltd-web.service",
-            "/usr/lib/systemd/system/tiltd.service",
-            "/usr/lib/systemd/system/tiltd.socket",
-            "/usr/lib/tiltd/tiltd-udev-setup",
-            "/usr/lib/udev/rules.d/61-tiltd.rules",
-            "/usr/share/man/man5/tiltd.toml.5",
-            "/usr/share/man/man7/tiltd-protocol.7",
-            "/usr/share/man/man8/tiltd.8",
-        ])
-        XCTAssertTrue(try contents("/usr/lib/systemd/system/tiltd-web.service").contains("\nExecStart=/usr/bin/tiltd web --config /etc/tiltd/tiltd.toml\n"))
+        XCTAssertEqual(
+            installedFiles(),
+            [
+                "/etc/tiltd/tiltd.toml",
+                "/usr/bin/tiltd",
+                "/usr/lib/systemd/system/tiltd-mqtt.service",
+                "/usr/lib/systemd/system/tiltd-web.service",
+                "/usr/lib/systemd/system/tiltd.service",
+                "/usr/lib/systemd/system/tiltd.socket",
+                "/usr/lib/tiltd/tiltd-udev-setup",
+                "/usr/lib/udev/rules.d/61-tiltd.rules",
+                "/usr/share/man/man5/tiltd.toml.5",
+                "/usr/share/man/man7/tiltd-protocol.7",
+                "/usr/share/man/man8/tiltd.8",
+            ])
+        XCTAssertTrue(
+            try contents("/usr/lib/systemd/system/tiltd-web.service").contains(
+                "\nExecStart=/usr/bin/tiltd web --config /etc/tiltd/tiltd.toml\n"))
         let service = try contents("/usr/lib/systemd/system/tiltd.service")
         XCTAssertTrue(service.contains("\nExecStart=/usr/bin/tiltd run --config /etc/tiltd/tiltd.toml\n"))
         XCTAssertEqual(Self.settingsMentioning("/usr/local", in: service), [])
@@ -153,10 +165,12 @@ final class SystemdInstallTests: XCTestCase {
         XCTAssertEqual(unknown.status, 2)
         XCTAssertTrue(unknown.stderr.contains("unknown argument '--prefx=/usr'"))
 
-        let missingConfig = try SystemdTestSupport.runProcess(root.appendingPathComponent("scripts/install").path, [], environment: [
-            "DESTDIR": stage.appendingPathComponent("root").path, "TILTD_BINARY": binary.path,
-            "CONFIG_SRC": stage.appendingPathComponent("nope.toml").path, "MAN_DIR": manPages.path,
-        ])
+        let missingConfig = try SystemdTestSupport.runProcess(
+            root.appendingPathComponent("scripts/install").path, [],
+            environment: [
+                "DESTDIR": stage.appendingPathComponent("root").path, "TILTD_BINARY": binary.path,
+                "CONFIG_SRC": stage.appendingPathComponent("nope.toml").path, "MAN_DIR": manPages.path,
+            ])
         XCTAssertEqual(missingConfig.status, 1)
         XCTAssertTrue(missingConfig.stderr.contains("example config"))
         XCTAssertEqual(installedFiles(), [], "a refused install writes nothing")
@@ -166,11 +180,13 @@ final class SystemdInstallTests: XCTestCase {
     /// and a Depends: that dpkg-shlibdeps derived from the libraries the binary really links.
     func testDebianPackageContents() throws {
         try SystemdTestSupport.requireTool(
-            FileManager.default.isExecutableFile(atPath: "/usr/bin/dpkg-shlibdeps"), "needs dpkg-shlibdeps (apt: dpkg-dev)")
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/dpkg-shlibdeps"),
+            "needs dpkg-shlibdeps (apt: dpkg-dev)")
         // A real ELF file of this machine linked to libsqlite3 (install-deps installs sqlite3), so
         // the generated Depends can be checked; the packaging does not care what the binary does.
         let elf = "/usr/bin/sqlite3"
-        try SystemdTestSupport.requireTool(FileManager.default.isExecutableFile(atPath: elf), "needs \(elf) (apt: sqlite3)")
+        try SystemdTestSupport.requireTool(
+            FileManager.default.isExecutableFile(atPath: elf), "needs \(elf) (apt: sqlite3)")
         try FileManager.default.removeItem(at: binary)
         try FileManager.default.copyItem(atPath: elf, toPath: binary.path)
         let arch = try SystemdTestSupport.runProcess("/usr/bin/dpkg", ["--print-architecture"]).stdout
@@ -178,30 +194,37 @@ final class SystemdInstallTests: XCTestCase {
         let out = stage.appendingPathComponent("deb")
         let built = try SystemdTestSupport.runProcess(
             root.appendingPathComponent("scripts/build-deb").path, ["--no-lintian", out.path],
-            environment: ["TILTD_BINARY": binary.path, "CONFIG_SRC": exampleConfig.path, "MAN_DIR": manPages.path,
-                          "VERSION": "9.8.7"])
+            environment: [
+                "TILTD_BINARY": binary.path, "CONFIG_SRC": exampleConfig.path, "MAN_DIR": manPages.path,
+                "VERSION": "9.8.7",
+            ])
         XCTAssertEqual(built.status, 0, built.stderr)
         let deb = out.appendingPathComponent("tiltd_9.8.7_\(arch).deb").path
         let listing = try SystemdTestSupport.runProcess("/usr/bin/dpkg-deb", ["-c", deb])
         XCTAssertEqual(listing.status, 0, listing.stderr)
-        let files = Set(listing.stdout.split(separator: "\n").compactMap { line -> String? in
-            guard line.hasPrefix("-") else { return nil }
-            return line.split(separator: " ").last.map { String($0.dropFirst()) }
-        })
-        for expected in ["/etc/tiltd/tiltd.toml", "/usr/bin/tiltd", "/usr/lib/systemd/system/tiltd.service", "/usr/lib/systemd/system/tiltd-mqtt.service",
-                         "/usr/lib/systemd/system/tiltd-web.service",
-                         "/usr/lib/systemd/system/tiltd.socket", "/usr/lib/tiltd/tiltd-udev-setup",
-                         "/usr/lib/udev/rules.d/61-tiltd.rules", "/usr/share/man/man5/tiltd.toml.5.gz",
-                         "/usr/share/man/man7/tiltd-protocol.7.gz", "/usr/share/man/man8/tiltd.8.gz",
-                         "/usr/share/doc/tiltd/copyright", "/usr/share/doc/tiltd/changelog.gz",
-                         "/usr/share/doc/tiltd/README.md", "/usr/share/doc/tiltd/docs/config.md",
-                         "/usr/share/doc/tiltd/docs/protocol.md"] {
+        let files = Set(
+            listing.stdout.split(separator: "\n").compactMap { line -> String? in
+                guard line.hasPrefix("-") else { return nil }
+                return line.split(separator: " ").last.map { String($0.dropFirst()) }
+            })
+        for expected in [
+            "/etc/tiltd/tiltd.toml", "/usr/bin/tiltd", "/usr/lib/systemd/system/tiltd.service",
+            "/usr/lib/systemd/system/tiltd-mqtt.service",
+            "/usr/lib/systemd/system/tiltd-web.service",
+            "/usr/lib/systemd/system/tiltd.socket", "/usr/lib/tiltd/tiltd-udev-setup",
+            "/usr/lib/udev/rules.d/61-tiltd.rules", "/usr/share/man/man5/tiltd.toml.5.gz",
+            "/usr/share/man/man7/tiltd-protocol.7.gz", "/usr/share/man/man8/tiltd.8.gz",
+            "/usr/share/doc/tiltd/copyright", "/usr/share/doc/tiltd/changelog.gz",
+            "/usr/share/doc/tiltd/README.md", "/usr/share/doc/tiltd/docs/config.md",
+            "/usr/share/doc/tiltd/docs/protocol.md",
+        ] {
             XCTAssertTrue(files.contains(expected), "\(expected) missing from \(files.sorted())")
         }
         XCTAssertTrue(listing.stdout.contains("root/root"))
         let conffiles = try SystemdTestSupport.runProcess("/usr/bin/dpkg-deb", ["-I", deb, "conffiles"])
         XCTAssertEqual(conffiles.stdout, "/etc/tiltd/tiltd.toml\n")
-        let control = try SystemdTestSupport.runProcess("/usr/bin/dpkg-deb", ["-f", deb, "Package", "Version", "Architecture"])
+        let control = try SystemdTestSupport.runProcess(
+            "/usr/bin/dpkg-deb", ["-f", deb, "Package", "Version", "Architecture"])
         XCTAssertEqual(control.stdout, "Package: tiltd\nVersion: 9.8.7\nArchitecture: \(arch)\n")
         let depends = try SystemdTestSupport.runProcess("/usr/bin/dpkg-deb", ["-f", deb, "Depends"]).stdout
         for package in ["libsqlite3-0 (>= ", "libc6 (>= ", "passwd"] {
@@ -228,8 +251,9 @@ final class SystemdInstallTests: XCTestCase {
         try SystemdTestSupport.requireTool(
             FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze"),
             "needs systemd-analyze (apt: systemd)")
-        let result = try SystemdTestSupport.runProcess(root.appendingPathComponent("scripts/check-units").path, [],
-                                    environment: ["TILTD_BINARY": binary.path, "MAN_DIR": manPages.path])
+        let result = try SystemdTestSupport.runProcess(
+            root.appendingPathComponent("scripts/check-units").path, [],
+            environment: ["TILTD_BINARY": binary.path, "MAN_DIR": manPages.path])
         XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
         XCTAssertTrue(result.stdout.contains("verify: OK (no findings)"), result.stdout)
         let exposure = result.stdout.split(separator: "\n")
@@ -249,8 +273,9 @@ final class SystemdInstallTests: XCTestCase {
         try SystemdTestSupport.requireTool(
             FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze"),
             "needs systemd-analyze (apt: systemd)")
-        let result = try SystemdTestSupport.runProcess(root.appendingPathComponent("scripts/check-units").path, [],
-                                    environment: ["TILTD_BINARY": binary.path, "MAN_DIR": manPages.path, "EXPOSURE_LIMIT": "0.5"])
+        let result = try SystemdTestSupport.runProcess(
+            root.appendingPathComponent("scripts/check-units").path, [],
+            environment: ["TILTD_BINARY": binary.path, "MAN_DIR": manPages.path, "EXPOSURE_LIMIT": "0.5"])
         XCTAssertEqual(result.status, 1)
         XCTAssertTrue(result.stderr.contains("is above the limit 0.5"), result.stderr)
     }

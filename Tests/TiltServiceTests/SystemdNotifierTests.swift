@@ -129,7 +129,8 @@ final class SystemdNotifierTests: XCTestCase {
         XCTAssertEqual(
             SystemdWatchdog.interval(environment: ["WATCHDOG_USEC": "2500", "WATCHDOG_PID": "42"], pid: 42),
             .microseconds(2500))
-        XCTAssertNil(SystemdWatchdog.interval(environment: ["WATCHDOG_USEC": "10000000", "WATCHDOG_PID": "41"], pid: 42))
+        XCTAssertNil(
+            SystemdWatchdog.interval(environment: ["WATCHDOG_USEC": "10000000", "WATCHDOG_PID": "41"], pid: 42))
         XCTAssertNil(SystemdWatchdog.interval(environment: ["WATCHDOG_USEC": "0"], pid: 42))
         XCTAssertNil(SystemdWatchdog.interval(environment: ["WATCHDOG_USEC": "ten"], pid: 42))
         XCTAssertNil(SystemdWatchdog.interval(environment: ["WATCHDOG_PID": "42"], pid: 42))

@@ -8,11 +8,13 @@ final class SystemdSocketActivationTests: XCTestCase {
     func testParseNamesAndNumbering() throws {
         let sockets = try SocketActivation.parse(
             environment: ["LISTEN_PID": "77", "LISTEN_FDS": "3", "LISTEN_FDNAMES": "tiltd::extra"], pid: 77)
-        XCTAssertEqual(sockets, [
-            InheritedSocket(fd: 3, name: "tiltd"),
-            InheritedSocket(fd: 4, name: "unknown"),
-            InheritedSocket(fd: 5, name: "extra"),
-        ])
+        XCTAssertEqual(
+            sockets,
+            [
+                InheritedSocket(fd: 3, name: "tiltd"),
+                InheritedSocket(fd: 4, name: "unknown"),
+                InheritedSocket(fd: 5, name: "extra"),
+            ])
     }
 
     func testParseWithoutNames() throws {
@@ -28,10 +30,13 @@ final class SystemdSocketActivationTests: XCTestCase {
     }
 
     func testMalformedVariablesAreErrors() {
-        XCTAssertThrowsError(try SocketActivation.parse(environment: ["LISTEN_PID": "me", "LISTEN_FDS": "1"], pid: 77)) {
+        XCTAssertThrowsError(try SocketActivation.parse(environment: ["LISTEN_PID": "me", "LISTEN_FDS": "1"], pid: 77))
+        {
             XCTAssertEqual($0 as? SocketActivationError, .malformed(variable: "LISTEN_PID", value: "me"))
         }
-        XCTAssertThrowsError(try SocketActivation.parse(environment: ["LISTEN_PID": "77", "LISTEN_FDS": "-1"], pid: 77)) {
+        XCTAssertThrowsError(
+            try SocketActivation.parse(environment: ["LISTEN_PID": "77", "LISTEN_FDS": "-1"], pid: 77)
+        ) {
             XCTAssertEqual($0 as? SocketActivationError, .malformed(variable: "LISTEN_FDS", value: "-1"))
             XCTAssertEqual("\($0)", "socket activation: LISTEN_FDS=\"-1\" is not a valid number")
         }
@@ -44,8 +49,10 @@ final class SystemdSocketActivationTests: XCTestCase {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
 
-        let listening = try makeUnixSocket(type: SOCK_STREAM, path: directory.appendingPathComponent("s").path, listen: true)
-        let datagram = try makeUnixSocket(type: SOCK_DGRAM, path: directory.appendingPathComponent("d").path, listen: false)
+        let listening = try makeUnixSocket(
+            type: SOCK_STREAM, path: directory.appendingPathComponent("s").path, listen: true)
+        let datagram = try makeUnixSocket(
+            type: SOCK_DGRAM, path: directory.appendingPathComponent("d").path, listen: false)
         // Move them to a free pair of numbers without CLOEXEC, like an exec'd child inherits them.
         let first: Int32 = 700
         XCTAssertEqual(dup2(listening, first), first)

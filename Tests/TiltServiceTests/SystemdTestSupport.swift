@@ -21,7 +21,9 @@ enum SystemdTestSupport {
     }
 
     /// Runs a program to completion, capturing its output.
-    static func runProcess(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> ProcessResult {
+    static func runProcess(
+        _ executable: String, _ arguments: [String], environment: [String: String]? = nil
+    ) throws -> ProcessResult {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -44,7 +46,9 @@ enum SystemdTestSupport {
     }
 
     /// Skips a test whose tool is missing here — except under CI (`CI=true`), where it must fail instead.
-    static func requireTool(_ condition: Bool, _ reason: String, file: StaticString = #filePath, line: UInt = #line) throws {
+    static func requireTool(
+        _ condition: Bool, _ reason: String, file: StaticString = #filePath, line: UInt = #line
+    ) throws {
         if condition { return }
         if ProcessInfo.processInfo.environment["CI"] == "true" {
             XCTFail("required in CI: \(reason)", file: file, line: line)

@@ -123,14 +123,17 @@ final class UdevRulesTests: XCTestCase {
         XCTAssertThrowsError(try UdevRulesLint.tokens(#"MODE="0660" GROUP="tiltd""#))  // missing comma
         XCTAssertEqual(
             try UdevRulesLint.tokens(#"ENV{A}+="b", TEST=="c""#),
-            [UdevToken(key: "ENV", attribute: "A", op: "+=", value: "b"),
-             UdevToken(key: "TEST", attribute: nil, op: "==", value: "c")])
+            [
+                UdevToken(key: "ENV", attribute: "A", op: "+=", value: "b"),
+                UdevToken(key: "TEST", attribute: nil, op: "==", value: "c"),
+            ])
     }
 
     /// The real `udevadm test` on fake devices in a private mount namespace (udev/udevadm-test-fake-devices).
     func testUdevadmOnFakeDevices() throws {
         try SystemdTestSupport.requireTool(getuid() == 0, "needs root for a private mount namespace")
-        try SystemdTestSupport.requireTool(FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"), "needs util-linux unshare")
+        try SystemdTestSupport.requireTool(
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare"), "needs util-linux unshare")
         try SystemdTestSupport.requireTool(
             FileManager.default.isExecutableFile(atPath: "/usr/bin/udevadm")
                 || FileManager.default.isExecutableFile(atPath: "/bin/udevadm"), "needs udevadm (apt: udev)")
@@ -151,8 +154,10 @@ final class UdevRulesTests: XCTestCase {
         XCTAssertTrue(mpu.contains("\nSYSTEMD_WANTS=tiltd.service\n"))
         XCTAssertTrue(mpu.contains("\nTAGS=:systemd:\n"))
         XCTAssertTrue(mpu.contains("\nACCEL_MOUNT_MATRIX=0, 1, 0; -1, 0, 0; 0, 0, 1\n"))
-        XCTAssertTrue(mpu.contains(
-            "run: '/usr/local/lib/tiltd/tiltd-udev-setup add iio:device0 /sys/devices/platform/mpu6050/iio:device0'"))
+        XCTAssertTrue(
+            mpu.contains(
+                "run: '/usr/local/lib/tiltd/tiltd-udev-setup add iio:device0 /sys/devices/platform/mpu6050/iio:device0'"
+            ))
         let mpuLog = try read("mpu6050.log")
         XCTAssertTrue(mpuLog.contains("61-tiltd.rules:24 GROUP \(gid)"), mpuLog)
         XCTAssertTrue(mpuLog.contains("61-tiltd.rules:24 MODE 0660"))
@@ -170,13 +175,15 @@ final class UdevRulesTests: XCTestCase {
         XCTAssertFalse(try read("adc.log").contains("61-tiltd.rules:24"))
 
         // Removal forgets the exported matrix.
-        XCTAssertTrue(try read("mpu6050-remove.out").contains("run: '/usr/local/lib/tiltd/tiltd-udev-setup remove iio:device0'"))
+        XCTAssertTrue(
+            try read("mpu6050-remove.out").contains("run: '/usr/local/lib/tiltd/tiltd-udev-setup remove iio:device0'"))
 
         // udev reads the file without complaint: its only log lines about it are the applied keys.
         for name in ["mpu6050.log", "gyro.log", "adc.log", "mpu6050-remove.log"] {
             for line in try read(name).split(separator: "\n") where line.contains("61-tiltd.rules:") {
-                XCTAssertNotNil(line.range(of: #"61-tiltd\.rules:\d+ (GROUP|MODE|RUN) "#, options: .regularExpression),
-                                "\(name): \(line)")
+                XCTAssertNotNil(
+                    line.range(of: #"61-tiltd\.rules:\d+ (GROUP|MODE|RUN) "#, options: .regularExpression),
+                    "\(name): \(line)")
             }
         }
     }
@@ -192,19 +199,26 @@ final class UdevRulesTests: XCTestCase {
             "buffer/enable", "buffer/length", "sampling_frequency", "trigger/current_trigger",
             "current_timestamp_clock", "in_accel_sampling_frequency",
         ]
-        let readOnly = ["name", "in_accel_scale", "scan_elements/in_accel_x_index", "scan_elements/in_accel_x_type",
-                        "sampling_frequency_available"]
+        let readOnly = [
+            "name", "in_accel_scale", "scan_elements/in_accel_x_index", "scan_elements/in_accel_x_type",
+            "sampling_frequency_available",
+        ]
         for file in writable + readOnly {
             let url = sys.appendingPathComponent(file)
-            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-            XCTAssertTrue(FileManager.default.createFile(atPath: url.path, contents: Data(), attributes: [.posixPermissions: 0o644]))
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            XCTAssertTrue(
+                FileManager.default.createFile(
+                    atPath: url.path, contents: Data(), attributes: [.posixPermissions: 0o644]))
         }
         // A group other than the caller's, so a change is visible: gid of "daemon" on Debian (1).
         guard let group = getgrnam("daemon") else { return XCTFail("no group 'daemon' on this system") }
         let gid = group.pointee.gr_gid
         let runDir = base.appendingPathComponent("run")
-        let env = ["TILTD_GROUP": "daemon", "TILTD_UDEV_RUNDIR": runDir.path,
-                   "ACCEL_MOUNT_MATRIX": "0, 1, 0; -1, 0, 0; 0, 0, 1"]
+        let env = [
+            "TILTD_GROUP": "daemon", "TILTD_UDEV_RUNDIR": runDir.path,
+            "ACCEL_MOUNT_MATRIX": "0, 1, 0; -1, 0, 0; 0, 0, 1",
+        ]
 
         let added = try SystemdTestSupport.runProcess(helperPath, ["add", "iio:device0", sys.path], environment: env)
         XCTAssertEqual(added.status, 0, added.stderr)
@@ -227,10 +241,13 @@ final class UdevRulesTests: XCTestCase {
         // Without the property (e.g. the hwdb entry was deleted) a stale matrix must not survive.
         var noMatrix = env
         noMatrix["ACCEL_MOUNT_MATRIX"] = ""
-        XCTAssertEqual(try SystemdTestSupport.runProcess(helperPath, ["add", "iio:device0", sys.path], environment: noMatrix).status, 0)
+        XCTAssertEqual(
+            try SystemdTestSupport.runProcess(helperPath, ["add", "iio:device0", sys.path], environment: noMatrix)
+                .status, 0)
         XCTAssertFalse(FileManager.default.fileExists(atPath: matrixFile.path))
 
-        XCTAssertEqual(try SystemdTestSupport.runProcess(helperPath, ["add", "iio:device0", sys.path], environment: env).status, 0)
+        XCTAssertEqual(
+            try SystemdTestSupport.runProcess(helperPath, ["add", "iio:device0", sys.path], environment: env).status, 0)
         let removed = try SystemdTestSupport.runProcess(helperPath, ["remove", "iio:device0"], environment: env)
         XCTAssertEqual(removed.status, 0, removed.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: matrixFile.path))
@@ -241,7 +258,8 @@ final class UdevRulesTests: XCTestCase {
         XCTAssertEqual(badName.status, 2)
         XCTAssertTrue(badName.stderr.contains("not an IIO device name"))
         XCTAssertEqual(try SystemdTestSupport.runProcess(helperPath, ["remove", "iio:device0/../../x"]).status, 2)
-        let missingDir = try SystemdTestSupport.runProcess(helperPath, ["add", "iio:device0", "/nonexistent/iio:device0"])
+        let missingDir = try SystemdTestSupport.runProcess(
+            helperPath, ["add", "iio:device0", "/nonexistent/iio:device0"])
         XCTAssertEqual(missingDir.status, 2)
         let badAction = try SystemdTestSupport.runProcess(helperPath, ["frob", "iio:device0"])
         XCTAssertEqual(badAction.status, 2)

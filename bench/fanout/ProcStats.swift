@@ -5,7 +5,8 @@ enum ProcStats {
     /// User + system CPU time of `pid` in seconds (fields 14 and 15 of /proc/PID/stat).
     static func cpuSeconds(_ pid: Int32) -> Double? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = text.lastIndex(of: ")") else { return nil }
+            let close = text.lastIndex(of: ")")
+        else { return nil }
         // Fields after "(comm)" start at field 3 (state); the command name may hold spaces.
         let rest = text[text.index(after: close)...].split(separator: " ")
         guard rest.count > 13, let utime = Double(rest[11]), let stime = Double(rest[12]) else { return nil }

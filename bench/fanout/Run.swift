@@ -188,7 +188,8 @@ func drainStalled(_ fd: Int32) -> (held: Int, dropped: Int) {
     for line in buffer.split(separator: 0x0A) {
         if line.starts(with: Array(#"{"class":"attitude""#.utf8)) { held += 1 }
         if line.starts(with: Array(#"{"class":"gap""#.utf8)) {
-            dropped += Array(line).withUnsafeBufferPointer { ReaderShard.integer(after: key, in: $0) }.map(Int.init) ?? 0
+            dropped +=
+                Array(line).withUnsafeBufferPointer { ReaderShard.integer(after: key, in: $0) }.map(Int.init) ?? 0
         }
     }
     return (held, dropped)

@@ -96,7 +96,9 @@ struct LatencySummary {
         guard !values.isEmpty else { return }
         values.sort()
         count = values.count
-        func rank(_ p: Double) -> Int64 { values[Swift.min(values.count - 1, Int((p * Double(values.count)).rounded(.up)) - 1)] }
+        func rank(_ p: Double) -> Int64 {
+            values[Swift.min(values.count - 1, Int((p * Double(values.count)).rounded(.up)) - 1)]
+        }
         p50 = rank(0.50)
         p99 = rank(0.99)
         max = values[values.count - 1]

@@ -2,14 +2,14 @@
 // and the real game (both vocabularies), with the reference cycle count next to it.
 // Usage: GestureBench DATASET_DIR   (bench/gestures/run finds the directory and builds this)
 import Foundation
-import TiltCore
 import TestSupport
+import TiltCore
 
 let args = CommandLine.arguments
 guard args.count >= 2 else { print("usage: GestureBench DATASET_DIR [--sweep]"); exit(2) }
 let dir = args[1]
 let sweep = args.contains("--sweep")
-let rateHz = 30.0   // the README's output data rate; rows carry no timestamps
+let rateHz = 30.0  // the README's output data rate; rows carry no timestamps
 
 /// The headset's axes (README: X back, Y up, Z left) as the mount matrix to tiltd's convention
 /// (x right, y up, z back): rows are the reported axes in sensor coordinates.
@@ -28,10 +28,18 @@ func ms(_ d: Double?) -> String { d.map { String(format: "%.0f ms", $0) } ?? "�
 let logs = (try! FileManager.default.contentsOfDirectory(atPath: dir)).filter { $0.hasSuffix(".txt") }.sorted()
 if sweep { runSweep(logs.map { ($0, load($0)) }); exit(0) }
 var failures: [String] = []
-print("head-gestures: \(logs.count) logs from \(dir), \(Int(rateHz)) Hz, mount matrix from the README's axes (X back, Y up, Z left)")
-print("reference cycles: half-waves of the head-frame rate ≥ 40 °/s and ≥ 3°, opposite pairs (nod = down then up), own axis dominant (Tests/TestSupport/GestureCycles.swift)")
-print("game: one round over the whole log, defaults (still_dps 20, neutral_hold_s 0.2, min_reaction_s 0.25); 'still' = decisions with no sample ≥ still_dps between prompt and decision\n")
-print("| log | s | content (file name) | nod cycles | shake cycles | detector nods | detector shakes | nod game: prompts | correct | skip | < 0.25 s | still | median | tilt game: prompts | correct | skip | < 0.25 s | still | median |")
+print(
+    "head-gestures: \(logs.count) logs from \(dir), \(Int(rateHz)) Hz, mount matrix from the README's axes (X back, Y up, Z left)"
+)
+print(
+    "reference cycles: half-waves of the head-frame rate ≥ 40 °/s and ≥ 3°, opposite pairs (nod = down then up), own axis dominant (Tests/TestSupport/GestureCycles.swift)"
+)
+print(
+    "game: one round over the whole log, defaults (still_dps 20, neutral_hold_s 0.2, min_reaction_s 0.25); 'still' = decisions with no sample ≥ still_dps between prompt and decision\n"
+)
+print(
+    "| log | s | content (file name) | nod cycles | shake cycles | detector nods | detector shakes | nod game: prompts | correct | skip | < 0.25 s | still | median | tilt game: prompts | correct | skip | < 0.25 s | still | median |"
+)
 print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for name in logs {
     let raw = load(name)
@@ -47,7 +55,11 @@ for name in logs {
     options.gestures = .tilt
     let (tiltEvents, tilt) = try! GameJudge.play(raw, options: options)
     if ProcessInfo.processInfo.environment["GESTURE_BENCH_EVENTS"] == name {
-        for e in tiltEvents where e.kind != .prompt && e.kind != .neutral { print(Double(e.t - raw[0].t) / 1e9, e.kind.rawValue, e.tiltDeg ?? -1, e.decision.map { Double($0.decidedAt - raw[0].t) / 1e9 } ?? -1) }
+        for e in tiltEvents where e.kind != .prompt && e.kind != .neutral {
+            print(
+                Double(e.t - raw[0].t) / 1e9, e.kind.rawValue, e.tiltDeg ?? -1,
+                e.decision.map { Double($0.decidedAt - raw[0].t) / 1e9 } ?? -1)
+        }
     }
     // What the log holds is decided by its gyro, not its name (one "shake" log is all nods).
     let isNod = cycles.nods >= cycles.shakes
@@ -56,24 +68,36 @@ for name in logs {
     let own = isNod ? cycles.nods : cycles.shakes
     let ownDetected = isNod ? nod.nodsDetected : nod.shakesDetected
     let crossDetected = isNod ? nod.shakesDetected : nod.nodsDetected
-    print("| \(name) | \(Int(nod.seconds)) | \(content) | \(cycles.nods) | \(cycles.shakes) | \(nod.nodsDetected) (\(pct(nod.nodsDetected, own))) | \(nod.shakesDetected) (\(pct(nod.shakesDetected, own))) "
-          + "| \(nod.prompts) | \(nod.correct) | \(nod.skip) | \(nod.fasterThanReaction) | \(nod.whileStill) | \(ms(nod.medianDecisionMs)) "
-          + "| \(tilt.prompts) | \(tilt.correct) | \(tilt.skip) | \(tilt.fasterThanReaction) | \(tilt.whileStill) | \(ms(tilt.medianDecisionMs)) |")
+    print(
+        "| \(name) | \(Int(nod.seconds)) | \(content) | \(cycles.nods) | \(cycles.shakes) | \(nod.nodsDetected) (\(pct(nod.nodsDetected, own))) | \(nod.shakesDetected) (\(pct(nod.shakesDetected, own))) "
+            + "| \(nod.prompts) | \(nod.correct) | \(nod.skip) | \(nod.fasterThanReaction) | \(nod.whileStill) | \(ms(nod.medianDecisionMs)) "
+            + "| \(tilt.prompts) | \(tilt.correct) | \(tilt.skip) | \(tilt.fasterThanReaction) | \(tilt.whileStill) | \(ms(tilt.medianDecisionMs)) |"
+    )
     // The issue's targets, checked per log.
-    if Double(ownDetected) < 0.9 * Double(own) { failures.append("\(name): detector found \(pct(ownDetected, own)) of its cycles (< 90%)") }
-    if Double(crossDetected) > 0.02 * Double(own) { failures.append("\(name): detector reported \(pct(crossDetected, own)) as the other gesture (> 2%)") }
+    if Double(ownDetected) < 0.9 * Double(own) {
+        failures.append("\(name): detector found \(pct(ownDetected, own)) of its cycles (< 90%)")
+    }
+    if Double(crossDetected) > 0.02 * Double(own) {
+        failures.append("\(name): detector reported \(pct(crossDetected, own)) as the other gesture (> 2%)")
+    }
     if nod.decisions == 0 { failures.append("\(name): the nod game made no decision") }
     let right = isNod ? nod.correct : nod.skip
-    if Double(right) < 0.95 * Double(nod.decisions) { failures.append("\(name): nod game \(pct(right, nod.decisions)) right (< 95%)") }
+    if Double(right) < 0.95 * Double(nod.decisions) {
+        failures.append("\(name): nod game \(pct(right, nod.decisions)) right (< 95%)")
+    }
     if !isNod, tilt.correct > 0 { failures.append("\(name): tilt game answered correct to a shake \(tilt.correct)×") }
     for (v, s) in [("nod", nod), ("tilt", tilt)] {
-        if s.fasterThanReaction > 0 { failures.append("\(name): \(v) game: \(s.fasterThanReaction) decisions under 0.25 s") }
+        if s.fasterThanReaction > 0 {
+            failures.append("\(name): \(v) game: \(s.fasterThanReaction) decisions under 0.25 s")
+        }
         if s.whileStill > 0 { failures.append("\(name): \(v) game: \(s.whileStill) decisions while still") }
     }
 }
 print("")
 if failures.isEmpty {
-    print("targets: all met (detector ≥ 90% of cycles, ≤ 2% as the other kind; nod game ≥ 95% right with decisions in every log; tilt game no correct from a shake; no decision < 0.25 s or while still)")
+    print(
+        "targets: all met (detector ≥ 90% of cycles, ≤ 2% as the other kind; nod game ≥ 95% right with decisions in every log; tilt game no correct from a shake; no decision < 0.25 s or while still)"
+    )
 } else {
     print("targets NOT met:")
     for f in failures { print("  - \(f)") }

@@ -79,7 +79,7 @@ final class Peer: @unchecked Sendable {
     let id: String
     let lock = NSCondition()
     var connected = false
-    var counted = 0          // this player's index in the host's newest state
+    var counted = 0  // this player's index in the host's newest state
     var round = 0
     var echoes = 0
     var client: MosquittoClient!
@@ -96,8 +96,9 @@ final class Peer: @unchecked Sendable {
             switch e {
             case .connected(let c): connected = c == 0
             case .message(let topic, let payload, _):
-                if topic.hasSuffix("/echo") { echoes += 1 }
-                else if let s = try? RoomCodec.decodeState(payload) {
+                if topic.hasSuffix("/echo") {
+                    echoes += 1
+                } else if let s = try? RoomCodec.decodeState(payload) {
                     round = s.round
                     counted = s.player(id)?.index ?? counted
                 }
@@ -127,24 +128,33 @@ let dir = "/tmp/tiltd-mqttbench-\(UUID().uuidString.prefix(6))"
 try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
 defer { try? FileManager.default.removeItem(atPath: dir) }
 // 500 prompts: enough for every player's decisions in one round.
-try (0..<RoomState.maxPrompts).map { "prompt \($0)" }.joined(separator: "\n").write(toFile: "\(dir)/deck.txt", atomically: true, encoding: .utf8)
+try (0..<RoomState.maxPrompts).map { "prompt \($0)" }.joined(separator: "\n").write(
+    toFile: "\(dir)/deck.txt", atomically: true, encoding: .utf8)
 
 func pad(_ s: String, _ n: Int) -> String { s.count >= n ? s : s + String(repeating: " ", count: n - s.count) }
 func row(_ name: String, _ xs: [Double]) {
-    print(pad(name, 58) + String(format: "%8d %8.2f %8.2f %8.2f", xs.count, percentile(xs, 0.5), percentile(xs, 0.99), xs.max() ?? 0))
+    print(
+        pad(name, 58)
+            + String(
+                format: "%8d %8.2f %8.2f %8.2f", xs.count, percentile(xs, 0.5), percentile(xs, 0.99), xs.max() ?? 0))
 }
 
-print("decision → scoreboard latency of a shared round through Mosquitto on loopback: \(opt.decisions) decisions per player,")
-print("each player in a closed loop (publish a decision, wait for the host's state that counts it), all players at once;")
+print(
+    "decision → scoreboard latency of a shared round through Mosquitto on loopback: \(opt.decisions) decisions per player,"
+)
+print(
+    "each player in a closed loop (publish a decision, wait for the host's state that counts it), all players at once;")
 print("reference: one client's QoS 1 publish to a topic it subscribes to. Times in ms.")
-print(pad("run", 58) + ["samples", "p50", "p99", "max"].map { String(repeating: " ", count: 9 - $0.count) + $0 }.joined())
+print(
+    pad("run", 58) + ["samples", "p50", "p99", "max"].map { String(repeating: " ", count: 9 - $0.count) + $0 }.joined())
 
 /// One broker (Debian's defaults, or with `set_tcp_nodelay true`) and one host bridge; the
 /// reference and every player count against it.
 func session(nodelay: Bool) throws {
     let label = nodelay ? "set_tcp_nodelay true" : "broker defaults"
     let port = freePort()
-    try "listener \(port) 127.0.0.1\nallow_anonymous true\nuser root\nmax_queued_messages 100000\n\(nodelay ? "set_tcp_nodelay true\n" : "")"
+    try
+        "listener \(port) 127.0.0.1\nallow_anonymous true\nuser root\nmax_queued_messages 100000\n\(nodelay ? "set_tcp_nodelay true\n" : "")"
         .write(toFile: "\(dir)/mosquitto.conf", atomically: true, encoding: .utf8)
     let broker = try start("/usr/sbin/mosquitto", ["-c", "\(dir)/mosquitto.conf"], log: "\(dir)/mosquitto.log")
     defer { broker.terminate(); broker.waitUntilExit() }
@@ -185,12 +195,15 @@ func session(nodelay: Bool) throws {
         for p in peers {
             try p.client.subscribe("tiltd/room/bench/state", qos: 1)
             let presence = RoomPresence(room: "bench", player: p.id, presence: .here, statusTopic: nil)
-            try p.client.publish("tiltd/room/bench/player/\(p.id)/presence", Array(JSONValue.object(RoomCodec.encode(presence)).jsonText.utf8), qos: 1, retain: true)
+            try p.client.publish(
+                "tiltd/room/bench/player/\(p.id)/presence",
+                Array(JSONValue.object(RoomCodec.encode(presence)).jsonText.utf8), qos: 1, retain: true)
         }
         round += 1
         let thisRound = round
         wait("players to join and the round to start", timeout: 30) {
-            try? echo.client.publish("tiltd/host/cmd", Array(#"{"cmd":"room.start","round_s":3600}"#.utf8), qos: 1, retain: false)
+            try? echo.client.publish(
+                "tiltd/host/cmd", Array(#"{"cmd":"room.start","round_s":3600}"#.utf8), qos: 1, retain: false)
             usleep(200_000)
             return peers.allSatisfy { p in p.lock.withLock { p.round == thisRound } }
         }
@@ -201,9 +214,13 @@ func session(nodelay: Bool) throws {
             Thread {
                 var mine: [Double] = []
                 for i in 0..<opt.decisions {
-                    let d = RoomDecision(room: "bench", player: p.id, round: thisRound, index: i, decision: i % 3 == 0 ? .skip : .correct)
+                    let d = RoomDecision(
+                        room: "bench", player: p.id, round: thisRound, index: i, decision: i % 3 == 0 ? .skip : .correct
+                    )
                     let t0 = now()
-                    try! p.client.publish("tiltd/room/bench/player/\(p.id)/decision", Array(JSONValue.object(RoomCodec.encode(d)).jsonText.utf8), qos: 1, retain: false)
+                    try! p.client.publish(
+                        "tiltd/room/bench/player/\(p.id)/decision",
+                        Array(JSONValue.object(RoomCodec.encode(d)).jsonText.utf8), qos: 1, retain: false)
                     p.await { p.counted > i }
                     mine.append(Double(now() - t0) / 1e6)
                 }

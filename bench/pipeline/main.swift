@@ -54,8 +54,10 @@ while samples.count < target {
     lap += 1
 }
 
-let calibrator = Calibrator(IMUCalibration(accelOffset: Vector3(0.05, -0.02, 0.01), accelScale: Vector3(1.01, 0.99, 1.0),
-                                           gyroBias: Vector3(0.001, -0.002, 0.0005)))
+let calibrator = Calibrator(
+    IMUCalibration(
+        accelOffset: Vector3(0.05, -0.02, 0.01), accelScale: Vector3(1.01, 0.99, 1.0),
+        gyroBias: Vector3(0.001, -0.002, 0.0005)))
 
 /// What one timed loop does per sample.
 enum Stage: String, CaseIterable {
@@ -131,7 +133,9 @@ for stage in Stage.allCases {
     if tsv {
         print("tiltd\t\(stage.rawValue)\t\(ns)\t\(checksum[stage]!)")
     } else {
-        print("\((stage.rawValue + ":").padding(toLength: 54, withPad: " ", startingAt: 0))\(ns) ns/sample (best of \(repeats))")
+        print(
+            "\((stage.rawValue + ":").padding(toLength: 54, withPad: " ", startingAt: 0))\(ns) ns/sample (best of \(repeats))"
+        )
     }
 }
 if !tsv { print("(checksums \(Stage.allCases.map { String(format: "%.6g", checksum[$0]!) }.joined(separator: " ")))") }

@@ -112,11 +112,21 @@ for f in fixes {
 let total = clock.now - totalStart - tFresh
 let nFix = Double(fixes.count)
 
-print("PlacesBench: \(placeCount) places (\(nearby.places.count) food), \(fixes.count) fixes, index build \(String(format: "%.0f", micros(buildTime) / 1000)) ms")
+print(
+    "PlacesBench: \(placeCount) places (\(nearby.places.count) food), \(fixes.count) fixes, index build \(String(format: "%.0f", micros(buildTime) / 1000)) ms"
+)
 print(String(format: "  µs per fix, total           %8.2f   (target ≤ 50)", micros(total) / nFix))
 print(String(format: "    CourseFilter              %8.2f", micros(tCourse) / nFix))
 print(String(format: "    GeofenceMonitor           %8.2f   (%d events)", micros(tGeofence) / nFix, events))
 print(String(format: "    QuestGrid                 %8.2f   (%d offers)", micros(tQuest) / nFix, offers))
-print(String(format: "    NearbyPlaces              %8.2f   (update + prompts(); list recomputed after 25 m)", micros(tNearby) / nFix))
-print(String(format: "  worst case, fresh query each fix %5.2f", (micros(total) - micros(tNearby) + micros(tFresh)) / nFix))
-print(String(format: "  NearbyPlaces fresh query    %8.2f   (prompts(near:), %.0f names of ≤ 100; not in the total)", micros(tFresh) / nFix, Double(freshTotal) / nFix))
+print(
+    String(
+        format: "    NearbyPlaces              %8.2f   (update + prompts(); list recomputed after 25 m)",
+        micros(tNearby) / nFix))
+print(
+    String(
+        format: "  worst case, fresh query each fix %5.2f", (micros(total) - micros(tNearby) + micros(tFresh)) / nFix))
+print(
+    String(
+        format: "  NearbyPlaces fresh query    %8.2f   (prompts(near:), %.0f names of ≤ 100; not in the total)",
+        micros(tFresh) / nFix, Double(freshTotal) / nFix))

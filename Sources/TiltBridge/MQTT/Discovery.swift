@@ -46,32 +46,66 @@ public enum Discovery {
         }
         let attitude = JSONValue.string(topics.events("attitude"))
         return [
-            entity("sensor", "roll", "Roll", ["state_topic": attitude, "value_template": "{{ value_json.roll_deg }}",
-                                              "unit_of_measurement": "°", "state_class": "measurement", "icon": "mdi:horizontal-rotate-clockwise"]),
-            entity("sensor", "pitch", "Pitch", ["state_topic": attitude, "value_template": "{{ value_json.pitch_deg }}",
-                                                "unit_of_measurement": "°", "state_class": "measurement", "icon": "mdi:rotate-3d-variant"]),
-            entity("binary_sensor", "at_rest", "At rest", ["state_topic": attitude,
-                                                           "value_template": "{{ 'ON' if value_json.at_rest else 'OFF' }}",
-                                                           "payload_on": "ON", "payload_off": "OFF"]),
-            entity("sensor", "score", "Game score", ["state_topic": .string(topics.events("game")),
-                                                     "value_template": "{{ value_json.score }}", "state_class": "measurement",
-                                                     "icon": "mdi:trophy"]),
-            entity("sensor", "credit_balance", "Credit balance", ["state_topic": .string(topics.events("credit")),
-                                                                  "value_template": "{{ value_json.balance }}",
-                                                                  "state_class": "measurement", "icon": "mdi:cash"]),
-            entity("sensor", "fix_age", "GPS fix age", ["state_topic": .string(topics.fixAge),
-                                                        "value_template": "{{ value_json.age_s }}", "unit_of_measurement": "s",
-                                                        "device_class": "duration", "state_class": "measurement"]),
-            entity("event", "game_decision", "Game decision", ["state_topic": .string(topics.gameDecisionEvent),
-                                                               "event_types": ["correct", "skip"]]),
-            entity("event", "place", "Place", ["state_topic": .string(topics.placeEvent),
-                                               "event_types": ["enter", "exit", "dwell"]]),
+            entity(
+                "sensor", "roll", "Roll",
+                [
+                    "state_topic": attitude, "value_template": "{{ value_json.roll_deg }}",
+                    "unit_of_measurement": "°", "state_class": "measurement", "icon": "mdi:horizontal-rotate-clockwise",
+                ]),
+            entity(
+                "sensor", "pitch", "Pitch",
+                [
+                    "state_topic": attitude, "value_template": "{{ value_json.pitch_deg }}",
+                    "unit_of_measurement": "°", "state_class": "measurement", "icon": "mdi:rotate-3d-variant",
+                ]),
+            entity(
+                "binary_sensor", "at_rest", "At rest",
+                [
+                    "state_topic": attitude,
+                    "value_template": "{{ 'ON' if value_json.at_rest else 'OFF' }}",
+                    "payload_on": "ON", "payload_off": "OFF",
+                ]),
+            entity(
+                "sensor", "score", "Game score",
+                [
+                    "state_topic": .string(topics.events("game")),
+                    "value_template": "{{ value_json.score }}", "state_class": "measurement",
+                    "icon": "mdi:trophy",
+                ]),
+            entity(
+                "sensor", "credit_balance", "Credit balance",
+                [
+                    "state_topic": .string(topics.events("credit")),
+                    "value_template": "{{ value_json.balance }}",
+                    "state_class": "measurement", "icon": "mdi:cash",
+                ]),
+            entity(
+                "sensor", "fix_age", "GPS fix age",
+                [
+                    "state_topic": .string(topics.fixAge),
+                    "value_template": "{{ value_json.age_s }}", "unit_of_measurement": "s",
+                    "device_class": "duration", "state_class": "measurement",
+                ]),
+            entity(
+                "event", "game_decision", "Game decision",
+                [
+                    "state_topic": .string(topics.gameDecisionEvent),
+                    "event_types": ["correct", "skip"],
+                ]),
+            entity(
+                "event", "place", "Place",
+                [
+                    "state_topic": .string(topics.placeEvent),
+                    "event_types": ["enter", "exit", "dwell"],
+                ]),
         ]
     }
 
     /// The retained config messages to publish: the configs when discovery is on, empty
     /// payloads (which make Home Assistant remove the entities) when it is off.
-    public static func messages(_ m: Configuration.MQTT, topics: Topics, version: String, qos: Int32) -> [OutgoingMessage] {
+    public static func messages(
+        _ m: Configuration.MQTT, topics: Topics, version: String, qos: Int32
+    ) -> [OutgoingMessage] {
         entities(m, topics: topics, version: version).map { e in
             let topic = "\(m.discoveryPrefix)/\(e.component)/\(nodeID(m.name))/\(e.objectID)/config"
             let payload = m.discovery ? Array(JSONValue.object(e.config).jsonText.utf8) : []
@@ -84,9 +118,13 @@ public enum Discovery {
     public static func eventPayload(_ line: JSONObject) -> (gameDecision: Bool, payload: [UInt8])? {
         let cls = line["class"]?.stringValue
         let type: String?
-        if cls == "game", let k = line["kind"]?.stringValue, k == "correct" || k == "skip" { type = k }
-        else if cls == "place", let e = line["event"]?.stringValue, ["enter", "exit", "dwell"].contains(e) { type = e }
-        else { type = nil }
+        if cls == "game", let k = line["kind"]?.stringValue, k == "correct" || k == "skip" {
+            type = k
+        } else if cls == "place", let e = line["event"]?.stringValue, ["enter", "exit", "dwell"].contains(e) {
+            type = e
+        } else {
+            type = nil
+        }
         guard let type else { return nil }
         var o: JSONObject = ["event_type": .string(type)]
         for (k, v) in line.entries where k != "class" && k != "seq" { o[k] = v }

@@ -50,11 +50,13 @@ public final class MosquittoClient: @unchecked Sendable {
         handle = h
         mosquitto_user_data_set(h, Unmanaged.passUnretained(self).toOpaque())
         mosquitto_connect_callback_set(h) { _, obj, rc in MosquittoClient.from(obj)?.onEvent(.connected(code: rc)) }
-        mosquitto_disconnect_callback_set(h) { _, obj, rc in MosquittoClient.from(obj)?.onEvent(.disconnected(code: rc)) }
+        mosquitto_disconnect_callback_set(h) { _, obj, rc in MosquittoClient.from(obj)?.onEvent(.disconnected(code: rc))
+        }
         mosquitto_publish_callback_set(h) { _, obj, mid in MosquittoClient.from(obj)?.onEvent(.published(mid: mid)) }
         mosquitto_message_callback_set(h) { _, obj, msg in
             guard let c = MosquittoClient.from(obj), let m = msg?.pointee, let topic = m.topic else { return }
-            let payload = m.payloadlen > 0 && m.payload != nil
+            let payload =
+                m.payloadlen > 0 && m.payload != nil
                 ? Array(UnsafeRawBufferPointer(start: m.payload, count: Int(m.payloadlen))) : []
             c.onEvent(.message(topic: String(cString: topic), payload: payload, retained: m.retain))
         }
@@ -85,7 +87,9 @@ public final class MosquittoClient: @unchecked Sendable {
 
     /// The message the broker publishes for us if we vanish without saying goodbye.
     public func setWill(topic: String, payload: [UInt8], qos: Int32, retain: Bool) throws {
-        try check(payload.withUnsafeBytes { mosquitto_will_set(handle, topic, Int32($0.count), $0.baseAddress, qos, retain) }, "last will")
+        try check(
+            payload.withUnsafeBytes { mosquitto_will_set(handle, topic, Int32($0.count), $0.baseAddress, qos, retain) },
+            "last will")
     }
 
     /// Reconnect backoff: from `initial` seconds doubling to `maximum`.
@@ -111,7 +115,9 @@ public final class MosquittoClient: @unchecked Sendable {
     @discardableResult
     public func publish(_ topic: String, _ payload: [UInt8], qos: Int32, retain: Bool) throws -> Int32 {
         var mid: Int32 = 0
-        let rc = payload.withUnsafeBytes { mosquitto_publish(handle, &mid, topic, Int32($0.count), $0.baseAddress, qos, retain) }
+        let rc = payload.withUnsafeBytes {
+            mosquitto_publish(handle, &mid, topic, Int32($0.count), $0.baseAddress, qos, retain)
+        }
         if rc != MOSQ_ERR_SUCCESS.rawValue && !(rc == MOSQ_ERR_NO_CONN.rawValue && qos > 0) {
             throw MQTTError(code: rc, operation: "publish \(topic)")
         }

@@ -46,7 +46,8 @@ public struct Topics: Sendable {
     /// The player named by a room player topic (`…/player/<id>/<kind>`), and the kind.
     public func roomPlayerTopic(_ topic: String) -> (player: String, kind: String)? {
         guard let root = roomRoot, topic.hasPrefix(root + "/player/") else { return nil }
-        let rest = topic.dropFirst(root.count + "/player/".count).split(separator: "/", omittingEmptySubsequences: false)
+        let rest = topic.dropFirst(root.count + "/player/".count).split(
+            separator: "/", omittingEmptySubsequences: false)
         guard rest.count == 2 else { return nil }
         return (String(rest[0]), String(rest[1]))
     }

@@ -66,7 +66,9 @@ struct DecisionDetector {
     /// The attitude in a daemon `attitude` line.
     static func attitude(from o: JSONObject) -> Attitude? {
         guard let t = o["t_ns"]?.intValue, let q = o["q"]?.arrayValue, q.count == 4,
-              let w = q[0].doubleValue, let x = q[1].doubleValue, let y = q[2].doubleValue, let z = q[3].doubleValue else { return nil }
-        return Attitude(t: t, q: Quaternion(w: w, x: x, y: y, z: z), atRest: o["at_rest"]?.boolValue ?? false, gyroBias: .zero)
+            let w = q[0].doubleValue, let x = q[1].doubleValue, let y = q[2].doubleValue, let z = q[3].doubleValue
+        else { return nil }
+        return Attitude(
+            t: t, q: Quaternion(w: w, x: x, y: y, z: z), atRest: o["at_rest"]?.boolValue ?? false, gyroBias: .zero)
     }
 }

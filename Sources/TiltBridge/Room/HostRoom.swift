@@ -19,8 +19,11 @@ final class HostRoom {
     /// Refusals since start, by code (in the `room.state` reply).
     private(set) var refusals: [String: Int] = [:]
 
-    init(config: Configuration, topics: Topics, session: String, qos: Int32, publish: @escaping (OutgoingMessage) -> Void,
-         subscribe: @escaping (String) -> Void, logger: Logger) throws {
+    init(
+        config: Configuration, topics: Topics, session: String, qos: Int32,
+        publish: @escaping (OutgoingMessage) -> Void,
+        subscribe: @escaping (String) -> Void, logger: Logger
+    ) throws {
         let m = config.mqtt
         core = RoomHost(room: m.room!, host: m.name, hostStatusTopic: topics.availability, session: session)
         self.topics = topics
@@ -37,12 +40,15 @@ final class HostRoom {
     /// Publishes the state as it is now (retained).
     func publishState(now: Int64) {
         core.stamp(at: now)
-        publish(OutgoingMessage(topic: topics.roomState!, payload: bytes(RoomCodec.encode(core.state)), qos: qos, retain: true))
+        publish(
+            OutgoingMessage(
+                topic: topics.roomState!, payload: bytes(RoomCodec.encode(core.state)), qos: qos, retain: true))
     }
 
     func tick(now: Int64) {
         if core.tick(at: now) == .changed {
-            logger.info("room \(core.state.room): round \(core.state.round) ended (\(core.state.reason?.rawValue ?? "?"))")
+            logger.info(
+                "room \(core.state.room): round \(core.state.round) ended (\(core.state.reason?.rawValue ?? "?"))")
             publishState(now: now)
         }
     }
@@ -56,11 +62,15 @@ final class HostRoom {
             switch kind {
             case "presence":
                 if payload.isEmpty { return true }
-                do { outcome = core.presence(try RoomCodec.decodePresence(payload), topicPlayer: player, at: now) } catch {
+                do {
+                    outcome = core.presence(try RoomCodec.decodePresence(payload), topicPlayer: player, at: now)
+                } catch {
                     outcome = .refused(error)
                 }
             case "decision":
-                do { outcome = core.decision(try RoomCodec.decodeDecision(payload), topicPlayer: player, at: now) } catch {
+                do {
+                    outcome = core.decision(try RoomCodec.decodeDecision(payload), topicPlayer: player, at: now)
+                } catch {
                     outcome = .refused(error)
                 }
             default:
@@ -104,7 +114,8 @@ final class HostRoom {
             var seconds = config.mqtt.roomRoundSeconds
             if let v = fields["round_s"] {
                 guard let s = v.doubleValue, (5...3600).contains(s) else {
-                    return CommandGate.reply(id: id, cmd: cmd, code: "invalid_round_length", "round_s must be a number within 5…3600")
+                    return CommandGate.reply(
+                        id: id, cmd: cmd, code: "invalid_round_length", "round_s must be a number within 5…3600")
                 }
                 seconds = s
             }
@@ -120,13 +131,20 @@ final class HostRoom {
         case "room.stop":
             outcome = core.stop(at: now)
         default:
-            return CommandGate.ok(id: id, cmd: cmd, ["room": .object(RoomCodec.encode(core.state)),
-                                                     "refused": .object(JSONObject(refusals.sorted { $0.key < $1.key }.map { ($0.key, .int(Int64($0.value))) }))])
+            return CommandGate.ok(
+                id: id, cmd: cmd,
+                [
+                    "room": .object(RoomCodec.encode(core.state)),
+                    "refused": .object(
+                        JSONObject(refusals.sorted { $0.key < $1.key }.map { ($0.key, .int(Int64($0.value))) })),
+                ])
         }
         if case .refused(let r) = outcome { return CommandGate.reply(id: id, cmd: cmd, code: r.code, r.message) }
         publishState(now: now)
         logger.info("room \(core.state.room): \(cmd) → round \(core.state.round) \(core.state.phase.rawValue)")
-        return CommandGate.ok(id: id, cmd: cmd, ["round": .int(Int64(core.state.round)), "deck_size": .int(Int64(core.state.prompts.count))])
+        return CommandGate.ok(
+            id: id, cmd: cmd,
+            ["round": .int(Int64(core.state.round)), "deck_size": .int(Int64(core.state.prompts.count))])
     }
 
     /// The prompts of a new round, shuffled: `[mqtt] room_deck`, else `[game] deck` (a file),

@@ -37,8 +37,10 @@ final class RoomLink {
     /// to the daemon's socket clients).
     var onView: ((JSONObject) -> Void)?
 
-    init(config: Configuration, topics: Topics, session: String, publish: @escaping (OutgoingMessage) -> Void,
-         subscribe: @escaping (String) -> Void, logger: Logger) throws {
+    init(
+        config: Configuration, topics: Topics, session: String, publish: @escaping (OutgoingMessage) -> Void,
+        subscribe: @escaping (String) -> Void, logger: Logger
+    ) throws {
         let m = config.mqtt
         room = m.room!
         player = m.name
@@ -51,8 +53,9 @@ final class RoomLink {
         self.subscribe = subscribe
         self.logger = logger
         if m.roomHost {
-            host = try HostRoom(config: config, topics: topics, session: session, qos: qos, publish: publish,
-                                subscribe: subscribe, logger: logger)
+            host = try HostRoom(
+                config: config, topics: topics, session: session, qos: qos, publish: publish,
+                subscribe: subscribe, logger: logger)
         }
     }
 
@@ -75,7 +78,9 @@ final class RoomLink {
 
     private func announce() {
         let p = RoomPresence(room: room, player: player, presence: daemonUp ? .here : .away, statusTopic: statusTopic)
-        publish(OutgoingMessage(topic: topics.presence(player)!, payload: bytes(RoomCodec.encode(p)), qos: qos, retain: true))
+        publish(
+            OutgoingMessage(
+                topic: topics.presence(player)!, payload: bytes(RoomCodec.encode(p)), qos: qos, retain: true))
     }
 
     /// A message on any topic: returns true when it was the room's.
@@ -124,7 +129,9 @@ final class RoomLink {
         }
         guard let msg = member.decide(d) else { return }
         lastResend = now
-        publish(OutgoingMessage(topic: topics.decision(player)!, payload: bytes(RoomCodec.encode(msg)), qos: qos, retain: false))
+        publish(
+            OutgoingMessage(
+                topic: topics.decision(player)!, payload: bytes(RoomCodec.encode(msg)), qos: qos, retain: false))
         logger.debug("room \(room): \(player) answered prompt \(msg.index) \(d.rawValue)")
         changed(now: now)
     }
@@ -145,7 +152,9 @@ final class RoomLink {
         if let since = hostOfflineSince, now - since >= Self.hostLossGrace {
             hostOfflineSince = nil
             if member.hostStatus(online: false) {
-                logger.warning("room \(room): the host has been offline for \(Self.hostLossGrace / 1_000_000_000) s; the round is over for this device")
+                logger.warning(
+                    "room \(room): the host has been offline for \(Self.hostLossGrace / 1_000_000_000) s; the round is over for this device"
+                )
                 changed(now: now)
             }
         }
@@ -157,14 +166,17 @@ final class RoomLink {
         guard !member.pending.isEmpty else { return }
         lastResend = now
         for d in member.pending {
-            publish(OutgoingMessage(topic: topics.decision(player)!, payload: bytes(RoomCodec.encode(d)), qos: qos, retain: false))
+            publish(
+                OutgoingMessage(
+                    topic: topics.decision(player)!, payload: bytes(RoomCodec.encode(d)), qos: qos, retain: false))
         }
     }
 
     /// `room.start`, `room.stop`, `room.restart`, `room.state` from `<prefix>/cmd`.
     func command(_ cmd: String, id: JSONValue, fields: JSONObject, now: Int64) -> JSONObject {
         guard let h = host else {
-            return CommandGate.reply(id: id, cmd: cmd, code: "forbidden", "this device does not host room \(room) ([mqtt] room_host)")
+            return CommandGate.reply(
+                id: id, cmd: cmd, code: "forbidden", "this device does not host room \(room) ([mqtt] room_host)")
         }
         return h.command(cmd, id: id, fields: fields, now: now)
     }

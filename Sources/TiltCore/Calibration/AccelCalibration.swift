@@ -15,15 +15,27 @@ import Foundation
 public struct AccelCalibration: Sendable {
     /// A face of the device, named by the axis that points up (reads +g) when it lies on it.
     public enum Face: String, CaseIterable, Sendable, Comparable {
-        case plusZ = "+Z", minusZ = "-Z", plusX = "+X", minusX = "-X", plusY = "+Y", minusY = "-Y"
+        case plusZ = "+Z"
+        case minusZ = "-Z"
+        case plusX = "+X"
+        case minusX = "-X"
+        case plusY = "+Y"
+        case minusY = "-Y"
 
         /// 0, 1, 2 for x, y, z.
         public var axis: Int {
-            switch self { case .plusX, .minusX: 0; case .plusY, .minusY: 1; case .plusZ, .minusZ: 2 }
+            switch self {
+            case .plusX, .minusX: 0;
+            case .plusY, .minusY: 1;
+            case .plusZ, .minusZ: 2
+            }
         }
         /// +1 when the axis points up, −1 when down.
         public var sign: Double {
-            switch self { case .plusX, .plusY, .plusZ: 1; default: -1 }
+            switch self {
+            case .plusX, .plusY, .plusZ: 1;
+            default: -1
+            }
         }
         /// The order prompts ask for them in.
         public static func < (a: Face, b: Face) -> Bool {
@@ -121,8 +133,10 @@ public struct AccelCalibration: Sendable {
     private var currentIndex: Int?
 
     /// A calibration that captures poses held `holdSeconds`.
-    public init(holdSeconds: Double = 2, faceToleranceDegrees: Double = 15,
-                thresholds: StillnessThresholds = StillnessThresholds()) {
+    public init(
+        holdSeconds: Double = 2, faceToleranceDegrees: Double = 15,
+        thresholds: StillnessThresholds = StillnessThresholds()
+    ) {
         self.holdSeconds = holdSeconds
         self.faceToleranceDegrees = faceToleranceDegrees
         self.detector = StillnessDetector(thresholds: thresholds)
@@ -148,7 +162,8 @@ public struct AccelCalibration: Sendable {
     private mutating func judge(_ w: StillnessWindow) -> Event {
         if !w.isStill { current = nil; currentIndex = nil; return .moving(w.motion ?? "moving") }
         if !w.continuesStretch || current == nil {
-            current = Pose(face: nil, meanAccel: w.meanAccel, windowMeans: [], start: w.start, seconds: 0, sum: .zero, count: 0)
+            current = Pose(
+                face: nil, meanAccel: w.meanAccel, windowMeans: [], start: w.start, seconds: 0, sum: .zero, count: 0)
             currentIndex = nil
         }
         var p = current!
@@ -159,7 +174,9 @@ public struct AccelCalibration: Sendable {
         p.face = Face.classify(p.meanAccel, toleranceDegrees: faceToleranceDegrees)
         current = p
         if let i = currentIndex { poses[i] = p; return .refining(face: p.face) }
-        if p.seconds + 1e-9 < holdSeconds - detector.thresholds.windowSeconds / 2 { return .holding(face: p.face, seconds: p.seconds) }
+        if p.seconds + 1e-9 < holdSeconds - detector.thresholds.windowSeconds / 2 {
+            return .holding(face: p.face, seconds: p.seconds)
+        }
         let newFace = p.face.map { !facesDone.contains($0) } ?? false
         poses.append(p)
         currentIndex = poses.count - 1
@@ -170,8 +187,9 @@ public struct AccelCalibration: Sendable {
     public func fit(current: IMUCalibration = .none) throws(CalibrationError) -> Fit {
         let missing = facesMissing
         if !missing.isEmpty {
-            throw CalibrationError("missing faces: \(missing.map(\.rawValue).joined(separator: ", ")) "
-                + "(each of the six faces must be held up and still for \(fmt(holdSeconds, 0)) s)")
+            throw CalibrationError(
+                "missing faces: \(missing.map(\.rawValue).joined(separator: ", ")) "
+                    + "(each of the six faces must be held up and still for \(fmt(holdSeconds, 0)) s)")
         }
         let g = Self.gravity
         let means = poses.map(\.meanAccel)
@@ -193,10 +211,11 @@ public struct AccelCalibration: Sendable {
         let diag = Matrix3(Vector3(scale.x, 0, 0), Vector3(0, scale.y, 0), Vector3(0, 0, scale.z))
         let residualPerAxis = Self.residual(windows, matrix: diag, offset: offset)
 
-        var fit = Fit(model: .perAxis, offset: offset, scale: scale, matrix: nil,
-                      residualBefore: Self.residual(windows, matrix: current.effectiveAccelMatrix, offset: current.accelOffset),
-                      residualAfter: residualPerAxis, residualPerAxis: residualPerAxis, residualFull: nil,
-                      poses: poses.count, windows: windows.count)
+        var fit = Fit(
+            model: .perAxis, offset: offset, scale: scale, matrix: nil,
+            residualBefore: Self.residual(windows, matrix: current.effectiveAccelMatrix, offset: current.accelOffset),
+            residualAfter: residualPerAxis, residualPerAxis: residualPerAxis, residualFull: nil,
+            poses: poses.count, windows: windows.count)
 
         if poses.count >= Self.posesForFullModel {
             let p = Self.levenbergMarquardt([offset.x, offset.y, offset.z, scale.x, scale.y, scale.z, 0, 0, 0]) { p in
@@ -246,10 +265,14 @@ public struct AccelCalibration: Sendable {
         let limit = 2 * gravity
         for (i, name) in ["x", "y", "z"].enumerated() {
             guard f.offset[i].isFinite, abs(f.offset[i]) <= limit else {
-                throw CalibrationError("fit is implausible: offset \(name) \(fmt(f.offset[i], 3)) m/s² beyond ±\(fmt(limit, 2)); were the faces held still?")
+                throw CalibrationError(
+                    "fit is implausible: offset \(name) \(fmt(f.offset[i], 3)) m/s² beyond ±\(fmt(limit, 2)); were the faces held still?"
+                )
             }
             guard f.scale[i].isFinite, (0.8...1.2).contains(f.scale[i]) else {
-                throw CalibrationError("fit is implausible: scale \(name) \(fmt(f.scale[i], 4)) outside 0.8…1.2; were the faces held still?")
+                throw CalibrationError(
+                    "fit is implausible: scale \(name) \(fmt(f.scale[i], 4)) outside 0.8…1.2; were the faces held still?"
+                )
             }
         }
         guard f.residualAfter.isFinite else { throw CalibrationError("fit did not converge") }
@@ -257,8 +280,10 @@ public struct AccelCalibration: Sendable {
 
     /// Minimises Σ rᵢ(p)² by Levenberg–Marquardt with a numerical Jacobian. Small problems only
     /// (≤ 9 parameters, tens of residuals), so plain normal equations are fine.
-    static func levenbergMarquardt(_ start: [Double], iterations: Int = 100,
-                                   _ residuals: ([Double]) -> [Double]) -> [Double] {
+    static func levenbergMarquardt(
+        _ start: [Double], iterations: Int = 100,
+        _ residuals: ([Double]) -> [Double]
+    ) -> [Double] {
         var p = start
         var r = residuals(p)
         var cost = r.reduce(0) { $0 + $1 * $1 }

@@ -22,9 +22,11 @@ public struct IMUCalibration: Sendable, Equatable {
     public var headForward: Vector3?
 
     /// A calibration; the defaults change nothing.
-    public init(accelOffset: Vector3 = .zero, accelScale: Vector3 = Vector3(1, 1, 1),
-                accelMatrix: Matrix3? = nil, gyroBias: Vector3 = .zero, neutral: Quaternion? = nil,
-                headUp: Vector3? = nil, headForward: Vector3? = nil) {
+    public init(
+        accelOffset: Vector3 = .zero, accelScale: Vector3 = Vector3(1, 1, 1),
+        accelMatrix: Matrix3? = nil, gyroBias: Vector3 = .zero, neutral: Quaternion? = nil,
+        headUp: Vector3? = nil, headForward: Vector3? = nil
+    ) {
         self.accelOffset = accelOffset; self.accelScale = accelScale
         self.accelMatrix = accelMatrix; self.gyroBias = gyroBias; self.neutral = neutral
         self.headUp = headUp; self.headForward = headForward
@@ -60,8 +62,9 @@ public struct Calibrator: Sendable {
 
     /// The sample corrected: accel by offset and scale/matrix, gyro by bias. Same time.
     @inlinable public func apply(_ s: IMUSample) -> IMUSample {
-        IMUSample(t: s.t, accel: correctAccel(s.accel), gyro: s.hasGyro ? s.gyro - calibration.gyroBias : .zero,
-                  hasGyro: s.hasGyro)
+        IMUSample(
+            t: s.t, accel: correctAccel(s.accel), gyro: s.hasGyro ? s.gyro - calibration.gyroBias : .zero,
+            hasGyro: s.hasGyro)
     }
 
     /// An acceleration corrected (m/s²).

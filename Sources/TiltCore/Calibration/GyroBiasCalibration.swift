@@ -58,8 +58,9 @@ public struct GyroBiasCalibration: Sendable {
     public mutating func finish() -> Progress {
         if case .measuring = progress, let w = detector.flush() { judge(w) }
         if case .measuring(let done) = progress {
-            progress = .refused(CalibrationError(
-                "input ended after \(fmt(done, 1)) s still; \(fmt(seconds, 1)) s are needed"))
+            progress = .refused(
+                CalibrationError(
+                    "input ended after \(fmt(done, 1)) s still; \(fmt(seconds, 1)) s are needed"))
         }
         return progress
     }
@@ -71,8 +72,10 @@ public struct GyroBiasCalibration: Sendable {
             return
         }
         if w.meanGyro.norm > Self.largestPlausibleBias {
-            progress = .refused(CalibrationError(
-                "moved: turning at \(fmt(w.meanGyro.norm, 3)) rad/s, more than any gyro bias (\(Self.largestPlausibleBias)) after \(fmt(after, 1)) s"))
+            progress = .refused(
+                CalibrationError(
+                    "moved: turning at \(fmt(w.meanGyro.norm, 3)) rad/s, more than any gyro bias (\(Self.largestPlausibleBias)) after \(fmt(after, 1)) s"
+                ))
             return
         }
         windows.append(w)
@@ -89,7 +92,8 @@ public struct GyroBiasCalibration: Sendable {
             for x in windows {
                 ss += Double(x.count) * (x.gyroDeviation * x.gyroDeviation + (x.meanGyro - bias).normSquared)
             }
-            progress = .done(Result(bias: bias, noise: (ss / Double(count)).squareRoot(), samples: count, seconds: covered))
+            progress = .done(
+                Result(bias: bias, noise: (ss / Double(count)).squareRoot(), samples: count, seconds: covered))
         } else {
             progress = .measuring(seconds: covered)
         }

@@ -86,7 +86,8 @@ public struct HeadFrameCalibration: Sendable {
                 accelSum += s.accel; accelCount += 1
                 up = (accelSum / Double(accelCount)).normalized
                 if Double(s.t - upKnownAt) * 1e-9 > nodTimeoutSeconds {
-                    progress = .refused("no nod within \(Int(nodTimeoutSeconds)) s of holding still; look ahead, then nod down once")
+                    progress = .refused(
+                        "no nod within \(Int(nodTimeoutSeconds)) s of holding still; look ahead, then nod down once")
                 }
             }
         case .nodding:
@@ -117,10 +118,16 @@ public struct HeadFrameCalibration: Sendable {
         let total = nodRates.reduce(0.0) { $0 + $1.w.normSquared * $1.dt }
         let along = nodRates.reduce(0.0) { $0 + pow($1.w.dot(axis), 2) * $1.dt }
         guard total > 0, along / total >= 0.7 else {
-            return .refused(String(format: "the motion was not one clean nod (%.0f%% of it about one axis, 70%% needed); nod straight down and back up", 100 * along / max(total, 1e-12)))
+            return .refused(
+                String(
+                    format:
+                        "the motion was not one clean nod (%.0f%% of it about one axis, 70%% needed); nod straight down and back up",
+                    100 * along / max(total, 1e-12)))
         }
         guard abs(axis.dot(up)) <= 0.5 else {
-            return .refused("the head turned about an axis \(Int((asin(min(1, abs(axis.dot(up)))) * 180 / .pi).rounded()))° from horizontal: that was a turn or a shake, not a nod; nod down once")
+            return .refused(
+                "the head turned about an axis \(Int((asin(min(1, abs(axis.dot(up)))) * 180 / .pi).rounded()))° from horizontal: that was a turn or a shake, not a nod; nod down once"
+            )
         }
         // The first swing (until the rate about the axis changes sign) is the way down; the
         // nod's size is its largest swing (the logs' wearers nod 4–10° per swing, fast).

@@ -61,7 +61,10 @@ public struct NeutralPoseCapture: Sendable {
     /// Adds a calibrated sample and the estimator's attitude at that sample.
     @discardableResult
     public mutating func add(_ s: IMUSample, attitude q: Quaternion) -> Progress {
-        switch progress { case .done, .refused: return progress; default: break }
+        switch progress {
+        case .done, .refused: return progress;
+        default: break
+        }
         if firstT == nil { firstT = s.t }
         if let w = detector.add(s) { judge(w) }
         accumulate(q)
@@ -73,8 +76,9 @@ public struct NeutralPoseCapture: Sendable {
         switch progress {
         case .done, .refused: return progress
         default:
-            progress = .refused(CalibrationError(
-                "never held still for \(fmt(seconds, 1)) s (longest still stretch \(fmt(longest, 1)) s)"))
+            progress = .refused(
+                CalibrationError(
+                    "never held still for \(fmt(seconds, 1)) s (longest still stretch \(fmt(longest, 1)) s)"))
             return progress
         }
     }
@@ -84,7 +88,8 @@ public struct NeutralPoseCapture: Sendable {
         let ref = stretch.first ?? (pendingCount > 0 ? pendingSum : q)
         let d = ref.w * q.w + ref.x * q.x + ref.y * q.y + ref.z * q.z
         let a = d < 0 ? Quaternion(w: -q.w, x: -q.x, y: -q.y, z: -q.z) : q
-        pendingSum = Quaternion(w: pendingSum.w + a.w, x: pendingSum.x + a.x, y: pendingSum.y + a.y, z: pendingSum.z + a.z)
+        pendingSum = Quaternion(
+            w: pendingSum.w + a.w, x: pendingSum.x + a.x, y: pendingSum.y + a.y, z: pendingSum.z + a.z)
         pendingCount += 1
     }
 
@@ -106,8 +111,9 @@ public struct NeutralPoseCapture: Sendable {
         let ref = stretch.first ?? windowQ
         let sign: Double = ref.w * windowQ.w + ref.x * windowQ.x + ref.y * windowQ.y + ref.z * windowQ.z < 0 ? -1 : 1
         stretch.append(sign < 0 ? Quaternion(w: -windowQ.w, x: -windowQ.x, y: -windowQ.y, z: -windowQ.z) : windowQ)
-        stretchSum = Quaternion(w: stretchSum.w + sign * windowSum.w, x: stretchSum.x + sign * windowSum.x,
-                                y: stretchSum.y + sign * windowSum.y, z: stretchSum.z + sign * windowSum.z)
+        stretchSum = Quaternion(
+            w: stretchSum.w + sign * windowSum.w, x: stretchSum.x + sign * windowSum.x,
+            y: stretchSum.y + sign * windowSum.y, z: stretchSum.z + sign * windowSum.z)
         stretchCount += windowN
         let held = Double(w.end - stretchStart) * 1e-9
         longest = max(longest, held)

@@ -95,8 +95,9 @@ public struct StillnessDetector: Sendable {
     public mutating func add(_ s: IMUSample) -> StillnessWindow? {
         if let first = pending.first {
             // A clock that jumps back (a restarted source) starts afresh rather than judging garbage.
-            if s.t < pending.last!.t { pending.removeAll(keepingCapacity: true); stretchStart = nil; stretchEnd = nil }
-            else if Double(s.t - first.t) * 1e-9 >= thresholds.windowSeconds {
+            if s.t < pending.last!.t {
+                pending.removeAll(keepingCapacity: true); stretchStart = nil; stretchEnd = nil
+            } else if Double(s.t - first.t) * 1e-9 >= thresholds.windowSeconds {
                 let w = close()
                 pending.append(s)
                 return w
@@ -123,7 +124,7 @@ public struct StillnessDetector: Sendable {
         if w.isStill, let first = stretchStart {
             if let why = judgeAgainst(first, w) {
                 w.motion = why
-                stretchStart = w; stretchEnd = w.end   // a new stretch starts here
+                stretchStart = w; stretchEnd = w.end  // a new stretch starts here
             } else {
                 w.continuesStretch = true
                 stretchEnd = w.end
@@ -163,10 +164,11 @@ public struct StillnessDetector: Sendable {
         let ma = sa / n, mg = sg / n
         var va = 0.0, vg = 0.0
         for s in samples { va += (s.accel - ma).normSquared; vg += (s.gyro - mg).normSquared }
-        return StillnessWindow(start: samples.first?.t ?? 0, end: samples.last?.t ?? 0, count: samples.count,
-                               meanAccel: ma, meanGyro: mg, sumAccel: sa, sumGyro: sg,
-                               gyroDeviation: (vg / n).squareRoot(), accelDeviation: (va / n).squareRoot(),
-                               isStill: false, continuesStretch: false, motion: nil)
+        return StillnessWindow(
+            start: samples.first?.t ?? 0, end: samples.last?.t ?? 0, count: samples.count,
+            meanAccel: ma, meanGyro: mg, sumAccel: sa, sumGyro: sg,
+            gyroDeviation: (vg / n).squareRoot(), accelDeviation: (va / n).squareRoot(),
+            isStill: false, continuesStretch: false, motion: nil)
     }
 
     /// Angle between two vectors, degrees.

@@ -58,8 +58,10 @@ public struct AttitudeEstimator: Sendable {
         public init() {}
 
         /// Names accepted by `set(_:_:)`, for command-line overrides.
-        public static let names = ["accTau", "accDamping", "accOrder", "biasMotionTau", "biasClip", "biasRestTau",
-                                   "restGyro", "restAccel", "restSeconds", "restFilterTau", "rateWindow", "maxGap"]
+        public static let names = [
+            "accTau", "accDamping", "accOrder", "biasMotionTau", "biasClip", "biasRestTau",
+            "restGyro", "restAccel", "restSeconds", "restFilterTau", "rateWindow", "maxGap",
+        ]
 
         /// Sets a parameter by name (one of `names`), for `tiltd estimate --param` and benchmarks.
         public mutating func set(_ name: String, _ value: Double) throws(ParameterError) {
@@ -290,7 +292,8 @@ public struct AttitudeEstimator: Sendable {
         // Steady is not enough (a constant turn is steady): the mean rate must also be one the
         // bias could explain.
         let clip = parameters.biasClip
-        let still = abs(restGyroMean.x) <= clip && abs(restGyroMean.y) <= clip && abs(restGyroMean.z) <= clip
+        let still =
+            abs(restGyroMean.x) <= clip && abs(restGyroMean.y) <= clip && abs(restGyroMean.z) <= clip
             && (s.gyro - restGyroMean).normSquared < parameters.restGyro * parameters.restGyro
             && (s.accel - restAccMean).normSquared < parameters.restAccel * parameters.restAccel
         if still {

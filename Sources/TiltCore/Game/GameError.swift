@@ -48,4 +48,3 @@ public enum GameError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Same as `message`.
     public var description: String { message }
 }
-

@@ -20,7 +20,9 @@ public struct PromptResult: Sendable, Equatable {
     public var confirmedAt: Nanoseconds
 
     /// Creates a result.
-    public init(prompt: String, decision: Decision, shownAt: Nanoseconds, decidedAt: Nanoseconds, confirmedAt: Nanoseconds) {
+    public init(
+        prompt: String, decision: Decision, shownAt: Nanoseconds, decidedAt: Nanoseconds, confirmedAt: Nanoseconds
+    ) {
         self.prompt = prompt; self.decision = decision
         self.shownAt = shownAt; self.decidedAt = decidedAt; self.confirmedAt = confirmedAt
     }
@@ -159,8 +161,10 @@ public struct GameEvent: Sendable, Equatable {
     public var gesture: HeadGesture.Kind?
 
     /// Creates an event with only the common fields set.
-    public init(kind: Kind, t: Nanoseconds, round: Int?, state: TiltGame.Phase, remaining: Nanoseconds?,
-                score: Int, prompt: String?) {
+    public init(
+        kind: Kind, t: Nanoseconds, round: Int?, state: TiltGame.Phase, remaining: Nanoseconds?,
+        score: Int, prompt: String?
+    ) {
         self.kind = kind; self.t = t; self.round = round; self.state = state
         self.remaining = remaining; self.score = score; self.prompt = prompt
     }

@@ -54,7 +54,9 @@ public struct GameJudge: Sendable {
     }
 
     /// Plays `samples` (raw, as a recording holds them). Returns every game event and the summary.
-    public static func play(_ samples: [IMUSample], options: Options = Options()) throws(GameError) -> (events: [GameEvent], summary: Summary) {
+    public static func play(
+        _ samples: [IMUSample], options: Options = Options()
+    ) throws(GameError) -> (events: [GameEvent], summary: Summary) {
         var summary = Summary()
         guard let first = samples.first else { return ([], summary) }
         var game = try TiltGame(configuration: options.rules, seed: options.seed)
@@ -108,7 +110,8 @@ public struct GameJudge: Sendable {
         decisionTimes.sort()
         if !decisionTimes.isEmpty {
             let n = decisionTimes.count
-            summary.medianDecisionMs = n % 2 == 1 ? decisionTimes[n / 2] : (decisionTimes[n / 2 - 1] + decisionTimes[n / 2]) / 2
+            summary.medianDecisionMs =
+                n % 2 == 1 ? decisionTimes[n / 2] : (decisionTimes[n / 2 - 1] + decisionTimes[n / 2]) / 2
         }
         return (events, summary)
     }

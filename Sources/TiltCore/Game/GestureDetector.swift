@@ -108,8 +108,10 @@ public struct GestureDetector: Sendable {
         var runStart: Nanoseconds = 0
         var runAmplitude = 0.0
 
-        mutating func add(t: Nanoseconds, dt: Double, rate: Double, other: Double, kind: HeadGesture.Kind,
-                          _ p: Parameters) -> HeadGesture? {
+        mutating func add(
+            t: Nanoseconds, dt: Double, rate: Double, other: Double, kind: HeadGesture.Kind,
+            _ p: Parameters
+        ) -> HeadGesture? {
             let sign: Double = rate > 0 ? 1 : -1
             var found: HeadGesture?
             if let c = current, abs(rate) < Self.deadBandDps || sign != c.sign {

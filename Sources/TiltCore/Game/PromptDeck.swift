@@ -34,7 +34,8 @@ public enum DeckError: Error, Equatable, Sendable, CustomStringConvertible {
         case .invalidJSON(let m): return "the deck looks like JSON but is not valid: \(m)"
         case .notStringArray(let i?, let found): return "deck element \(i) is a \(found), expected a string"
         case .notStringArray(nil, let found): return "a JSON deck must be an array of strings, got a \(found)"
-        case .promptTooLong(let line): return "prompt at \(line) is longer than \(PromptDeck.maxPromptLength) characters"
+        case .promptTooLong(let line):
+            return "prompt at \(line) is longer than \(PromptDeck.maxPromptLength) characters"
         case .tooManyPrompts(let n): return "the deck has \(n) prompts, more than \(PromptDeck.maxPrompts)"
         }
     }

@@ -3,8 +3,10 @@ extension TiltGame {
     /// lasting `roundSeconds` (default: the configuration's), answered with `gestures` (default:
     /// the configuration's). Throws if a round is running, the length is out of range, the deck
     /// has no prompts, or the `nod` vocabulary is asked for without a gyroscope.
-    public mutating func start(at t: Nanoseconds, roundSeconds: Double? = nil, gestures: Rules.Gestures? = nil,
-                               deck: any PromptProvider) throws(GameError) -> [GameEvent] {
+    public mutating func start(
+        at t: Nanoseconds, roundSeconds: Double? = nil, gestures: Rules.Gestures? = nil,
+        deck: any PromptProvider
+    ) throws(GameError) -> [GameEvent] {
         guard round == nil else { throw .roundInProgress }
         let seconds = roundSeconds ?? configuration.roundSeconds
         guard seconds.isFinite, Rules.roundSecondsRange.contains(seconds) else {
@@ -33,8 +35,9 @@ extension TiltGame {
         let prompts = try Self.distinctPrompts(from: deck)
         var events: [GameEvent] = []
         if round != nil { events.append(endRound(at: t, reason: .stopped)) }
-        events += beginRound(at: t, seconds: seconds, gestures: lastGestures ?? configuration.gestures,
-                             deckName: deck.deckName, prompts: prompts)
+        events += beginRound(
+            at: t, seconds: seconds, gestures: lastGestures ?? configuration.gestures,
+            deckName: deck.deckName, prompts: prompts)
         return events
     }
 
@@ -61,7 +64,8 @@ extension TiltGame {
     public mutating func captureNeutral(_ attitude: Attitude) -> [GameEvent] {
         if lastT != nil, !motion.isStill {
             var e = makeEvent(.neutralRejected, t: attitude.t)
-            e.reason = "the head is moving (\(Int(motion.rateDps.rounded())) °/s, still means under \(Int(configuration.stillDps.rounded())) °/s); hold it still and try again"
+            e.reason =
+                "the head is moving (\(Int(motion.rateDps.rounded())) °/s, still means under \(Int(configuration.stillDps.rounded())) °/s); hold it still and try again"
             return [e]
         }
         return [capture(attitude)]
@@ -74,7 +78,8 @@ extension TiltGame {
         let back = calibratedFrame.map { -$0.forward } ?? configuration.backAxis
         guard let pose = TiltMeter.neutralPose(t: a.t, q: a.q, backAxis: back) else {
             var e = makeEvent(.neutralRejected, t: a.t)
-            e.reason = "the back axis is within 20° of vertical (or the attitude is invalid); set back_axis to the sensor axis that points to the back of the head, or run tiltd calibrate neutral"
+            e.reason =
+                "the back axis is within 20° of vertical (or the attitude is invalid); set back_axis to the sensor axis that points to the back of the head, or run tiltd calibrate neutral"
             return e
         }
         neutral = pose
@@ -106,12 +111,15 @@ extension TiltGame {
         return out
     }
 
-    mutating func beginRound(at t: Nanoseconds, seconds: Double, gestures: Rules.Gestures,
-                             deckName: String, prompts: [String]) -> [GameEvent] {
+    mutating func beginRound(
+        at t: Nanoseconds, seconds: Double, gestures: Rules.Gestures,
+        deckName: String, prompts: [String]
+    ) -> [GameEvent] {
         var order = prompts
         rng.shuffle(&order)
-        round = Round(id: nextRoundID, deckName: deckName, gestures: gestures, order: order, startedAt: t,
-                      length: Self.nanoseconds(seconds))
+        round = Round(
+            id: nextRoundID, deckName: deckName, gestures: gestures, order: order, startedAt: t,
+            length: Self.nanoseconds(seconds))
         nextRoundID += 1
         phase = .waitingForNeutral
         zone = nil
@@ -139,10 +147,13 @@ extension TiltGame {
         return makeEvent(.prompt, t: t)
     }
 
-    mutating func decide(_ d: Decision, at t: Nanoseconds, enteredAt: Nanoseconds, tilt: Double?,
-                         gesture: HeadGesture.Kind? = nil) -> [GameEvent] {
+    mutating func decide(
+        _ d: Decision, at t: Nanoseconds, enteredAt: Nanoseconds, tilt: Double?,
+        gesture: HeadGesture.Kind? = nil
+    ) -> [GameEvent] {
         let shown = round!.shownAt
-        let result = PromptResult(prompt: round!.prompt ?? "", decision: d, shownAt: shown, decidedAt: enteredAt, confirmedAt: t)
+        let result = PromptResult(
+            prompt: round!.prompt ?? "", decision: d, shownAt: shown, decidedAt: enteredAt, confirmedAt: t)
         round!.results.append(result)
         if d == .correct { round!.score += 1 }
         round!.prompt = nil
@@ -161,10 +172,12 @@ extension TiltGame {
 
     mutating func endRound(at t: Nanoseconds, reason: RoundEndReason) -> GameEvent {
         let r = round!
-        let result = RoundResult(round: r.id, deckName: r.deckName, roundLength: r.length, startedAt: r.startedAt,
-                                 endedAt: t, reason: reason, prompts: r.results, unanswered: r.prompt)
-        var e = GameEvent(kind: reason == .stopped ? .stopped : .roundEnded, t: t, round: r.id, state: .idle,
-                          remaining: max(0, r.endsAt - t), score: r.score, prompt: nil)
+        let result = RoundResult(
+            round: r.id, deckName: r.deckName, roundLength: r.length, startedAt: r.startedAt,
+            endedAt: t, reason: reason, prompts: r.results, unanswered: r.prompt)
+        var e = GameEvent(
+            kind: reason == .stopped ? .stopped : .roundEnded, t: t, round: r.id, state: .idle,
+            remaining: max(0, r.endsAt - t), score: r.score, prompt: nil)
         e.result = result
         lastResult = result
         round = nil
@@ -176,7 +189,8 @@ extension TiltGame {
     }
 
     func makeEvent(_ kind: GameEvent.Kind, t: Nanoseconds) -> GameEvent {
-        GameEvent(kind: kind, t: t, round: round?.id, state: phase, remaining: remaining(at: t),
-                  score: round?.score ?? 0, prompt: round?.prompt)
+        GameEvent(
+            kind: kind, t: t, round: round?.id, state: phase, remaining: remaining(at: t),
+            score: round?.score ?? 0, prompt: round?.prompt)
     }
 }

@@ -22,7 +22,9 @@ extension TiltGame {
             o["correct"] = .array(r.results.filter { $0.decision == .correct }.map { .object($0.json) })
             o["skipped"] = .array(r.results.filter { $0.decision == .skip }.map { .object($0.json) })
         } else {
-            for k in ["round", "deck", "deck_size", "deck_left", "round_s", "started_t_ns", "remaining_ms"] { o[k] = .null }
+            for k in ["round", "deck", "deck_size", "deck_left", "round_s", "started_t_ns", "remaining_ms"] {
+                o[k] = .null
+            }
             o["score"] = 0
             o["prompt"] = .null
             o["prompt_t_ns"] = .null

@@ -22,8 +22,10 @@ extension TiltGame {
         let frame = headFrame
         let w = motion.rate
         var events: [GameEvent] = []
-        if let verdict = check.add(t: a.t, pitch: frame.pitchRate(w), roll: frame.rollRate(w), yaw: frame.yawRate(w),
-                                   moving: !motion.isStill) {
+        if let verdict = check.add(
+            t: a.t, pitch: frame.pitchRate(w), roll: frame.rollRate(w), yaw: frame.yawRate(w),
+            moving: !motion.isStill)
+        {
             var e = makeEvent(verdict ? .orientationSuspect : .orientationOK, t: a.t)
             e.reason = verdict ? Self.suspectReason : nil
             events.append(e)
@@ -57,7 +59,8 @@ extension TiltGame {
     static let maxTurnDuringTilt = 60 * Double.pi / 180
     static let turnSettleNs: Nanoseconds = 1_000_000_000
 
-    static let suspectReason = "the head turns mostly about the axis taken as front-to-back: it is probably the ear-to-ear axis, so tilts would be sideways leans; run tiltd calibrate neutral (or fix back_axis / mount_matrix). No prompt appears until this clears."
+    static let suspectReason =
+        "the head turns mostly about the axis taken as front-to-back: it is probably the ear-to-ear axis, so tilts would be sideways leans; run tiltd calibrate neutral (or fix back_axis / mount_matrix). No prompt appears until this clears."
 
     /// True when the head has been still, and (tilt vocabulary) in the neutral zone, for
     /// `neutral_hold_s`, counting only from `countFrom`.
@@ -87,7 +90,8 @@ extension TiltGame {
             // the minimum reaction time after the prompt, and only for a head that moved since
             // the prompt appeared (a slow drift past a threshold is not an answer), and not while
             // the head frame is suspect (the tilt would be a sideways lean).
-            guard z != .neutral, beyond == z, !check.suspect, let moved = motion.lastMoving, moved > round!.shownAt else { return [] }
+            guard z != .neutral, beyond == z, !check.suspect, let moved = motion.lastMoving, moved > round!.shownAt
+            else { return [] }
             // A head turning fast (shaking, looking around) is not answering: the hold counts only
             // from `turnSettle` after the last fast turn.
             let from = max(beyondSince, countFrom, (lastTurn ?? .min) &+ Self.turnSettleNs)

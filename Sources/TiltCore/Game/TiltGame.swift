@@ -153,7 +153,9 @@ public struct TiltGame: Sendable {
     /// the one that pose and `back_axis` define; else the assumed convention.
     public var headFrame: HeadFrame {
         if let f = calibratedFrame { return f }
-        if configuration.mode == .relative, let n = neutral, let f = HeadFrame(up: n.up, forward: -n.back, source: .assumed) {
+        if configuration.mode == .relative, let n = neutral,
+            let f = HeadFrame(up: n.up, forward: -n.back, source: .assumed)
+        {
             return f
         }
         return assumedFrame

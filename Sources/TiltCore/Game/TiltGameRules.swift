@@ -38,9 +38,9 @@ extension TiltGame {
         public var nod = GestureDetector.Parameters()
 
         /// Tilt angle below which a pose is in the low zone (correct unless `swapSides`).
-        public var lowThresholdDeg: Double = 63      // 0.35 π
+        public var lowThresholdDeg: Double = 63  // 0.35 π
         /// Tilt angle above which a pose is in the high zone (skip unless `swapSides`).
-        public var highThresholdDeg: Double = 117    // 0.65 π
+        public var highThresholdDeg: Double = 117  // 0.65 π
         /// False: low zone = correct, high zone = skip. True: the other way round (for an IMU
         /// whose z axis points forward, or players who prefer "up = correct").
         public var swapSides: Bool = false
@@ -96,17 +96,27 @@ extension TiltGame {
             guard hysteresisDeg >= 0, 2 * hysteresisDeg < highThresholdDeg - lowThresholdDeg else {
                 throw bad("hysteresis_deg", "must be ≥ 0 and less than half the gap between the thresholds")
             }
-            for (f, v) in [("hold_s", holdSeconds), ("neutral_hold_s", neutralHoldSeconds), ("debounce_s", debounceSeconds)]
+            for (f, v) in [
+                ("hold_s", holdSeconds), ("neutral_hold_s", neutralHoldSeconds), ("debounce_s", debounceSeconds),
+            ]
             where !(0...10).contains(v) {
                 throw bad(f, "must be within 0…10 s")
             }
             guard stillDps > 0, stillDps <= 360 else { throw bad("still_dps", "must be within 0…360 °/s (not 0)") }
             guard (0...5).contains(minReactionSeconds) else { throw bad("min_reaction_s", "must be within 0…5 s") }
-            guard nod.minPeakDps > 0, nod.minPeakDps <= 1000 else { throw bad("nod_min_peak_dps", "must be within 0…1000 °/s (not 0)") }
-            guard nod.minSwingDeg > 0, nod.minSwingDeg <= 90 else { throw bad("nod_min_swing_deg", "must be within 0…90° (not 0)") }
-            guard nod.maxSwingSeconds > 0, nod.maxSwingSeconds <= 5 else { throw bad("nod_max_swing_s", "must be within 0…5 s (not 0)") }
+            guard nod.minPeakDps > 0, nod.minPeakDps <= 1000 else {
+                throw bad("nod_min_peak_dps", "must be within 0…1000 °/s (not 0)")
+            }
+            guard nod.minSwingDeg > 0, nod.minSwingDeg <= 90 else {
+                throw bad("nod_min_swing_deg", "must be within 0…90° (not 0)")
+            }
+            guard nod.maxSwingSeconds > 0, nod.maxSwingSeconds <= 5 else {
+                throw bad("nod_max_swing_s", "must be within 0…5 s (not 0)")
+            }
             guard (0...2).contains(nod.maxGapSeconds) else { throw bad("nod_max_gap_s", "must be within 0…2 s") }
-            guard nod.maxSwingRatio >= 1, nod.maxSwingRatio <= 100 else { throw bad("nod_max_swing_ratio", "must be within 1…100") }
+            guard nod.maxSwingRatio >= 1, nod.maxSwingRatio <= 100 else {
+                throw bad("nod_max_swing_ratio", "must be within 1…100")
+            }
             guard (2...9).contains(nod.shakeSwings) else { throw bad("shake_swings", "must be within 2…9") }
             guard Self.roundSecondsRange.contains(roundSeconds) else { throw bad("round_s", "must be within 1…3600 s") }
             guard backAxis.x.isFinite, backAxis.y.isFinite, backAxis.z.isFinite, backAxis.norm > 0.1 else {

@@ -23,7 +23,9 @@ public enum ForeignLogFormat: String, Sendable, CaseIterable {
 
     /// Parses `text`; `rateHz` gives the time of rows without timestamps, `startNs` the first
     /// row's time. Throws at the first malformed line.
-    public func parse(_ text: String, rateHz: Double, startNs: Nanoseconds = 1_000_000_000) throws(ParseError) -> [IMUSample] {
+    public func parse(
+        _ text: String, rateHz: Double, startNs: Nanoseconds = 1_000_000_000
+    ) throws(ParseError) -> [IMUSample] {
         guard rateHz.isFinite, rateHz > 0, rateHz <= 100_000 else {
             throw ParseError(line: 0, message: "the rate must be within 0…100000 Hz, got \(rateHz)")
         }
@@ -52,24 +54,33 @@ public enum ForeignLogFormat: String, Sendable, CaseIterable {
                 let expected = ["A_X[mg]", "A_Y[mg]", "A_Z[mg]", "G_X[dps]", "G_Y[dps]", "G_Z[dps]"]
                 let names = header.split(separator: "\t").map(String.init)
                 guard Array(names.prefix(6)) == expected else {
-                    throw ParseError(line: i + 1, message: "expected the header \"A_X [mg]  A_Y [mg]  A_Z [mg]  G_X [dps]  G_Y [dps]  G_Z [dps]\" (tab-separated), got \"\(line.prefix(80))\"")
+                    throw ParseError(
+                        line: i + 1,
+                        message:
+                            "expected the header \"A_X [mg]  A_Y [mg]  A_Z [mg]  G_X [dps]  G_Y [dps]  G_Z [dps]\" (tab-separated), got \"\(line.prefix(80))\""
+                    )
                 }
                 continue
             }
             guard fields.count == 6 else {
-                throw ParseError(line: i + 1, message: "expected 6 tab-separated numbers (mg, mg, mg, dps, dps, dps), got \(fields.count) fields")
+                throw ParseError(
+                    line: i + 1,
+                    message: "expected 6 tab-separated numbers (mg, mg, mg, dps, dps, dps), got \(fields.count) fields")
             }
             var v = [Double](repeating: 0, count: 6)
             for k in 0..<6 {
                 guard let d = Double(fields[k]), d.isFinite else {
-                    throw ParseError(line: i + 1, message: "field \(k + 1) is not a number: \"\(fields[k].prefix(32))\"")
+                    throw ParseError(
+                        line: i + 1, message: "field \(k + 1) is not a number: \"\(fields[k].prefix(32))\"")
                 }
                 v[k] = d
             }
             let t = startNs + Nanoseconds((Double(row) * 1e9 / rateHz).rounded())
             row += 1
-            out.append(IMUSample(t: t, accel: Vector3(v[0], v[1], v[2]) * (g / 1000),
-                                 gyro: Vector3(v[3], v[4], v[5]) * radiansPerDegree))
+            out.append(
+                IMUSample(
+                    t: t, accel: Vector3(v[0], v[1], v[2]) * (g / 1000),
+                    gyro: Vector3(v[3], v[4], v[5]) * radiansPerDegree))
         }
         guard sawHeader else { throw ParseError(line: 0, message: "the input is empty") }
         guard !out.isEmpty else { throw ParseError(line: 0, message: "the input has a header but no samples") }

@@ -26,10 +26,11 @@ public struct Quaternion: Sendable, Equatable, Codable {
         let cr = cos(roll / 2), sr = sin(roll / 2)
         let cp = cos(pitch / 2), sp = sin(pitch / 2)
         let cy = cos(yaw / 2), sy = sin(yaw / 2)
-        self.init(w: cr * cp * cy + sr * sp * sy,
-                  x: sr * cp * cy - cr * sp * sy,
-                  y: cr * sp * cy + sr * cp * sy,
-                  z: cr * cp * sy - sr * sp * cy)
+        self.init(
+            w: cr * cp * cy + sr * sp * sy,
+            x: sr * cp * cy - cr * sp * sy,
+            y: cr * sp * cy + sr * cp * sy,
+            z: cr * cp * sy - sr * sp * cy)
     }
 
     /// The vector part (x, y, z).
@@ -47,10 +48,11 @@ public struct Quaternion: Sendable, Equatable, Codable {
 
     /// The Hamilton product: rotation `b`, then `a`.
     @inlinable public static func * (a: Quaternion, b: Quaternion) -> Quaternion {
-        Quaternion(w: a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z,
-                   x: a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
-                   y: a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
-                   z: a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w)
+        Quaternion(
+            w: a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z,
+            x: a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
+            y: a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
+            z: a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w)
     }
 
     /// Rotates `v` by this (unit) quaternion.

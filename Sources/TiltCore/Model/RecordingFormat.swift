@@ -28,7 +28,9 @@ public enum RecordingFormat {
         if l.isEmpty || l.hasPrefix("#") || l.hasPrefix("t_ns") { return nil }
         let f = l.split(separator: ",", omittingEmptySubsequences: false)
         guard f.count == 7 else { throw LineError(message: "expected 7 fields (\(header)), got \(f.count)") }
-        guard let t = Int64(f[0].trimmingWhitespace) else { throw LineError(message: "t_ns is not an integer: \(f[0].prefix(32))") }
+        guard let t = Int64(f[0].trimmingWhitespace) else {
+            throw LineError(message: "t_ns is not an integer: \(f[0].prefix(32))")
+        }
         // An accelerometer-only device leaves the three gyro fields empty.
         let accelOnly = f[4...6].allSatisfy { $0.trimmingWhitespace.isEmpty }
         var v = [Double](repeating: 0, count: 6)

@@ -76,9 +76,11 @@ public struct Fix: Sendable, Equatable {
     public var clockOffset: Double?
 
     /// A fix; unknown values nil.
-    public init(mode: Int, time: Nanoseconds? = nil, lat: Double? = nil, lon: Double? = nil,
-                alt: Double? = nil, speed: Double? = nil, track: Double? = nil,
-                eph: Double? = nil, epv: Double? = nil) {
+    public init(
+        mode: Int, time: Nanoseconds? = nil, lat: Double? = nil, lon: Double? = nil,
+        alt: Double? = nil, speed: Double? = nil, track: Double? = nil,
+        eph: Double? = nil, epv: Double? = nil
+    ) {
         self.mode = mode; self.time = time; self.lat = lat; self.lon = lon; self.alt = alt
         self.speed = speed; self.track = track; self.eph = eph; self.epv = epv
     }

@@ -90,9 +90,10 @@ public struct Matrix3: Sendable, Equatable, Codable {
     /// The matrix product.
     public static func * (a: Matrix3, b: Matrix3) -> Matrix3 {
         let t = b.transposed
-        return Matrix3(Vector3(a.r0.dot(t.r0), a.r0.dot(t.r1), a.r0.dot(t.r2)),
-                       Vector3(a.r1.dot(t.r0), a.r1.dot(t.r1), a.r1.dot(t.r2)),
-                       Vector3(a.r2.dot(t.r0), a.r2.dot(t.r1), a.r2.dot(t.r2)))
+        return Matrix3(
+            Vector3(a.r0.dot(t.r0), a.r0.dot(t.r1), a.r0.dot(t.r2)),
+            Vector3(a.r1.dot(t.r0), a.r1.dot(t.r1), a.r1.dot(t.r2)),
+            Vector3(a.r2.dot(t.r0), a.r2.dot(t.r1), a.r2.dot(t.r2)))
     }
     /// Rows and columns swapped (the inverse of a rotation).
     public var transposed: Matrix3 {

@@ -127,7 +127,7 @@ public struct LocalDistance: Sendable {
             return d * d
         }
         let dy = (lat - centre.lat) * metresPerDegLat
-        var dLon = lon - centre.lon          // both in −180…180: one wrap step suffices
+        var dLon = lon - centre.lon  // both in −180…180: one wrap step suffices
         if dLon > 180 { dLon -= 360 } else if dLon < -180 { dLon += 360 }
         let dx = dLon * metresPerDegLon
         return dx * dx + dy * dy

@@ -22,7 +22,9 @@ public struct GeoGrid: Sendable, Equatable {
         /// The stable integer id: `row << 32 | column`.
         public var id: Int64 { Int64(row) << 32 | Int64(UInt32(bitPattern: column)) }
         /// The cell back from `id`.
-        public init(id: Int64) { row = Int32(truncatingIfNeeded: id >> 32); column = Int32(truncatingIfNeeded: id & 0xFFFF_FFFF) }
+        public init(id: Int64) {
+            row = Int32(truncatingIfNeeded: id >> 32); column = Int32(truncatingIfNeeded: id & 0xFFFF_FFFF)
+        }
         /// The cell's name, "r<row>c<column>".
         public var description: String { "r\(row)c\(column)" }
         /// Ordered by id.
@@ -62,7 +64,7 @@ public struct GeoGrid: Sendable, Equatable {
     /// The column in a band with `n` columns for a longitude (any value; wrapped).
     @inlinable
     public func column(lon: Double, columns n: Int) -> Int {
-        let l = Geo.normalizedLongitude(lon) + 180   // 0 ..< 360
+        let l = Geo.normalizedLongitude(lon) + 180  // 0 ..< 360
         return min(n - 1, Int((l / 360 * Double(n)).rounded(.down)))
     }
 
@@ -116,7 +118,7 @@ public struct GeoGrid: Sendable, Equatable {
             let c0 = column(lon: p.lon - dLon, columns: n)
             let c1 = column(lon: p.lon + dLon, columns: n)
             var span = c1 - c0
-            if span < 0 { span += n }                 // wrapped across ±180°
+            if span < 0 { span += n }  // wrapped across ±180°
             if span + 1 >= n {
                 for c in 0..<n { body(Cell(row: Int32(r), column: Int32(c))) }
                 continue

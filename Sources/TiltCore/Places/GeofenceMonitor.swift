@@ -76,8 +76,11 @@ public struct GeofenceMonitor: Sendable {
         self.options = options
         index = SpatialIndex(cellSize: options.indexCellSize)
         for (i, f) in fences.enumerated() {
-            if f.radius > options.largeFenceRadius { largeFences.append(Int32(i)) }
-            else { index.insert(Int32(i), at: f.centre, reach: f.radius) }
+            if f.radius > options.largeFenceRadius {
+                largeFences.append(Int32(i))
+            } else {
+                index.insert(Int32(i), at: f.centre, reach: f.radius)
+            }
         }
     }
 
@@ -90,7 +93,8 @@ public struct GeofenceMonitor: Sendable {
         for (i, f) in fences.enumerated() where byKey[f.key] == nil { byKey[f.key] = Int32(i) }
         for (i, visit) in old.inside {
             let was = old.fences[Int(i)]
-            guard let j = byKey[was.key], fences[Int(j)].centre == was.centre, fences[Int(j)].radius == was.radius else { continue }
+            guard let j = byKey[was.key], fences[Int(j)].centre == was.centre, fences[Int(j)].radius == was.radius
+            else { continue }
             inside[j] = visit
         }
     }
@@ -125,7 +129,10 @@ public struct GeofenceMonitor: Sendable {
             let f = fences[Int(i)]
             if !inside[i]!.dwelled, t - inside[i]!.enteredAt >= Nanoseconds(f.dwell * 1e9) {
                 inside[i]!.dwelled = true
-                out.append(Event(kind: .dwell, fence: f, t: t, enteredAt: inside[i]!.enteredAt, distance: Geo.distance(p, f.centre)))
+                out.append(
+                    Event(
+                        kind: .dwell, fence: f, t: t, enteredAt: inside[i]!.enteredAt,
+                        distance: Geo.distance(p, f.centre)))
             }
         }
 
@@ -191,8 +198,10 @@ public struct CreditPolicy: Sendable {
 
         /// The `credit` event's payload (`balance` is added by the daemon from the store).
         public func event(balance: Int?) -> Event {
-            var o: JSONObject = ["event": "earned", "fence": .string(fenceKey), "name": .string(name),
-                                 "amount": .int(Int64(amount)), "request_id": .string(requestId)]
+            var o: JSONObject = [
+                "event": "earned", "fence": .string(fenceKey), "name": .string(name),
+                "amount": .int(Int64(amount)), "request_id": .string(requestId),
+            ]
             if let balance { o["balance"] = .int(Int64(balance)) }
             return Event(.credit, t: t, fields: o)
         }
@@ -210,7 +219,8 @@ public struct CreditPolicy: Sendable {
             return nil
         }
         lastCredit[e.fence.key] = e.t
-        return Grant(requestId: "dwell:\(e.fence.key):\(e.enteredAt)", fenceKey: e.fence.key, name: e.fence.name,
-                     t: e.t, amount: 1)
+        return Grant(
+            requestId: "dwell:\(e.fence.key):\(e.enteredAt)", fenceKey: e.fence.key, name: e.fence.name,
+            t: e.t, amount: 1)
     }
 }

@@ -110,7 +110,9 @@ public struct NearbyPlaces: Sendable {
             if useArray {
                 if seen[Int(id)] { continue }
                 seen[Int(id)] = true
-            } else if !seenSet.insert(id).inserted { continue }
+            } else if !seenSet.insert(id).inserted {
+                continue
+            }
             out.append(names[Int(id)])
             if out.count >= options.limit { break }
         }

@@ -18,8 +18,10 @@ public struct Place: Sendable, Equatable {
     public var dwell: Double?
 
     /// A place; nil overrides take the `[places]` defaults.
-    public init(id: String, name: String, category: String, point: GeoPoint,
-                credit: Bool? = nil, radius: Double? = nil, dwell: Double? = nil) {
+    public init(
+        id: String, name: String, category: String, point: GeoPoint,
+        credit: Bool? = nil, radius: Double? = nil, dwell: Double? = nil
+    ) {
         self.id = id; self.name = name; self.category = Place.normalizedCategory(category); self.point = point
         self.credit = credit; self.radius = radius; self.dwell = dwell
     }
@@ -65,7 +67,9 @@ public struct PlacesFile: Sendable {
     /// Parses the bytes of a GeoJSON file.
     public static func parse(_ bytes: [UInt8]) throws(Error) -> PlacesFile {
         let root: JSONValue
-        do { root = try JSONParser.parse(bytes) } catch { throw Error(message: "places file is not valid JSON: \(error)") }
+        do { root = try JSONParser.parse(bytes) } catch {
+            throw Error(message: "places file is not valid JSON: \(error)")
+        }
         guard root["type"]?.stringValue == "FeatureCollection" else {
             throw Error(message: "places file must be a GeoJSON FeatureCollection (\"type\":\"FeatureCollection\")")
         }
@@ -105,7 +109,8 @@ public struct PlacesFile: Sendable {
             return fail("geometry \(g["type"]?.stringValue ?? "?") is not a Point")
         }
         guard let c = g["coordinates"]?.arrayValue, c.count >= 2,
-              let lon = c[0].doubleValue, let lat = c[1].doubleValue else {
+            let lon = c[0].doubleValue, let lat = c[1].doubleValue
+        else {
             return fail("coordinates must be [lon, lat]")
         }
         guard lat.isFinite, lon.isFinite, abs(lat) <= 90, abs(lon) <= 180 else {
@@ -141,10 +146,18 @@ public struct PlacesFile: Sendable {
             return .success(d)
         }
         let radius: Double?, dwell: Double?
-        switch positive("radius_m") { case .success(let d): radius = d; case .failure(let e): return .failure(e) }
-        switch positive("dwell_s") { case .success(let d): dwell = d; case .failure(let e): return .failure(e) }
-        return .success(Place(id: id, name: name, category: category, point: GeoPoint(lat: lat, lon: lon),
-                              credit: credit, radius: radius, dwell: dwell))
+        switch positive("radius_m") {
+        case .success(let d): radius = d;
+        case .failure(let e): return .failure(e)
+        }
+        switch positive("dwell_s") {
+        case .success(let d): dwell = d;
+        case .failure(let e): return .failure(e)
+        }
+        return .success(
+            Place(
+                id: id, name: name, category: category, point: GeoPoint(lat: lat, lon: lon),
+                credit: credit, radius: radius, dwell: dwell))
     }
 }
 
@@ -172,19 +185,25 @@ public struct Geofence: Sendable, Equatable {
     public static let defaultCooldown = 3600.0
 
     /// A geofence (radius metres, dwell and cooldown seconds).
-    public init(name: String, lat: Double, lon: Double, radius: Double,
-                dwell: Double = Geofence.defaultDwell, cooldown: Double = Geofence.defaultCooldown,
-                credit: Bool = false) {
+    public init(
+        name: String, lat: Double, lon: Double, radius: Double,
+        dwell: Double = Geofence.defaultDwell, cooldown: Double = Geofence.defaultCooldown,
+        credit: Bool = false
+    ) {
         self.name = name; self.lat = lat; self.lon = lon; self.radius = radius
         self.dwell = dwell; self.cooldown = cooldown; self.credit = credit
     }
 
     /// Throws a message naming the bad field, for `check-config`.
     public func validate() throws(PlacesFile.Error) {
-        if name.trimmingCharacters(in: .whitespaces).isEmpty { throw .init(message: "geofence: name must not be empty") }
+        if name.trimmingCharacters(in: .whitespaces).isEmpty {
+            throw .init(message: "geofence: name must not be empty")
+        }
         if !(lat.isFinite && abs(lat) <= 90) { throw .init(message: "geofence \(name): lat must be within -90…90") }
         if !(lon.isFinite && abs(lon) <= 180) { throw .init(message: "geofence \(name): lon must be within -180…180") }
-        if !(radius.isFinite && radius > 0 && radius <= 100_000) { throw .init(message: "geofence \(name): radius must be > 0 and ≤ 100000 m") }
+        if !(radius.isFinite && radius > 0 && radius <= 100_000) {
+            throw .init(message: "geofence \(name): radius must be > 0 and ≤ 100000 m")
+        }
         if !(dwell.isFinite && dwell >= 0) { throw .init(message: "geofence \(name): dwell must be ≥ 0 s") }
         if !(cooldown.isFinite && cooldown >= 0) { throw .init(message: "geofence \(name): cooldown must be ≥ 0 s") }
     }
@@ -210,16 +229,19 @@ public struct Fence: Sendable, Equatable {
     public var credit: Bool
 
     /// A fence.
-    public init(key: String, name: String, category: String?, centre: GeoPoint, radius: Double,
-                dwell: Double, cooldown: Double, credit: Bool) {
+    public init(
+        key: String, name: String, category: String?, centre: GeoPoint, radius: Double,
+        dwell: Double, cooldown: Double, credit: Bool
+    ) {
         self.key = key; self.name = name; self.category = category; self.centre = centre
         self.radius = radius; self.dwell = dwell; self.cooldown = cooldown; self.credit = credit
     }
 
     /// A config geofence as a fence.
     public init(_ g: Geofence) {
-        self.init(key: "geofence:\(g.name)", name: g.name, category: nil, centre: GeoPoint(lat: g.lat, lon: g.lon),
-                  radius: g.radius, dwell: g.dwell, cooldown: g.cooldown, credit: g.credit)
+        self.init(
+            key: "geofence:\(g.name)", name: g.name, category: nil, centre: GeoPoint(lat: g.lat, lon: g.lon),
+            radius: g.radius, dwell: g.dwell, cooldown: g.cooldown, credit: g.credit)
     }
 
     /// How places become fences when the config asks for it ([places] fence defaults).
@@ -238,9 +260,10 @@ public struct Fence: Sendable, Equatable {
 
     /// A place as a fence, with its own overrides taking precedence over `defaults`.
     public init(_ p: Place, defaults: PlaceDefaults) {
-        self.init(key: "place:\(p.id)", name: p.name, category: p.category, centre: p.point,
-                  radius: p.radius ?? defaults.radius, dwell: p.dwell ?? defaults.dwell,
-                  cooldown: defaults.cooldown,
-                  credit: p.credit ?? defaults.creditCategories.contains(p.category))
+        self.init(
+            key: "place:\(p.id)", name: p.name, category: p.category, centre: p.point,
+            radius: p.radius ?? defaults.radius, dwell: p.dwell ?? defaults.dwell,
+            cooldown: defaults.cooldown,
+            credit: p.credit ?? defaults.creditCategories.contains(p.category))
     }
 }

@@ -52,16 +52,22 @@ public struct QuestGrid: Sendable {
         public var cooldownUntil: Nanoseconds
 
         /// A completion.
-        public init(cell: GeoGrid.Cell, cellSize: Double, t: Nanoseconds, xp: Int, visits: Int, cooldownUntil: Nanoseconds) {
+        public init(
+            cell: GeoGrid.Cell, cellSize: Double, t: Nanoseconds, xp: Int, visits: Int, cooldownUntil: Nanoseconds
+        ) {
             self.cell = cell; self.cellSize = cellSize; self.t = t; self.xp = xp; self.visits = visits
             self.cooldownUntil = cooldownUntil
         }
 
         /// The `quest` `{"event":"completed"}` payload.
         public var event: Event {
-            Event(.quest, t: t, fields: ["event": "completed", "cell": .int(cell.id), "cell_name": .string(cell.description),
-                                          "xp": .int(Int64(xp)), "visits": .int(Int64(visits)),
-                                          "cooldown_until_ns": .int(cooldownUntil)])
+            Event(
+                .quest, t: t,
+                fields: [
+                    "event": "completed", "cell": .int(cell.id), "cell_name": .string(cell.description),
+                    "xp": .int(Int64(xp)), "visits": .int(Int64(visits)),
+                    "cooldown_until_ns": .int(cooldownUntil),
+                ])
         }
     }
 
@@ -85,9 +91,13 @@ public struct QuestGrid: Sendable {
 
         /// The `quest` `{"event":"available"}` payload.
         public var event: Event {
-            Event(.quest, t: t, fields: ["event": "available", "cell": .int(cell.id), "cell_name": .string(cell.description),
-                                          "lat": .double(centre.lat), "lon": .double(centre.lon),
-                                          "visits": .int(Int64(visits)), "xp": .int(Int64(xp))])
+            Event(
+                .quest, t: t,
+                fields: [
+                    "event": "available", "cell": .int(cell.id), "cell_name": .string(cell.description),
+                    "lat": .double(centre.lat), "lon": .double(centre.lon),
+                    "visits": .int(Int64(visits)), "xp": .int(Int64(xp)),
+                ])
         }
     }
 
@@ -184,7 +194,9 @@ public struct QuestGrid: Sendable {
         s.cooldownUntil = t + Nanoseconds(options.cooldown * 1e9)
         cells[c.id] = s
         announced = true
-        return .success(Completion(cell: c, cellSize: options.cellSize, t: t, xp: xp, visits: s.visits,
-                                   cooldownUntil: s.cooldownUntil!))
+        return .success(
+            Completion(
+                cell: c, cellSize: options.cellSize, t: t, xp: xp, visits: s.visits,
+                cooldownUntil: s.cooldownUntil!))
     }
 }

@@ -53,8 +53,9 @@ public struct Command: Sendable, Equatable {
         }
         /// The fields of a parsed `watch` command.
         public init(_ c: Command) {
-            self.init(classes: c.strings("classes").map { Set($0.compactMap(EventClass.init(rawValue:))) },
-                      attitudeHz: c.number("attitude_hz"), samples: c.bool("samples"))
+            self.init(
+                classes: c.strings("classes").map { Set($0.compactMap(EventClass.init(rawValue:))) },
+                attitudeHz: c.number("attitude_hz"), samples: c.bool("samples"))
         }
     }
 }
@@ -82,7 +83,10 @@ public struct Request: Sendable, Equatable {
             return .failure(RequestError(id: nil, cmd: nil, error: ProtocolError(.invalidJSON, error.description)))
         }
         guard case .object(let o) = value else {
-            return .failure(RequestError(id: nil, cmd: nil, error: ProtocolError(.notAnObject, "a request is a JSON object like {\"cmd\":\"ping\"}")))
+            return .failure(
+                RequestError(
+                    id: nil, cmd: nil,
+                    error: ProtocolError(.notAnObject, "a request is a JSON object like {\"cmd\":\"ping\"}")))
         }
         var id: JSONValue? = o["id"]
         if let i = id {
@@ -91,18 +95,26 @@ public struct Request: Sendable, Equatable {
             case .string(let s) where s.utf8.count <= maxIDLength: break
             default:
                 id = nil
-                return .failure(RequestError(id: nil, cmd: nil, error: ProtocolError(.badArgument, "id must be a number or a string of at most \(maxIDLength) bytes")))
+                return .failure(
+                    RequestError(
+                        id: nil, cmd: nil,
+                        error: ProtocolError(
+                            .badArgument, "id must be a number or a string of at most \(maxIDLength) bytes")))
             }
         }
         guard let cmdValue = o["cmd"] else {
             return .failure(RequestError(id: id, cmd: nil, error: ProtocolError(.badArgument, "missing \"cmd\"")))
         }
         guard let cmd = cmdValue.stringValue else {
-            return .failure(RequestError(id: id, cmd: nil, error: ProtocolError(.badArgument, "\"cmd\" must be a string")))
+            return .failure(
+                RequestError(id: id, cmd: nil, error: ProtocolError(.badArgument, "\"cmd\" must be a string")))
         }
         guard let spec = CommandCatalogue.spec(cmd) else {
             let known = CommandCatalogue.names.joined(separator: ", ")
-            return .failure(RequestError(id: id, cmd: nil, error: ProtocolError(.unknownCommand, "unknown command \"\(cmd.prefix(64))\"; known: \(known)")))
+            return .failure(
+                RequestError(
+                    id: id, cmd: nil,
+                    error: ProtocolError(.unknownCommand, "unknown command \"\(cmd.prefix(64))\"; known: \(known)")))
         }
         do {
             return .success(Request(id: id, command: try check(o, against: spec)))
@@ -129,27 +141,48 @@ public struct Request: Sendable, Equatable {
         let k = a.name
         switch a.kind {
         case .number(let range), .wholeNumber(let range):
-            guard let d = v.doubleValue else { throw ProtocolError(.badArgument, "\"\(k)\" must be a number, got \(v.typeName)") }
-            guard range.contains(d) else { throw ProtocolError(.badArgument, "\"\(k)\" must be within \(range.lowerBound)…\(range.upperBound)") }
-            if case .wholeNumber = a.kind, d != d.rounded() { throw ProtocolError(.badArgument, "\"\(k)\" must be a whole number") }
+            guard let d = v.doubleValue else {
+                throw ProtocolError(.badArgument, "\"\(k)\" must be a number, got \(v.typeName)")
+            }
+            guard range.contains(d) else {
+                throw ProtocolError(.badArgument, "\"\(k)\" must be within \(range.lowerBound)…\(range.upperBound)")
+            }
+            if case .wholeNumber = a.kind, d != d.rounded() {
+                throw ProtocolError(.badArgument, "\"\(k)\" must be a whole number")
+            }
             return v
         case .bool:
-            guard v.boolValue != nil else { throw ProtocolError(.badArgument, "\"\(k)\" must be true or false, got \(v.typeName)") }
+            guard v.boolValue != nil else {
+                throw ProtocolError(.badArgument, "\"\(k)\" must be true or false, got \(v.typeName)")
+            }
             return v
         case .string(let maxLength):
-            guard let s = v.stringValue else { throw ProtocolError(.badArgument, "\"\(k)\" must be a string, got \(v.typeName)") }
-            guard s.utf8.count <= maxLength else { throw ProtocolError(.badArgument, "\"\(k)\" is longer than \(maxLength) bytes") }
+            guard let s = v.stringValue else {
+                throw ProtocolError(.badArgument, "\"\(k)\" must be a string, got \(v.typeName)")
+            }
+            guard s.utf8.count <= maxLength else {
+                throw ProtocolError(.badArgument, "\"\(k)\" is longer than \(maxLength) bytes")
+            }
             return v
         case .object(let maxBytes):
-            guard v.objectValue != nil else { throw ProtocolError(.badArgument, "\"\(k)\" must be an object, got \(v.typeName)") }
-            guard v.jsonText.utf8.count <= maxBytes else { throw ProtocolError(.badArgument, "\"\(k)\" is larger than \(maxBytes) bytes") }
+            guard v.objectValue != nil else {
+                throw ProtocolError(.badArgument, "\"\(k)\" must be an object, got \(v.typeName)")
+            }
+            guard v.jsonText.utf8.count <= maxBytes else {
+                throw ProtocolError(.badArgument, "\"\(k)\" is larger than \(maxBytes) bytes")
+            }
             return v
         case .strings(let maxCount, let allowed, let noun):
-            guard let arr = v.arrayValue, arr.count <= maxCount else { throw ProtocolError(.badArgument, "\"\(k)\" must be an array of strings") }
+            guard let arr = v.arrayValue, arr.count <= maxCount else {
+                throw ProtocolError(.badArgument, "\"\(k)\" must be an array of strings")
+            }
             for e in arr {
-                guard let s = e.stringValue else { throw ProtocolError(.badArgument, "\"\(k)\" must be an array of strings") }
+                guard let s = e.stringValue else {
+                    throw ProtocolError(.badArgument, "\"\(k)\" must be an array of strings")
+                }
                 if let allowed, !allowed.contains(s) {
-                    throw ProtocolError(.badArgument, "unknown \(noun) \"\(s)\" (known: \(allowed.joined(separator: ", ")))")
+                    throw ProtocolError(
+                        .badArgument, "unknown \(noun) \"\(s)\" (known: \(allowed.joined(separator: ", ")))")
                 }
             }
             return v

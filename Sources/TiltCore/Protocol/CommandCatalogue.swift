@@ -8,78 +8,126 @@ public enum CommandCatalogue {
 
     /// The commands, in the order `help` and docs/protocol.md list them.
     public static let commands: [CommandSpec] = [
-        CommandSpec("ping", "answers at once: is the daemon alive", trust: .anyone,
-                    reply: [ReplyField("pong", "true")]),
-        CommandSpec("help", "this catalogue: every command, its arguments, trust, reply fields and errors", trust: .anyone,
-                    arguments: [ArgumentSpec("command", .string(maxLength: 64), "describe only this command")],
-                    reply: [ReplyField("commands", "one object per command: name, summary, trust, arguments, reply, errors")]),
-        CommandSpec("watch", "changes what this client receives; omitted fields keep their value", trust: .anyone,
-                    arguments: [
-                        ArgumentSpec("classes", .strings(maxCount: 64, allowed: EventClass.allCases.map(\.rawValue), noun: "class"),
-                                     "event classes to receive (hello, reply and gap always come)"),
-                        ArgumentSpec("attitude_hz", .number(0...1000), "attitude rate; above 0 adds attitude to the classes, 0 removes it"),
-                        ArgumentSpec("samples", .bool, "raw calibrated samples on or off (adds or removes sample)"),
-                    ],
-                    reply: [ReplyField("watch", "the settings in force: classes, attitude_hz, samples")]),
-        CommandSpec("status", "the daemon's state: sources, game, fix, places", trust: .anyone,
-                    reply: [ReplyField("version", "tiltd's version"), ReplyField("sources", "each source's latest status"),
-                            ReplyField("samples", "samples processed"), ReplyField("sample_rate_hz", "measured over the last second"),
-                            ReplyField("clients", "connected clients"), ReplyField("dropped_lines", "lines dropped for connected clients"),
-                            ReplyField("samples_skipped", "samples dropped because the event loop was behind"),
-                            ReplyField("game", "the game state"), ReplyField("fix", "the latest fix"),
-                            ReplyField("places", "places loaded"), ReplyField("inside", "fences the wearer is inside"),
-                            ReplyField("snoozing", "whether place events are snoozed"),
-                            ReplyField("room", "the shared round last shown with room.show (absent before)")]),
-        CommandSpec("stats", "counters for monitoring since the daemon started", trust: .anyone,
-                    reply: [ReplyField("uptime_s", "seconds since start (monotonic clock)"),
-                            ReplyField("sample_rate_hz", "measured over the last second"),
-                            ReplyField("samples", "samples processed"),
-                            ReplyField("samples_dropped", "samples dropped because the event loop was behind"),
-                            ReplyField("clients", "connected clients"),
-                            ReplyField("lines_dropped", "lines dropped for slow clients, per event class, since start"),
-                            ReplyField("decisions", "game decisions per kind (correct, skip)"),
-                            ReplyField("rounds", "rounds started and ended"),
-                            ReplyField("fix_age_s", "seconds since the latest fix arrived (absent before the first)"),
-                            ReplyField("reloads", "reloads applied and refused, and the last one's result")]),
-        CommandSpec("game.start", "starts a round", trust: .trusted,
-                    arguments: [ArgumentSpec("round_s", .number(5...3600), "round length (default [game] round_s)"),
-                                ArgumentSpec("deck", .string(maxLength: 4096), "\"nearby\" or a deck file name in the config's directory"),
-                                ArgumentSpec("gestures", .string(maxLength: 16), "\"tilt\" or \"nod\" for this round (default [game] gestures)")],
-                    reply: [ReplyField("round", "the round's number"), ReplyField("deck", "the deck's name"),
-                            ReplyField("deck_note", "why the fallback deck is used")],
-                    errors: [.roundInProgress, .invalidRoundLength, .emptyDeck, .deckUnavailable, .needsGyro]),
-        CommandSpec("game.stop", "ends the running round early; it is stored", trust: .trusted,
-                    reply: [ReplyField("round", "the round stopped")], errors: [.notRunning]),
-        CommandSpec("game.reset", "drops any running round (not stored), the neutral pose and last_round", trust: .trusted),
-        CommandSpec("game.neutral", "captures the current head pose as neutral", trust: .trusted,
-                    reply: [ReplyField("captured", "whether the pose was taken (the game event says why not)")]),
-        CommandSpec("history", "the last finished rounds, newest first", trust: .anyone,
-                    arguments: [ArgumentSpec("n", .number(1...1000), "how many (default 10)")],
-                    reply: [ReplyField("rounds", "their result objects")]),
-        CommandSpec("snooze", "stops fix and place events until the wearer has moved", trust: .trusted,
-                    arguments: [ArgumentSpec("distance_m", .number(1...100_000), "metres to move (default [snooze] distance_m)")],
-                    reply: [ReplyField("until_moved_m", "the distance in force")]),
-        CommandSpec("credits", "the credit balance and the credits earned per place", trust: .anyone,
-                    reply: [ReplyField("balance", "credits"), ReplyField("places", "fence, name and count per place")]),
-        CommandSpec("credits.redeem", "spends credits, atomically and once per request_id", trust: .trusted,
-                    arguments: [ArgumentSpec("amount", .wholeNumber(1...1_000_000), "credits to spend (default [credits] redeem_amount)"),
-                                ArgumentSpec("request_id", .string(maxLength: 128), "makes a retry safe: a repeat spends nothing")],
-                    reply: [ReplyField("redeemed", "credits spent (0 for a repeat)"), ReplyField("balance", "after the redeem"),
-                            ReplyField("request_id", "the request's id"), ReplyField("already_applied", "true for a repeat")],
-                    errors: [.insufficientCredits]),
-        CommandSpec("quest.complete", "completes the quest of the wearer's cell", trust: .trusted,
-                    arguments: [ArgumentSpec("cell", .string(maxLength: 64), "the cell's id or name, which must be the wearer's")],
-                    reply: [ReplyField("cell", "the cell's id"), ReplyField("xp", "XP granted"), ReplyField("visits", "completions of this cell")],
-                    errors: [.noFix, .uncertain, .notInCell, .coolingDown]),
-        CommandSpec("room.show", "shows a shared round (from `tiltd mqtt`) to every client as a game line of kind shared",
-                    trust: .trusted,
-                    arguments: [ArgumentSpec("view", .object(maxBytes: 65_536),
-                                             "the round as this device sees it: room, state, players, … (docs/mqtt.md)")],
-                    reply: [ReplyField("shown", "true: the game line went to every client")]),
-        CommandSpec("reload", "re-reads the config file and applies all of it, or nothing", trust: .trusted,
-                    reply: [ReplyField("file", "the file read"), ReplyField("changed", "the sections that changed"),
-                            ReplyField("notes", "what takes effect later (game rules: from the next round)")],
-                    errors: [.reloadRefused]),
+        CommandSpec(
+            "ping", "answers at once: is the daemon alive", trust: .anyone,
+            reply: [ReplyField("pong", "true")]),
+        CommandSpec(
+            "help", "this catalogue: every command, its arguments, trust, reply fields and errors", trust: .anyone,
+            arguments: [ArgumentSpec("command", .string(maxLength: 64), "describe only this command")],
+            reply: [ReplyField("commands", "one object per command: name, summary, trust, arguments, reply, errors")]),
+        CommandSpec(
+            "watch", "changes what this client receives; omitted fields keep their value", trust: .anyone,
+            arguments: [
+                ArgumentSpec(
+                    "classes", .strings(maxCount: 64, allowed: EventClass.allCases.map(\.rawValue), noun: "class"),
+                    "event classes to receive (hello, reply and gap always come)"),
+                ArgumentSpec(
+                    "attitude_hz", .number(0...1000),
+                    "attitude rate; above 0 adds attitude to the classes, 0 removes it"),
+                ArgumentSpec("samples", .bool, "raw calibrated samples on or off (adds or removes sample)"),
+            ],
+            reply: [ReplyField("watch", "the settings in force: classes, attitude_hz, samples")]),
+        CommandSpec(
+            "status", "the daemon's state: sources, game, fix, places", trust: .anyone,
+            reply: [
+                ReplyField("version", "tiltd's version"), ReplyField("sources", "each source's latest status"),
+                ReplyField("samples", "samples processed"),
+                ReplyField("sample_rate_hz", "measured over the last second"),
+                ReplyField("clients", "connected clients"),
+                ReplyField("dropped_lines", "lines dropped for connected clients"),
+                ReplyField("samples_skipped", "samples dropped because the event loop was behind"),
+                ReplyField("game", "the game state"), ReplyField("fix", "the latest fix"),
+                ReplyField("places", "places loaded"), ReplyField("inside", "fences the wearer is inside"),
+                ReplyField("snoozing", "whether place events are snoozed"),
+                ReplyField("room", "the shared round last shown with room.show (absent before)"),
+            ]),
+        CommandSpec(
+            "stats", "counters for monitoring since the daemon started", trust: .anyone,
+            reply: [
+                ReplyField("uptime_s", "seconds since start (monotonic clock)"),
+                ReplyField("sample_rate_hz", "measured over the last second"),
+                ReplyField("samples", "samples processed"),
+                ReplyField("samples_dropped", "samples dropped because the event loop was behind"),
+                ReplyField("clients", "connected clients"),
+                ReplyField("lines_dropped", "lines dropped for slow clients, per event class, since start"),
+                ReplyField("decisions", "game decisions per kind (correct, skip)"),
+                ReplyField("rounds", "rounds started and ended"),
+                ReplyField("fix_age_s", "seconds since the latest fix arrived (absent before the first)"),
+                ReplyField("reloads", "reloads applied and refused, and the last one's result"),
+            ]),
+        CommandSpec(
+            "game.start", "starts a round", trust: .trusted,
+            arguments: [
+                ArgumentSpec("round_s", .number(5...3600), "round length (default [game] round_s)"),
+                ArgumentSpec(
+                    "deck", .string(maxLength: 4096), "\"nearby\" or a deck file name in the config's directory"),
+                ArgumentSpec(
+                    "gestures", .string(maxLength: 16), "\"tilt\" or \"nod\" for this round (default [game] gestures)"),
+            ],
+            reply: [
+                ReplyField("round", "the round's number"), ReplyField("deck", "the deck's name"),
+                ReplyField("deck_note", "why the fallback deck is used"),
+            ],
+            errors: [.roundInProgress, .invalidRoundLength, .emptyDeck, .deckUnavailable, .needsGyro]),
+        CommandSpec(
+            "game.stop", "ends the running round early; it is stored", trust: .trusted,
+            reply: [ReplyField("round", "the round stopped")], errors: [.notRunning]),
+        CommandSpec(
+            "game.reset", "drops any running round (not stored), the neutral pose and last_round", trust: .trusted),
+        CommandSpec(
+            "game.neutral", "captures the current head pose as neutral", trust: .trusted,
+            reply: [ReplyField("captured", "whether the pose was taken (the game event says why not)")]),
+        CommandSpec(
+            "history", "the last finished rounds, newest first", trust: .anyone,
+            arguments: [ArgumentSpec("n", .number(1...1000), "how many (default 10)")],
+            reply: [ReplyField("rounds", "their result objects")]),
+        CommandSpec(
+            "snooze", "stops fix and place events until the wearer has moved", trust: .trusted,
+            arguments: [
+                ArgumentSpec("distance_m", .number(1...100_000), "metres to move (default [snooze] distance_m)")
+            ],
+            reply: [ReplyField("until_moved_m", "the distance in force")]),
+        CommandSpec(
+            "credits", "the credit balance and the credits earned per place", trust: .anyone,
+            reply: [ReplyField("balance", "credits"), ReplyField("places", "fence, name and count per place")]),
+        CommandSpec(
+            "credits.redeem", "spends credits, atomically and once per request_id", trust: .trusted,
+            arguments: [
+                ArgumentSpec(
+                    "amount", .wholeNumber(1...1_000_000), "credits to spend (default [credits] redeem_amount)"),
+                ArgumentSpec("request_id", .string(maxLength: 128), "makes a retry safe: a repeat spends nothing"),
+            ],
+            reply: [
+                ReplyField("redeemed", "credits spent (0 for a repeat)"), ReplyField("balance", "after the redeem"),
+                ReplyField("request_id", "the request's id"), ReplyField("already_applied", "true for a repeat"),
+            ],
+            errors: [.insufficientCredits]),
+        CommandSpec(
+            "quest.complete", "completes the quest of the wearer's cell", trust: .trusted,
+            arguments: [
+                ArgumentSpec("cell", .string(maxLength: 64), "the cell's id or name, which must be the wearer's")
+            ],
+            reply: [
+                ReplyField("cell", "the cell's id"), ReplyField("xp", "XP granted"),
+                ReplyField("visits", "completions of this cell"),
+            ],
+            errors: [.noFix, .uncertain, .notInCell, .coolingDown]),
+        CommandSpec(
+            "room.show", "shows a shared round (from `tiltd mqtt`) to every client as a game line of kind shared",
+            trust: .trusted,
+            arguments: [
+                ArgumentSpec(
+                    "view", .object(maxBytes: 65_536),
+                    "the round as this device sees it: room, state, players, … (docs/mqtt.md)")
+            ],
+            reply: [ReplyField("shown", "true: the game line went to every client")]),
+        CommandSpec(
+            "reload", "re-reads the config file and applies all of it, or nothing", trust: .trusted,
+            reply: [
+                ReplyField("file", "the file read"), ReplyField("changed", "the sections that changed"),
+                ReplyField("notes", "what takes effect later (game rules: from the next round)"),
+            ],
+            errors: [.reloadRefused]),
     ]
 
     private static let byName: [String: CommandSpec] = Dictionary(uniqueKeysWithValues: commands.map { ($0.name, $0) })
@@ -92,13 +140,16 @@ public enum CommandCatalogue {
 
     /// The command table of docs/protocol.md, exactly.
     public static var markdownTable: String {
-        (["| command | trust | arguments | reply fields | errors besides the common ones | what |",
-          "|---|---|---|---|---|---|"] + commands.map(\.markdownRow)).joined(separator: "\n")
+        ([
+            "| command | trust | arguments | reply fields | errors besides the common ones | what |",
+            "|---|---|---|---|---|---|",
+        ] + commands.map(\.markdownRow)).joined(separator: "\n")
     }
 
     /// The error-code table of docs/protocol.md, exactly.
     public static var errorTable: String {
-        (["| code | meaning |", "|---|---|"] + ProtocolError.Code.all.map { "| `\($0.code.rawValue)` | \($0.meaning) |" })
+        (["| code | meaning |", "|---|---|"]
+            + ProtocolError.Code.all.map { "| `\($0.code.rawValue)` | \($0.meaning) |" })
             .joined(separator: "\n")
     }
 }

@@ -81,8 +81,10 @@ public struct CommandSpec: Sendable {
     public let errors: [ProtocolError.Code]
 
     /// Declares a command.
-    public init(_ name: String, _ summary: String, trust: Trust, arguments: [ArgumentSpec] = [],
-                reply: [ReplyField] = [], errors: [ProtocolError.Code] = []) {
+    public init(
+        _ name: String, _ summary: String, trust: Trust, arguments: [ArgumentSpec] = [],
+        reply: [ReplyField] = [], errors: [ProtocolError.Code] = []
+    ) {
         self.name = name; self.summary = summary; self.trust = trust
         self.arguments = arguments; self.reply = reply; self.errors = errors
     }
@@ -103,9 +105,10 @@ public struct CommandSpec: Sendable {
         o["name"] = .string(name)
         o["summary"] = .string(summary)
         o["trust"] = .string(trust.rawValue)
-        o["arguments"] = .array(arguments.map { a in
-            .object(["name": .string(a.name), "type": .string(a.typeText), "meaning": .string(a.meaning)])
-        })
+        o["arguments"] = .array(
+            arguments.map { a in
+                .object(["name": .string(a.name), "type": .string(a.typeText), "meaning": .string(a.meaning)])
+            })
         o["reply"] = .array(reply.map { .object(["name": .string($0.name), "meaning": .string($0.meaning)]) })
         o["errors"] = .array(allErrors.map { .string($0.rawValue) })
         return o
@@ -114,7 +117,8 @@ public struct CommandSpec: Sendable {
     /// This command's row of the table in docs/protocol.md.
     public var markdownRow: String {
         func code(_ s: String) -> String { "`\(s)`" }
-        let args = arguments.isEmpty ? "—" : arguments.map { "\(code($0.name)) (\($0.typeText))" }.joined(separator: ", ")
+        let args =
+            arguments.isEmpty ? "—" : arguments.map { "\(code($0.name)) (\($0.typeText))" }.joined(separator: ", ")
         let reply = reply.isEmpty ? "—" : reply.map { code($0.name) }.joined(separator: ", ")
         let errs = errors.isEmpty ? "—" : errors.map { code($0.rawValue) }.joined(separator: ", ")
         return "| \(code(name)) | \(trust.rawValue) | \(args) | \(reply) | \(errs) | \(summary) |"

@@ -61,7 +61,8 @@ public struct Event: Sendable {
         case .attitude(let a):
             w.key(literal: "q")
             w.beginArray()
-            w.double(a.q.w, digits: 6); w.double(a.q.x, digits: 6); w.double(a.q.y, digits: 6); w.double(a.q.z, digits: 6)
+            w.double(a.q.w, digits: 6); w.double(a.q.x, digits: 6); w.double(a.q.y, digits: 6);
+            w.double(a.q.z, digits: 6)
             w.endArray()
             w.key(literal: "roll_deg"); w.double(a.roll * Self.deg, digits: 2)
             w.key(literal: "pitch_deg"); w.double(a.pitch * Self.deg, digits: 2)

@@ -90,7 +90,8 @@ public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
 }
 
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
-    ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByNilLiteral {
+    ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByNilLiteral
+{
     /// A string.
     public init(stringLiteral v: String) { self = .string(v) }
     /// An integer.

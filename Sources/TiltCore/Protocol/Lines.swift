@@ -24,15 +24,22 @@ extension Event {
 
     /// A `status` line: `source` (imu, gps, store, config, game) is in `state`; the optional
     /// fields only when known (`rate_hz` in Hz, `retry_in_s` in seconds).
-    public static func status(source: String, state: String, message: String, device: String? = nil,
-                              rateHz: Double? = nil, retryIn: Double? = nil) -> Event {
-        Event(.status, t: nil, fields: statusFields(source: source, state: state, message: message, device: device,
-                                                    rateHz: rateHz, retryIn: retryIn))
+    public static func status(
+        source: String, state: String, message: String, device: String? = nil,
+        rateHz: Double? = nil, retryIn: Double? = nil
+    ) -> Event {
+        Event(
+            .status, t: nil,
+            fields: statusFields(
+                source: source, state: state, message: message, device: device,
+                rateHz: rateHz, retryIn: retryIn))
     }
 
     /// A `status` line's fields (also the elements of `sources` in `hello` and `status`).
-    public static func statusFields(source: String, state: String, message: String, device: String? = nil,
-                                    rateHz: Double? = nil, retryIn: Double? = nil) -> JSONObject {
+    public static func statusFields(
+        source: String, state: String, message: String, device: String? = nil,
+        rateHz: Double? = nil, retryIn: Double? = nil
+    ) -> JSONObject {
         var o = JSONObject()
         o["source"] = .string(source)
         o["state"] = .string(state)
@@ -70,8 +77,10 @@ extension Event {
 
     /// The `hello` line: versions, the client as the daemon sees it, then `state` (sources,
     /// game, fix, watch — from the daemon's components).
-    public static func hello(version: String, protocolNumber: Int, client: JSONObject, state: JSONObject,
-                             t: Nanoseconds?) -> Event {
+    public static func hello(
+        version: String, protocolNumber: Int, client: JSONObject, state: JSONObject,
+        t: Nanoseconds?
+    ) -> Event {
         var o = JSONObject()
         o["version"] = .string(version)
         o["protocol"] = .int(Int64(protocolNumber))
@@ -84,8 +93,12 @@ extension Event {
 extension Event {
     /// A `credit` line for a redeem that was committed: `amount` spent, `balance` left.
     public static func creditRedeemed(amount: Int, balance: Int, requestID: String, t: Nanoseconds?) -> Event {
-        Event(.credit, t: t, fields: ["event": "redeemed", "amount": .int(Int64(amount)), "balance": .int(Int64(balance)),
-                                      "request_id": .string(requestID)])
+        Event(
+            .credit, t: t,
+            fields: [
+                "event": "redeemed", "amount": .int(Int64(amount)), "balance": .int(Int64(balance)),
+                "request_id": .string(requestID),
+            ])
     }
 
     /// The class of an encoded line (`{"class":"…"`, as `encode` writes it first), for counting

@@ -69,7 +69,10 @@ public struct ProtocolError: Error, Sendable, Equatable {
             (unknownCommand, "`cmd` names no command"),
             (badArgument, "a field is missing, of the wrong type, out of range, or not taken by the command"),
             (forbidden, "a command that changes state, from an untrusted peer"),
-            (unavailable, "the part needed is not there (no attitude yet, quests disabled, the store failing, the daemon starting)"),
+            (
+                unavailable,
+                "the part needed is not there (no attitude yet, quests disabled, the store failing, the daemon starting)"
+            ),
             (roundInProgress, "`game.start` while a round runs"),
             (notRunning, "`game.stop` with no round running"),
             (invalidRoundLength, "a round length out of range"),
@@ -81,7 +84,10 @@ public struct ProtocolError: Error, Sendable, Equatable {
             (uncertain, "the fix is too uncertain (eph above half a cell)"),
             (notInCell, "the named cell is not the wearer's"),
             (coolingDown, "the cell's quest was completed recently"),
-            (reloadRefused, "the new configuration is invalid or cannot be applied (file:line: key: reason); nothing changed"),
+            (
+                reloadRefused,
+                "the new configuration is invalid or cannot be applied (file:line: key: reason); nothing changed"
+            ),
             (internalError, "a bug: please report it"),
         ]
     }

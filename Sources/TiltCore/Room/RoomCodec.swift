@@ -31,20 +31,22 @@ public enum RoomCodec {
         o["remaining_ms"] = .int(s.remainingMs)
         o["reason"] = s.reason.map { .string($0.rawValue) } ?? .null
         o["prompts"] = .array(s.prompts.map { .string($0) })
-        o["players"] = .array(s.players.map { p in
-            var po: JSONObject = ["player": .string(p.id), "presence": .string(p.presence.rawValue)]
-            po["index"] = .int(Int64(p.index))
-            po["score"] = .int(Int64(p.score))
-            po["status_topic"] = p.statusTopic.map { .string($0) } ?? .null
-            return .object(po)
-        })
+        o["players"] = .array(
+            s.players.map { p in
+                var po: JSONObject = ["player": .string(p.id), "presence": .string(p.presence.rawValue)]
+                po["index"] = .int(Int64(p.index))
+                po["score"] = .int(Int64(p.score))
+                po["status_topic"] = p.statusTopic.map { .string($0) } ?? .null
+                return .object(po)
+            })
         return o
     }
 
     /// Reads a state a host published.
     public static func decodeState(_ bytes: [UInt8]) throws(RoomRefusal) -> RoomState {
         let o = try object(bytes)
-        var s = RoomState(room: try id(o, "room"), host: try id(o, "host"), hostStatusTopic: o["host_status"]?.stringValue)
+        var s = RoomState(
+            room: try id(o, "room"), host: try id(o, "host"), hostStatusTopic: o["host_status"]?.stringValue)
         s.session = o["session"]?.stringValue ?? ""
         s.rev = try int(o, "rev", 0...Int.max)
         guard let ph = o["state"]?.stringValue.flatMap(RoomState.Phase.init(rawValue:)) else {
@@ -70,7 +72,8 @@ public enum RoomCodec {
             guard let pr = po["presence"]?.stringValue.flatMap(RoomState.Player.Presence.init(rawValue:)) else {
                 throw RoomRefusal("bad_argument", "a player's \"presence\" must be here, away or left")
             }
-            var p = RoomState.Player(id: try id(po, "player"), presence: pr, statusTopic: po["status_topic"]?.stringValue)
+            var p = RoomState.Player(
+                id: try id(po, "player"), presence: pr, statusTopic: po["status_topic"]?.stringValue)
             p.index = try int(po, "index", 0...RoomState.maxPrompts)
             p.score = try int(po, "score", 0...RoomState.maxPrompts)
             s.players.append(p)
@@ -82,8 +85,10 @@ public enum RoomCodec {
 
     /// A decision as a player publishes it.
     public static func encode(_ d: RoomDecision) -> JSONObject {
-        ["room": .string(d.room), "player": .string(d.player), "round": .int(Int64(d.round)),
-         "index": .int(Int64(d.index)), "decision": .string(d.decision.rawValue), "request_id": .string(d.requestID)]
+        [
+            "room": .string(d.room), "player": .string(d.player), "round": .int(Int64(d.round)),
+            "index": .int(Int64(d.index)), "decision": .string(d.decision.rawValue), "request_id": .string(d.requestID),
+        ]
     }
 
     /// Reads a decision. Checks its form only; the host checks it against the round.
@@ -92,8 +97,9 @@ public enum RoomCodec {
         guard let dv = o["decision"]?.stringValue, let dec = Decision(rawValue: dv) else {
             throw RoomRefusal("bad_argument", "\"decision\" must be \"correct\" or \"skip\"")
         }
-        var d = RoomDecision(room: try id(o, "room"), player: try id(o, "player"), round: try int(o, "round", 1...Int.max),
-                             index: try int(o, "index", 0...RoomState.maxPrompts), decision: dec)
+        var d = RoomDecision(
+            room: try id(o, "room"), player: try id(o, "player"), round: try int(o, "round", 1...Int.max),
+            index: try int(o, "index", 0...RoomState.maxPrompts), decision: dec)
         d.requestID = try id(o, "request_id")
         return d
     }
@@ -102,7 +108,9 @@ public enum RoomCodec {
 
     /// A presence announcement as a player publishes it.
     public static func encode(_ p: RoomPresence) -> JSONObject {
-        var o: JSONObject = ["room": .string(p.room), "player": .string(p.player), "presence": .string(p.presence.rawValue)]
+        var o: JSONObject = [
+            "room": .string(p.room), "player": .string(p.player), "presence": .string(p.presence.rawValue),
+        ]
         o["status_topic"] = p.statusTopic.map { .string($0) } ?? .null
         return o
     }
@@ -113,8 +121,9 @@ public enum RoomCodec {
         guard let pr = o["presence"]?.stringValue.flatMap(RoomState.Player.Presence.init(rawValue:)) else {
             throw RoomRefusal("bad_argument", "\"presence\" must be here, away or left")
         }
-        return RoomPresence(room: try id(o, "room"), player: try id(o, "player"), presence: pr,
-                            statusTopic: o["status_topic"]?.stringValue)
+        return RoomPresence(
+            room: try id(o, "room"), player: try id(o, "player"), presence: pr,
+            statusTopic: o["status_topic"]?.stringValue)
     }
 
     // MARK: helpers
@@ -125,20 +134,24 @@ public enum RoomCodec {
         }
         let v: JSONValue
         do { v = try JSONParser.parse(bytes) } catch { throw RoomRefusal("invalid_json", error.description) }
-        guard let o = v.objectValue else { throw RoomRefusal("invalid_json", "expected a JSON object, got \(v.typeName)") }
+        guard let o = v.objectValue else {
+            throw RoomRefusal("invalid_json", "expected a JSON object, got \(v.typeName)")
+        }
         return o
     }
 
     static func id(_ o: JSONObject, _ key: String) throws(RoomRefusal) -> String {
         guard let s = o[key]?.stringValue, RoomState.isValidID(s) else {
-            throw RoomRefusal("bad_argument", "\"\(key)\" must be 1–\(RoomState.maxIDBytes) letters, digits, '-', '_' or '.'")
+            throw RoomRefusal(
+                "bad_argument", "\"\(key)\" must be 1–\(RoomState.maxIDBytes) letters, digits, '-', '_' or '.'")
         }
         return s
     }
 
     static func int(_ o: JSONObject, _ key: String, _ range: ClosedRange<Int>) throws(RoomRefusal) -> Int {
         guard let i = o[key]?.intValue, i >= Int64(range.lowerBound), i <= Int64(range.upperBound) else {
-            throw RoomRefusal("bad_argument", "\"\(key)\" must be an integer in \(range.lowerBound)…\(range.upperBound)")
+            throw RoomRefusal(
+                "bad_argument", "\"\(key)\" must be an integer in \(range.lowerBound)…\(range.upperBound)")
         }
         return Int(i)
     }

@@ -44,9 +44,12 @@ public struct RoomHost: Sendable {
     /// Starts a round of `roundMs` with `prompts` (in play order) at `t`; every player starts
     /// from prompt 0 with score 0, and players who left are dropped.
     public mutating func start(prompts: [String], roundMs: Int64, at t: Int64) -> Outcome {
-        if state.phase == .playing { return .refused(RoomRefusal("round_in_progress", "a round is running; stop it first (room.stop)")) }
+        if state.phase == .playing {
+            return .refused(RoomRefusal("round_in_progress", "a round is running; stop it first (room.stop)"))
+        }
         guard !prompts.isEmpty, prompts.count <= RoomState.maxPrompts else {
-            return .refused(RoomRefusal("bad_argument", "a round needs 1–\(RoomState.maxPrompts) prompts, got \(prompts.count)"))
+            return .refused(
+                RoomRefusal("bad_argument", "a round needs 1–\(RoomState.maxPrompts) prompts, got \(prompts.count)"))
         }
         guard roundMs >= 5_000, roundMs <= 3_600_000 else {
             return .refused(RoomRefusal("invalid_round_length", "round length must be 5–3600 s"))
@@ -115,7 +118,8 @@ public struct RoomHost: Sendable {
     /// offline is `away` (its score kept), and `here` again when it is back.
     public mutating func deviceStatus(topic: String, online: Bool, at t: Int64) -> Outcome {
         var changed = false
-        for i in state.players.indices where state.players[i].statusTopic == topic && state.players[i].id != state.host {
+        for i in state.players.indices where state.players[i].statusTopic == topic && state.players[i].id != state.host
+        {
             if online { offline.remove(state.players[i].id) } else { offline.insert(state.players[i].id) }
             if update(i) == .changed { changed = true }
         }
@@ -137,7 +141,9 @@ public struct RoomHost: Sendable {
     /// A decision arrived on `topicPlayer`'s decision topic.
     public mutating func decision(_ d: RoomDecision, topicPlayer: String, at t: Int64) -> Outcome {
         // A decision arriving after the round's end must not count, even if no tick came since.
-        if tick(at: t) == .changed { return .refused(RoomRefusal("not_running", "the round ended before this decision arrived")) }
+        if tick(at: t) == .changed {
+            return .refused(RoomRefusal("not_running", "the round ended before this decision arrived"))
+        }
         if let r = checkSender(room: d.room, player: d.player, topicPlayer: topicPlayer) { return .refused(r) }
         guard let i = state.players.firstIndex(where: { $0.id == d.player }) else {
             return .refused(RoomRefusal("unknown_player", "\(d.player) has not joined room \(state.room)"))
@@ -145,7 +151,8 @@ public struct RoomHost: Sendable {
         if applied[d.player]?.contains(d.requestID) == true, d.round == state.round { return .duplicate }
         guard state.phase == .playing else { return .refused(RoomRefusal("not_running", "no round is running")) }
         guard d.round == state.round else {
-            return .refused(RoomRefusal("wrong_round", "decision for round \(d.round); round \(state.round) is running"))
+            return .refused(
+                RoomRefusal("wrong_round", "decision for round \(d.round); round \(state.round) is running"))
         }
         let p = state.players[i]
         if d.index < p.index { return .refused(RoomRefusal("stale", "\(d.player) already answered prompt \(d.index)")) }
@@ -165,7 +172,9 @@ public struct RoomHost: Sendable {
 
     /// A message must be for this room, and name the player whose topic it came on.
     private func checkSender(room: String, player: String, topicPlayer: String) -> RoomRefusal? {
-        if room != state.room { return RoomRefusal("wrong_room", "message for room \(room) on room \(state.room)'s topic") }
+        if room != state.room {
+            return RoomRefusal("wrong_room", "message for room \(room) on room \(state.room)'s topic")
+        }
         if player != topicPlayer {
             return RoomRefusal("forged", "message names player \(player) but came on \(topicPlayer)'s topic")
         }

@@ -101,10 +101,13 @@ public struct RoomMember: Sendable {
         o["deck_size"] = .int(Int64(s.prompts.count))
         o["score"] = .int(Int64(s.player(player)?.score ?? 0))
         o["pending"] = .int(Int64(pending.count))
-        o["players"] = .array(s.players.map { p in
-            .object(["player": .string(p.id), "presence": .string(p.presence.rawValue),
-                     "index": .int(Int64(p.index)), "score": .int(Int64(p.score))])
-        })
+        o["players"] = .array(
+            s.players.map { p in
+                .object([
+                    "player": .string(p.id), "presence": .string(p.presence.rawValue),
+                    "index": .int(Int64(p.index)), "score": .int(Int64(p.score)),
+                ])
+            })
         return o
     }
 }

@@ -103,7 +103,8 @@ public struct RoomState: Sendable, Equatable {
     public static func isValidID(_ s: String) -> Bool {
         guard !s.isEmpty, s.utf8.count <= maxIDBytes else { return false }
         return s.utf8.allSatisfy { c in
-            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2D || c == 0x5F || c == 0x2E
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2D || c == 0x5F
+                || c == 0x2E
         }
     }
 }

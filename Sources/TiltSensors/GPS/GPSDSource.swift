@@ -22,9 +22,11 @@ public struct GPSDConfig: Sendable {
     public var connectTimeout: Double
 
     /// The default is gpsd's own: 127.0.0.1:2947.
-    public init(host: String = "127.0.0.1", port: Int = 2947, pollInterval: Double = 0.25,
-                backoff: Backoff = Backoff(initial: 0.5, maximum: 10), silenceTimeout: Double = 10,
-                connectTimeout: Double = 5) {
+    public init(
+        host: String = "127.0.0.1", port: Int = 2947, pollInterval: Double = 0.25,
+        backoff: Backoff = Backoff(initial: 0.5, maximum: 10), silenceTimeout: Double = 10,
+        connectTimeout: Double = 5
+    ) {
         self.host = host; self.port = port; self.pollInterval = pollInterval; self.backoff = backoff
         self.silenceTimeout = silenceTimeout; self.connectTimeout = connectTimeout
     }
@@ -122,10 +124,14 @@ public struct GPSDSource: FixSource {
     }
 
     /// One connection's life: open, watch, read until the connection fails or a stop.
-    private func session(_ data: UnsafeMutablePointer<gps_data_t>, stop: StopSignal,
-                         emit: @Sendable (FixOutput) -> Void, backoff: inout Backoff) -> SessionEnd {
+    private func session(
+        _ data: UnsafeMutablePointer<gps_data_t>, stop: StopSignal,
+        emit: @Sendable (FixOutput) -> Void, backoff: inout Backoff
+    ) -> SessionEnd {
         memset(data, 0, MemoryLayout<gps_data_t>.size)
-        if let unreachable = TCPReachability.timedOut(host: config.host, port: config.port, timeout: config.connectTimeout) {
+        if let unreachable = TCPReachability.timedOut(
+            host: config.host, port: config.port, timeout: config.connectTimeout)
+        {
             return .failed("cannot connect to gpsd at \(endpoint): \(unreachable)")
         }
         let opened = gps_open(config.host, String(config.port), data)
@@ -149,8 +155,9 @@ public struct GPSDSource: FixSource {
         let silenceLimit = Duration.milliseconds(Int64(config.silenceTimeout * 1000))
         while !stop.isStopped {
             if lastReport.duration(to: .now) > silenceLimit {
-                return .failed("gpsd at \(endpoint) sent no fix report for \(Self.seconds(config.silenceTimeout)) s "
-                    + "(receiver silent or not attached)")
+                return .failed(
+                    "gpsd at \(endpoint) sent no fix report for \(Self.seconds(config.silenceTimeout)) s "
+                        + "(receiver silent or not attached)")
             }
             errno = 0
             guard gps_waiting(data, timeoutMicroseconds) else {
@@ -222,9 +229,9 @@ public struct GPSDSource: FixSource {
     /// eph: √(epx² + epy²), the conservative combination; one axis alone stands for both.
     static func horizontalError(epx: Double?, epy: Double?) -> Double? {
         switch (epx, epy) {
-        case let (x?, y?): (x * x + y * y).squareRoot()
-        case let (x?, nil): x * 2.0.squareRoot()
-        case let (nil, y?): y * 2.0.squareRoot()
+        case (let x?, let y?): (x * x + y * y).squareRoot()
+        case (let x?, nil): x * 2.0.squareRoot()
+        case (nil, let y?): y * 2.0.squareRoot()
         case (nil, nil): nil
         }
     }

@@ -27,8 +27,9 @@ final class IIOContext {
     init(timeoutMs: UInt32) throws {
         guard let ctx = iio_create_local_context() else {
             let code = errno
-            throw IIOError("cannot open the local IIO context: \(IIOContext.errorText(code))"
-                + (code == ENOENT ? " (no \(IIOPaths.sysfs): no IIO driver loaded?)" : ""))
+            throw IIOError(
+                "cannot open the local IIO context: \(IIOContext.errorText(code))"
+                    + (code == ENOENT ? " (no \(IIOPaths.sysfs): no IIO driver loaded?)" : ""))
         }
         handle = ctx
         // Reads are non-blocking and waited on with poll(), so this bounds only libiio's own waits.
@@ -143,7 +144,8 @@ enum IIOChannel {
 
     static func format(_ chn: OpaquePointer) -> IIOElementFormat {
         let f = iio_channel_get_data_format(chn).pointee
-        return IIOElementFormat(bigEndian: f.is_be, signed: f.is_signed, bits: Int(f.bits),
-                                storageBytes: Int(f.length) / 8, shift: Int(f.shift))
+        return IIOElementFormat(
+            bigEndian: f.is_be, signed: f.is_signed, bits: Int(f.bits),
+            storageBytes: Int(f.length) / 8, shift: Int(f.shift))
     }
 }

@@ -59,7 +59,9 @@ enum IIODeviceSetup {
     /// or "accelName+gyroName" for split devices.
     static func choose(_ spec: String, in ctx: IIOContext) throws -> [Choice] {
         let devices = ctx.devices.sorted { ($0.number ?? .max) < ($1.number ?? .max) }
-        let inventory = devices.isEmpty ? "no IIO devices present"
+        let inventory =
+            devices.isEmpty
+            ? "no IIO devices present"
             : "present: " + devices.map { "\($0.name) (\($0.id))" }.joined(separator: ", ")
         func named(_ n: String) -> IIODeviceRef? {
             devices.first { $0.name == n } ?? devices.first { $0.id == n }
@@ -104,8 +106,9 @@ enum IIODeviceSetup {
             throw IIOError("no IIO device named \"\(spec)\" (\(inventory))")
         }
         guard d.hasAxes("accel") else {
-            throw IIOError("\(d.name) (\(d.id)) has no accel x/y/z channels; "
-                + "for split devices name both as \"accel+gyro\"")
+            throw IIOError(
+                "\(d.name) (\(d.id)) has no accel x/y/z channels; "
+                    + "for split devices name both as \"accel+gyro\"")
         }
         // A device with no gyroscope is used for tilt alone (its status says so).
         return [Choice(ref: d, accel: true, gyro: d.hasAxes("anglvel"))]
@@ -113,19 +116,24 @@ enum IIODeviceSetup {
 
     /// Reads scales, offsets and the mount matrix, sets the sampling rate, and returns the device
     /// ready for a buffer or for polling.
-    static func configure(_ choice: Choice, rateHz: Double, mountOverride: Matrix3?,
-                          logger: Logger?) throws -> IIOConfiguredDevice {
+    static func configure(
+        _ choice: Choice, rateHz: Double, mountOverride: Matrix3?,
+        logger: Logger?
+    ) throws -> IIOConfiguredDevice {
         let ref = choice.ref
         let accel = choice.accel ? try axes("accel", of: ref, mountOverride: mountOverride) : nil
         let gyro = choice.gyro ? try axes("anglvel", of: ref, mountOverride: mountOverride) : nil
         let actual = setRate(rateHz, on: ref, types: [accel, gyro].compactMap { $0 }, logger: logger)
-        return IIOConfiguredDevice(ref: ref, accel: accel, gyro: gyro, timestamp: ref.channel("timestamp"),
-                                   rateHz: actual)
+        return IIOConfiguredDevice(
+            ref: ref, accel: accel, gyro: gyro, timestamp: ref.channel("timestamp"),
+            rateHz: actual)
     }
 
     private static func axes(_ type: String, of ref: IIODeviceRef, mountOverride: Matrix3?) throws -> IIOAxes {
         let channels = try ["x", "y", "z"].map { axis -> OpaquePointer in
-            guard let c = ref.channel("\(type)_\(axis)") else { throw IIOError("\(ref.id): no \(type)_\(axis) channel") }
+            guard let c = ref.channel("\(type)_\(axis)") else {
+                throw IIOError("\(ref.id): no \(type)_\(axis) channel")
+            }
             return c
         }
         let scales = try channels.map { c -> IIOChannelScale in
@@ -135,13 +143,15 @@ enum IIODeviceSetup {
                 throw IIOError("\(ref.id): \(IIOChannel.id(c)) scale \"\(scaleText)\" is not a number")
             }
             let offsetText = IIOChannel.attribute(c, "offset") ?? "0"
-            guard let offset = Double(offsetText.trimmingCharacters(in: .whitespacesAndNewlines)), offset.isFinite else {
+            guard let offset = Double(offsetText.trimmingCharacters(in: .whitespacesAndNewlines)), offset.isFinite
+            else {
                 throw IIOError("\(ref.id): \(IIOChannel.id(c)) offset \"\(offsetText)\" is not a number")
             }
             return IIOChannelScale(scale: scale, offset: offset)
         }
-        return IIOAxes(type: type, channels: channels, scales: scales,
-                       mount: try mountOverride ?? mountMatrix(type, of: ref, x: channels[0]))
+        return IIOAxes(
+            type: type, channels: channels, scales: scales,
+            mount: try mountOverride ?? mountMatrix(type, of: ref, x: channels[0]))
     }
 
     /// The device's mount matrix for a channel type: `in_<type>_mount_matrix`, else the device's
@@ -174,7 +184,9 @@ enum IIODeviceSetup {
             do { try ref.writeAttribute("sampling_frequency", value) } catch {
                 logger?.warning("cannot set the sampling rate", metadata: ["error": "\(error)"])
             }
-            return ref.attribute("sampling_frequency").flatMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? requested
+            return ref.attribute("sampling_frequency").flatMap {
+                Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
+            } ?? requested
         }
         var rates: [Double] = []
         for axes in types {
@@ -184,7 +196,9 @@ enum IIODeviceSetup {
             do { try IIOChannel.writeAttribute(x, "sampling_frequency", value) } catch {
                 logger?.warning("cannot set the sampling rate", metadata: ["error": "\(error)"])
             }
-            if let r = IIOChannel.attribute(x, "sampling_frequency").flatMap({ Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }) {
+            if let r = IIOChannel.attribute(x, "sampling_frequency").flatMap({
+                Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
+            }) {
                 rates.append(r)
             }
         }
@@ -204,8 +218,10 @@ enum IIODeviceSetup {
         if let current { return iio_device_get_name(current).map { String(cString: $0) } }
         let triggers = ctx.triggers
         let preferred = ref.number.map { "\(ref.name)-dev\($0)" }
-        guard let trigger = triggers.first(where: { $0.name == preferred })
-                ?? triggers.first(where: { $0.name.hasPrefix("\(ref.name)-") }) else {
+        guard
+            let trigger = triggers.first(where: { $0.name == preferred })
+                ?? triggers.first(where: { $0.name.hasPrefix("\(ref.name)-") })
+        else {
             throw IIOMissingTrigger(device: "\(ref.name) (\(ref.id))")
         }
         let w = iio_device_set_trigger(ref.handle, trigger.handle)

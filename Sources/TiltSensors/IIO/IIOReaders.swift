@@ -80,18 +80,21 @@ final class IIOBufferedReader {
             for i in 0..<scans {
                 let scan = UnsafeRawPointer(start + i * step)
                 // Without a timestamp element, the best time is "now" for the newest scan.
-                let t = timestampSlot.map { $0.format.decode(scan + $0.offset) }
+                let t =
+                    timestampSlot.map { $0.format.decode(scan + $0.offset) }
                     ?? now - Int64(scans - 1 - i) * period
                 var reading = IIOReading(t: t)
                 if let a = device.accel {
-                    reading.accel = a.vector(accelSlots[0].format.decode(scan + accelSlots[0].offset),
-                                             accelSlots[1].format.decode(scan + accelSlots[1].offset),
-                                             accelSlots[2].format.decode(scan + accelSlots[2].offset))
+                    reading.accel = a.vector(
+                        accelSlots[0].format.decode(scan + accelSlots[0].offset),
+                        accelSlots[1].format.decode(scan + accelSlots[1].offset),
+                        accelSlots[2].format.decode(scan + accelSlots[2].offset))
                 }
                 if let g = device.gyro {
-                    reading.gyro = g.vector(gyroSlots[0].format.decode(scan + gyroSlots[0].offset),
-                                            gyroSlots[1].format.decode(scan + gyroSlots[1].offset),
-                                            gyroSlots[2].format.decode(scan + gyroSlots[2].offset))
+                    reading.gyro = g.vector(
+                        gyroSlots[0].format.decode(scan + gyroSlots[0].offset),
+                        gyroSlots[1].format.decode(scan + gyroSlots[1].offset),
+                        gyroSlots[2].format.decode(scan + gyroSlots[2].offset))
                 }
                 deliver(reading)
                 delivered += 1
@@ -116,14 +119,16 @@ struct IIOPolledReader {
     func read(at t: Nanoseconds) throws -> IIOReading {
         var reading = IIOReading(t: t)
         if let a = device.accel {
-            reading.accel = a.vector(try IIOChannel.readInteger(a.channels[0], "raw"),
-                                     try IIOChannel.readInteger(a.channels[1], "raw"),
-                                     try IIOChannel.readInteger(a.channels[2], "raw"))
+            reading.accel = a.vector(
+                try IIOChannel.readInteger(a.channels[0], "raw"),
+                try IIOChannel.readInteger(a.channels[1], "raw"),
+                try IIOChannel.readInteger(a.channels[2], "raw"))
         }
         if let g = device.gyro {
-            reading.gyro = g.vector(try IIOChannel.readInteger(g.channels[0], "raw"),
-                                    try IIOChannel.readInteger(g.channels[1], "raw"),
-                                    try IIOChannel.readInteger(g.channels[2], "raw"))
+            reading.gyro = g.vector(
+                try IIOChannel.readInteger(g.channels[0], "raw"),
+                try IIOChannel.readInteger(g.channels[1], "raw"),
+                try IIOChannel.readInteger(g.channels[2], "raw"))
         }
         return reading
     }

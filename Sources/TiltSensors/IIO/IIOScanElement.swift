@@ -33,10 +33,12 @@ public struct IIOElementFormat: Sendable, Equatable {
         guard slash.count == 2, let bits = Int(slash[0]) else { return nil }
         let storageAndShift = slash[1].components(separatedBy: ">>")
         guard storageAndShift.count == 2, let storage = Int(storageAndShift[0]),
-              let shift = Int(storageAndShift[1]), [8, 16, 32, 64].contains(storage),
-              bits > 0, bits + shift <= storage else { return nil }
-        self.init(bigEndian: parts[0] == "be", signed: sign == "s" || sign == "S", bits: bits,
-                  storageBytes: storage / 8, shift: shift)
+            let shift = Int(storageAndShift[1]), [8, 16, 32, 64].contains(storage),
+            bits > 0, bits + shift <= storage
+        else { return nil }
+        self.init(
+            bigEndian: parts[0] == "be", signed: sign == "s" || sign == "S", bits: bits,
+            storageBytes: storage / 8, shift: shift)
     }
 
     /// Decodes the element at `pointer` into its integer value (sign-extended when signed).
@@ -91,7 +93,9 @@ public enum IIOText {
             let cells = row.split(separator: ",")
             guard cells.count == 3 else { return nil }
             for cell in cells {
-                guard let v = Double(cell.trimmingCharacters(in: .whitespacesAndNewlines)), v.isFinite else { return nil }
+                guard let v = Double(cell.trimmingCharacters(in: .whitespacesAndNewlines)), v.isFinite else {
+                    return nil
+                }
                 values.append(v)
             }
         }

@@ -32,8 +32,10 @@ public final class IIOSource: SampleSource {
         public var mode: IIOReadMode
 
         /// Settings; the defaults find the IMU and read it at 60 Hz.
-        public init(device: String = "auto", rateHz: Double = 60, mountMatrix: Matrix3? = nil,
-                    bufferSamples: Int? = nil, mode: IIOReadMode = .auto) {
+        public init(
+            device: String = "auto", rateHz: Double = 60, mountMatrix: Matrix3? = nil,
+            bufferSamples: Int? = nil, mode: IIOReadMode = .auto
+        ) {
             self.device = device; self.rateHz = rateHz
             self.mountMatrix = mountMatrix; self.bufferSamples = bufferSamples; self.mode = mode
         }
@@ -68,17 +70,24 @@ public final class IIOSource: SampleSource {
         stop.onStop { wake.signal() }
         defer { wake.close() }
         var backoff = Backoff()
-        emit(.status(SourceStatus(source: "imu", state: .starting,
-                                  message: "looking for IIO device \"\(configuration.device)\"",
-                                  rateHz: configuration.rateHz)))
+        emit(
+            .status(
+                SourceStatus(
+                    source: "imu", state: .starting,
+                    message: "looking for IIO device \"\(configuration.device)\"",
+                    rateHz: configuration.rateHz)))
         while !stop.isStopped {
             var session: IIOSession?
             do {
                 let s = try IIOSession(configuration: configuration, logger: logger)
                 session = s
                 emit(.status(s.status(.streaming)))
-                logger?.info("IMU streaming", metadata: ["device": "\(s.deviceSummary)", "mode": "\(s.message)",
-                                                         "rate_hz": "\(s.rateHz)"])
+                logger?.info(
+                    "IMU streaming",
+                    metadata: [
+                        "device": "\(s.deviceSummary)", "mode": "\(s.message)",
+                        "rate_hz": "\(s.rateHz)",
+                    ])
                 try s.stream(stop: stop, wake: wake, emit: emit, logger: logger)
                 s.close()
                 return
@@ -90,9 +99,13 @@ public final class IIOSource: SampleSource {
                 let message = "\(error)"
                 // Repeats are limited by the daemon's one log rate-limiter (`RepeatLimiter`, per
                 // call site, with a summary line); the backoff already spaces the attempts.
-                logger?.warning("IMU unavailable, retrying", metadata: ["error": "\(message)", "retry_in_s": "\(delay)"])
-                emit(.status(SourceStatus(source: "imu", state: .retrying, message: message,
-                                          rateHz: configuration.rateHz, retryIn: delay)))
+                logger?.warning(
+                    "IMU unavailable, retrying", metadata: ["error": "\(message)", "retry_in_s": "\(delay)"])
+                emit(
+                    .status(
+                        SourceStatus(
+                            source: "imu", state: .retrying, message: message,
+                            rateHz: configuration.rateHz, retryIn: delay)))
                 stop.sleep(seconds: delay)
             }
         }

@@ -85,20 +85,27 @@ public enum DatasetReader {
                     } else if Array(header.prefix(7)) == ["t", "ax", "ay", "az", "gx", "gy", "gz"] {
                         format = .broad
                     } else {
-                        failure = ReadError(path: path, line: lineNumber, message:
-                            "expected header 't_ns,ax,ay,az,gx,gy,gz' (recording) or 't,ax,ay,az,gx,gy,gz,…' (BROAD), got '\(header.joined(separator: ","))'")
+                        failure = ReadError(
+                            path: path, line: lineNumber,
+                            message:
+                                "expected header 't_ns,ax,ay,az,gx,gy,gz' (recording) or 't,ax,ay,az,gx,gy,gz,…' (BROAD), got '\(header.joined(separator: ","))'"
+                        )
                     }
                     continue
                 }
                 guard fields.count >= 7 else {
-                    failure = ReadError(path: path, line: lineNumber, message: "expected at least 7 fields, got \(fields.count)")
+                    failure = ReadError(
+                        path: path, line: lineNumber, message: "expected at least 7 fields, got \(fields.count)")
                     continue
                 }
                 var v = [Double](repeating: 0, count: 6)
                 for i in 0..<6 {
                     guard let x = number(fields[i + 1]), x.isFinite else {
-                        failure = ReadError(path: path, line: lineNumber, message:
-                            "field \(i + 2) is not a finite number: '\(String(decoding: fields[i + 1], as: UTF8.self))'")
+                        failure = ReadError(
+                            path: path, line: lineNumber,
+                            message:
+                                "field \(i + 2) is not a finite number: '\(String(decoding: fields[i + 1], as: UTF8.self))'"
+                        )
                         return
                     }
                     v[i] = x
@@ -106,16 +113,22 @@ public enum DatasetReader {
                 let t: Int64
                 switch f {
                 case .recording:
-                    guard let ns = Int64(String(decoding: fields[0], as: UTF8.self).trimmingCharacters(in: .whitespaces)) else {
-                        failure = ReadError(path: path, line: lineNumber, message:
-                            "t_ns is not an integer: '\(String(decoding: fields[0], as: UTF8.self))'")
+                    guard
+                        let ns = Int64(String(decoding: fields[0], as: UTF8.self).trimmingCharacters(in: .whitespaces))
+                    else {
+                        failure = ReadError(
+                            path: path, line: lineNumber,
+                            message:
+                                "t_ns is not an integer: '\(String(decoding: fields[0], as: UTF8.self))'")
                         return
                     }
                     t = ns
                 case .broad:
                     guard let seconds = number(fields[0]), seconds.isFinite, abs(seconds) < 9e9 else {
-                        failure = ReadError(path: path, line: lineNumber, message:
-                            "t is not a number of seconds: '\(String(decoding: fields[0], as: UTF8.self))'")
+                        failure = ReadError(
+                            path: path, line: lineNumber,
+                            message:
+                                "t is not a number of seconds: '\(String(decoding: fields[0], as: UTF8.self))'")
                         return
                     }
                     t = Int64((seconds * 1e9).rounded())
@@ -178,8 +191,11 @@ public enum DatasetReader {
         let errText = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         p.waitUntilExit()
         guard p.terminationStatus == 0 else {
-            throw ReadError(path: path, line: nil, message:
-                "gzip -dc failed (\(p.terminationStatus)): \(errText.trimmingCharacters(in: .whitespacesAndNewlines))")
+            throw ReadError(
+                path: path, line: nil,
+                message:
+                    "gzip -dc failed (\(p.terminationStatus)): \(errText.trimmingCharacters(in: .whitespacesAndNewlines))"
+            )
         }
         return data
     }

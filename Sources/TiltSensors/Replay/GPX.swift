@@ -41,7 +41,9 @@ public enum GPX {
             case .start(let rawName, let attrs, let selfClosing):
                 let name = GPXLocal.name(rawName)
                 if !sawRoot {
-                    guard name == "gpx" else { throw Error(message: "root element is <\(rawName)>, not <gpx>", line: scanner.line) }
+                    guard name == "gpx" else {
+                        throw Error(message: "root element is <\(rawName)>, not <gpx>", line: scanner.line)
+                    }
                     sawRoot = true
                 }
                 text = ""
@@ -56,8 +58,7 @@ public enum GPX {
                         throw Error(message: "bad lon \"\(lonS)\"", line: scanner.line)
                     }
                     current = Fix(mode: 2, lat: lat, lon: lon)
-                    if selfClosing { fixes.append(current!); current = nil }
-                    else { stack.append(name) }
+                    if selfClosing { fixes.append(current!); current = nil } else { stack.append(name) }
                 } else if !selfClosing {
                     stack.append(name)
                 }
@@ -66,7 +67,8 @@ public enum GPX {
             case .end(let rawName):
                 let name = GPXLocal.name(rawName)
                 guard stack.last == name else {
-                    throw Error(message: "</\(rawName)> does not close <\(stack.last ?? "nothing")>", line: scanner.line)
+                    throw Error(
+                        message: "</\(rawName)> does not close <\(stack.last ?? "nothing")>", line: scanner.line)
                 }
                 stack.removeLast()
                 if name == "trkpt", current != nil {
@@ -88,13 +90,17 @@ public enum GPX {
 
     private static func apply(_ name: String, _ v: String, to f: inout Fix, line: Int) throws(Error) {
         func number() throws(Error) -> Double {
-            guard let d = Double(v), d.isFinite else { throw Error(message: "<\(name)> is not a number: \"\(v)\"", line: line) }
+            guard let d = Double(v), d.isFinite else {
+                throw Error(message: "<\(name)> is not a number: \"\(v)\"", line: line)
+            }
             return d
         }
         switch name {
         case "ele": f.alt = try number(); if f.mode == 2 { f.mode = 3 }
         case "time":
-            guard let t = parseTime(v) else { throw Error(message: "bad <time> \"\(v)\" (want ISO 8601 like 2024-05-01T10:00:00Z)", line: line) }
+            guard let t = parseTime(v) else {
+                throw Error(message: "bad <time> \"\(v)\" (want ISO 8601 like 2024-05-01T10:00:00Z)", line: line)
+            }
             f.time = t
         case "hdop": f.eph = try number() * ephPerHDOP
         case "speed": f.speed = try number()
@@ -122,8 +128,9 @@ public enum GPX {
         }
         func expect(_ c: UInt8) -> Bool { if i < b.count, b[i] == c { i += 1; return true }; return false }
         guard let y = digits(4), expect(45), let mo = digits(2), expect(45), let d = digits(2),
-              expect(84) || expect(116) || expect(32),
-              let h = digits(2), expect(58), let mi = digits(2), expect(58), let sec = digits(2) else { return nil }
+            expect(84) || expect(116) || expect(32),
+            let h = digits(2), expect(58), let mi = digits(2), expect(58), let sec = digits(2)
+        else { return nil }
         guard (1...12).contains(mo), (1...31).contains(d), h <= 23, mi <= 59, sec <= 60 else { return nil }
         var frac: Int64 = 0
         if expect(46) {
@@ -189,7 +196,7 @@ struct XMLScanner {
 
     init(_ bytes: [UInt8]) {
         b = bytes
-        if b.starts(with: [0xEF, 0xBB, 0xBF]) { i = 3 }   // UTF-8 byte order mark
+        if b.starts(with: [0xEF, 0xBB, 0xBF]) { i = 3 }  // UTF-8 byte order mark
     }
 
     private func fail(_ m: String) -> GPX.Error { GPX.Error(message: m, line: line) }
@@ -243,8 +250,11 @@ struct XMLScanner {
             case "apos": out.append(39)
             default:
                 var scalar: UInt32?
-                if ent.hasPrefix("#x") { scalar = UInt32(ent.dropFirst(2), radix: 16) }
-                else if ent.hasPrefix("#") { scalar = UInt32(ent.dropFirst(1)) }
+                if ent.hasPrefix("#x") {
+                    scalar = UInt32(ent.dropFirst(2), radix: 16)
+                } else if ent.hasPrefix("#") {
+                    scalar = UInt32(ent.dropFirst(1))
+                }
                 guard let v = scalar, let u = Unicode.Scalar(v) else { throw fail("unknown entity &\(ent);") }
                 out.append(contentsOf: Array(String(Character(u)).utf8))
             }

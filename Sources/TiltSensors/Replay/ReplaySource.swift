@@ -23,7 +23,9 @@ public struct ReplaySource: SampleSource {
     }
 
     /// "replay FILE" and the speed, for status lines.
-    public var summary: String { "replay \((path as NSString).lastPathComponent)" + (speed.map { $0 == 1 ? "" : " ×\($0)" } ?? " (fast)") }
+    public var summary: String {
+        "replay \((path as NSString).lastPathComponent)" + (speed.map { $0 == 1 ? "" : " ×\($0)" } ?? " (fast)")
+    }
 
     /// A recording that cannot be read or has a bad row.
     public struct Error: Swift.Error, CustomStringConvertible {
@@ -68,30 +70,51 @@ public struct ReplaySource: SampleSource {
         let rate = samples.count > 1 ? Double(samples.count - 1) / (Double(samples.last!.t - first.t) * 1e-9) : 0
         // A recording of an accelerometer alone (empty gyro fields) says so, as the device did.
         let accelOnly = !first.hasGyro
-        emit(.status(SourceStatus(source: "imu", state: .streaming,
-                                  message: "replaying \(samples.count) samples" + (accelOnly ? "; \(SourceStatus.noGyroscopeNote)" : ""),
-                                  device: summary, rateHz: rate.isFinite ? (rate * 10).rounded() / 10 : nil,
-                                  hasGyroscope: accelOnly ? false : nil)))
+        emit(
+            .status(
+                SourceStatus(
+                    source: "imu", state: .streaming,
+                    message: "replaying \(samples.count) samples"
+                        + (accelOnly ? "; \(SourceStatus.noGyroscopeNote)" : ""),
+                    device: summary, rateHz: rate.isFinite ? (rate * 10).rounded() / 10 : nil,
+                    hasGyroscope: accelOnly ? false : nil)))
         let clock = ContinuousClock()
         var start = clock.now
         for (i, s) in samples.enumerated() {
             if stop.isStopped { return }
             if i == 1, let gate {
-                emit(.status(SourceStatus(source: "imu", state: .streaming, message: "holding the replay after its first sample until a round starts (game.start)",
-                                          device: summary, rateHz: rate.isFinite ? (rate * 10).rounded() / 10 : nil)))
+                emit(
+                    .status(
+                        SourceStatus(
+                            source: "imu", state: .streaming,
+                            message: "holding the replay after its first sample until a round starts (game.start)",
+                            device: summary, rateHz: rate.isFinite ? (rate * 10).rounded() / 10 : nil)))
                 while !gate.isOpen { if stop.sleep(seconds: 0.02) { return } }
-                emit(.status(SourceStatus(source: "imu", state: .streaming, message: "replaying \(samples.count) samples",
-                                          device: summary, rateHz: rate.isFinite ? (rate * 10).rounded() / 10 : nil)))
+                emit(
+                    .status(
+                        SourceStatus(
+                            source: "imu", state: .streaming, message: "replaying \(samples.count) samples",
+                            device: summary, rateHz: rate.isFinite ? (rate * 10).rounded() / 10 : nil)))
                 start = clock.now - .nanoseconds(Int64(Double(s.t - first.t) / (speed ?? 1)))
             }
             if let speed {
                 let due = start.advanced(by: .nanoseconds(Int64(Double(s.t - first.t) / speed)))
                 let wait = clock.now.duration(to: due)
-                if wait > .zero { if stop.sleep(seconds: Double(wait.components.attoseconds) * 1e-18 + Double(wait.components.seconds)) { return } }
+                if wait > .zero {
+                    if stop.sleep(
+                        seconds: Double(wait.components.attoseconds) * 1e-18 + Double(wait.components.seconds))
+                    {
+                        return
+                    }
+                }
             }
             emit(.sample(s))
         }
-        emit(.status(SourceStatus(source: "imu", state: .finished, message: "end of recording (\(samples.count) samples)", device: summary)))
+        emit(
+            .status(
+                SourceStatus(
+                    source: "imu", state: .finished, message: "end of recording (\(samples.count) samples)",
+                    device: summary)))
     }
 }
 

@@ -31,7 +31,7 @@ public struct BiasPersistPolicy: Sendable {
     /// Feeds one attitude's time, rest flag and learnt bias; returns the total bias to save now, if due.
     public mutating func feed(t: Nanoseconds, atRest: Bool, bias learnt: Vector3) -> Vector3? {
         guard settings.enabled else { return nil }
-        if let l = lastT, t < l { restSince = nil; lastSaveT = nil }   // a restarted clock
+        if let l = lastT, t < l { restSince = nil; lastSaveT = nil }  // a restarted clock
         lastT = t
         guard atRest else { restSince = nil; return nil }
         if restSince == nil { restSince = t }
@@ -39,7 +39,8 @@ public struct BiasPersistPolicy: Sendable {
         if let s = lastSaveT, Double(t - s) * 1e-9 < settings.intervalMinutes * 60 { return nil }
         let total = appliedBias + learnt
         guard total.x.isFinite, total.y.isFinite, total.z.isFinite,
-              total.norm <= GyroBiasCalibration.largestPlausibleBias else { return nil }
+            total.norm <= GyroBiasCalibration.largestPlausibleBias
+        else { return nil }
         // Decided either way: the next look is an interval away.
         lastSaveT = t
         guard (total - lastSaved).norm >= Self.minChange else { return nil }
@@ -75,8 +76,9 @@ public final class BiasPersister: Sendable {
     /// Convenience: a persister for `config`, or nil when persistence is off or there is no file.
     public static func make(config: Configuration, logger: Logger) -> BiasPersister? {
         guard config.biasPersistence.enabled, let path = config.calibrationFile else { return nil }
-        return BiasPersister(settings: config.biasPersistence, path: path,
-                             appliedBias: config.calibration.gyroBias, logger: logger)
+        return BiasPersister(
+            settings: config.biasPersistence, path: path,
+            appliedBias: config.calibration.gyroBias, logger: logger)
     }
 
     /// Feeds one attitude (sample time, the estimator's rest flag and learnt bias).
@@ -84,7 +86,9 @@ public final class BiasPersister: Sendable {
         guard let total = policy.withLock({ $0.feed(t: t, atRest: atRest, bias: bias) }) else { return }
         queue.async { [self] in
             do {
-                try CalibrationFile.update(path: path, note: "gyro_bias learnt by the daemon at rest (persist_gyro_bias)") {
+                try CalibrationFile.update(
+                    path: path, note: "gyro_bias learnt by the daemon at rest (persist_gyro_bias)"
+                ) {
                     $0.gyroBias = total
                 }
                 saved.withLock { $0.append(total) }

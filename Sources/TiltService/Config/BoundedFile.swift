@@ -16,9 +16,13 @@ enum BoundedFile {
         guard fd >= 0 else { throw Failure(description: "cannot read \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         var st = stat()
-        guard fstat(fd, &st) == 0 else { throw Failure(description: "cannot read \(path): \(String(cString: strerror(errno)))") }
+        guard fstat(fd, &st) == 0 else {
+            throw Failure(description: "cannot read \(path): \(String(cString: strerror(errno)))")
+        }
         guard (st.st_mode & S_IFMT) == S_IFREG else { throw Failure(description: "\(path) is not a regular file") }
-        guard st.st_size <= limit else { throw Failure(description: "\(path) is \(st.st_size) bytes, more than the \(limit) allowed") }
+        guard st.st_size <= limit else {
+            throw Failure(description: "\(path) is \(st.st_size) bytes, more than the \(limit) allowed")
+        }
         var out = [UInt8](repeating: 0, count: Int(st.st_size))
         var got = 0
         while got < out.count {

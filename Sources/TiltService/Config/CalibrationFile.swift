@@ -29,8 +29,10 @@ public enum CalibrationFile {
         public var headForward: Vector3?
 
         /// An update that sets only the values given.
-        public init(accelOffset: Vector3? = nil, accelScale: Vector3? = nil, accelMatrix: Matrix3? = nil,
-                    gyroBias: Vector3? = nil, neutral: Quaternion? = nil, headUp: Vector3? = nil, headForward: Vector3? = nil) {
+        public init(
+            accelOffset: Vector3? = nil, accelScale: Vector3? = nil, accelMatrix: Matrix3? = nil,
+            gyroBias: Vector3? = nil, neutral: Quaternion? = nil, headUp: Vector3? = nil, headForward: Vector3? = nil
+        ) {
             self.accelOffset = accelOffset; self.accelScale = accelScale; self.accelMatrix = accelMatrix
             self.gyroBias = gyroBias; self.neutral = neutral; self.headUp = headUp; self.headForward = headForward
         }
@@ -61,7 +63,8 @@ public enum CalibrationFile {
         guard FileManager.default.fileExists(atPath: path) else { return Contents() }
         let text: String
         do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
-            throw ConfigError(file: path, line: nil, key: "", message: "cannot read: \((error as NSError).localizedDescription)")
+            throw ConfigError(
+                file: path, line: nil, key: "", message: "cannot read: \((error as NSError).localizedDescription)")
         }
         return try parse(text: text, file: path)
     }
@@ -96,22 +99,26 @@ public enum CalibrationFile {
         }
         func list(_ xs: [Double]) -> String { "[" + xs.map(n).joined(separator: ", ") + "]" }
         var out = """
-        # tiltd calibration, written by `tiltd calibrate` (and by the daemon when the main config
-        # sets [calibration] persist_gyro_bias = true). This file is rewritten whole, so keep your
-        # own notes in the main config. Its values override the main config's [calibration] table.
+            # tiltd calibration, written by `tiltd calibrate` (and by the daemon when the main config
+            # sets [calibration] persist_gyro_bias = true). This file is rewritten whole, so keep your
+            # own notes in the main config. Its values override the main config's [calibration] table.
 
-        """
+            """
         if let note { out += "# Last change: \(note.replacingOccurrences(of: "\n", with: " "))\n" }
         out += "\n[calibration]\n"
         if c.accelOffset != nil || c.accelScale != nil || c.accelMatrix != nil {
-            out += "# Accelerometer, m/s²: a_cal = M · (a − accel_offset); M = diag(accel_scale), or accel_matrix (row-major) when set.\n"
+            out +=
+                "# Accelerometer, m/s²: a_cal = M · (a − accel_offset); M = diag(accel_scale), or accel_matrix (row-major) when set.\n"
         }
         if let v = c.accelOffset { out += "accel_offset = \(list(v.array))\n" }
         if let v = c.accelScale { out += "accel_scale = \(list(v.array))\n" }
         if let m = c.accelMatrix { out += "accel_matrix = \(list(m.rowMajor))\n" }
-        if let v = c.gyroBias { out += "# Gyroscope bias, rad/s, subtracted from every sample.\ngyro_bias = \(list(v.array))\n" }
+        if let v = c.gyroBias {
+            out += "# Gyroscope bias, rad/s, subtracted from every sample.\ngyro_bias = \(list(v.array))\n"
+        }
         if let q = c.neutral {
-            out += "# Neutral head pose for the game's relative mode: unit quaternion [w, x, y, z], sensor → z-up world.\n"
+            out +=
+                "# Neutral head pose for the game's relative mode: unit quaternion [w, x, y, z], sensor → z-up world.\n"
             out += "neutral = \(list([q.w, q.x, q.y, q.z]))\n"
         }
         if let u = c.headUp, let f = c.headForward {
@@ -127,7 +134,8 @@ public enum CalibrationFile {
     /// lock). Returns what was written. A file that fails to load is left alone and its error
     /// thrown: a broken calibration file is for the user to fix, not for tiltd to overwrite.
     @discardableResult
-    public static func update(path: String, note: String? = nil, _ change: (inout Contents) -> Void) throws -> Contents {
+    public static func update(path: String, note: String? = nil, _ change: (inout Contents) -> Void) throws -> Contents
+    {
         let dir = directory(of: path)
         let lock = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard lock >= 0 else { throw WriteError(description: "\(dir): cannot open directory: \(errorText())") }
@@ -167,7 +175,7 @@ public enum CalibrationFile {
             var old = stat()
             if stat(path, &old) == 0 {
                 fchmod(fd, old.st_mode & 0o7777)
-                _ = fchown(fd, old.st_uid, old.st_gid)   // only root may; otherwise the writer owns it
+                _ = fchown(fd, old.st_uid, old.st_gid)  // only root may; otherwise the writer owns it
             } else {
                 fchmod(fd, 0o644)
             }

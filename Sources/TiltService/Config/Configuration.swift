@@ -79,7 +79,8 @@ public struct Configuration: Sendable {
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
-            throw ConfigError(file: path, line: nil, key: "", message: "cannot read: \((error as NSError).localizedDescription)")
+            throw ConfigError(
+                file: path, line: nil, key: "", message: "cannot read: \((error as NSError).localizedDescription)")
         }
         var c = try parse(text: text, file: path)
         c.sourceFile = path
@@ -101,8 +102,10 @@ public struct Configuration: Sendable {
             calFileKey = try t.optionalString("file")
             // Settings, not measurements: only the main file may hold them.
             c.biasPersistence.enabled = try t.bool("persist_gyro_bias", default: c.biasPersistence.enabled)
-            c.biasPersistence.afterSeconds = try t.double("persist_after_s", default: c.biasPersistence.afterSeconds, in: 5...86_400)
-            c.biasPersistence.intervalMinutes = try t.double("persist_interval_min", default: c.biasPersistence.intervalMinutes, in: 1...10_080)
+            c.biasPersistence.afterSeconds = try t.double(
+                "persist_after_s", default: c.biasPersistence.afterSeconds, in: 5...86_400)
+            c.biasPersistence.intervalMinutes = try t.double(
+                "persist_interval_min", default: c.biasPersistence.intervalMinutes, in: 1...10_080)
             c.calibration = try readCalibration(&t, into: c.calibration)
             try t.finish()
         }
@@ -133,7 +136,8 @@ public struct Configuration: Sendable {
         if var t = try root.table("mqtt") { c.mqtt = try readMQTT(&t, base: baseDir) }
 
         if var t = try root.table("log") {
-            c.logLevel = try t.string("level", default: c.logLevel, allowed: ["trace", "debug", "info", "notice", "warning", "error"])
+            c.logLevel = try t.string(
+                "level", default: c.logLevel, allowed: ["trace", "debug", "info", "notice", "warning", "error"])
             try t.finish()
         }
 
@@ -142,7 +146,8 @@ public struct Configuration: Sendable {
     }
 
     /// Reads calibration keys from a `[calibration]` table, starting from `base`.
-    static func readCalibration(_ t: inout TableReader, into base: IMUCalibration) throws(ConfigError) -> IMUCalibration {
+    static func readCalibration(_ t: inout TableReader, into base: IMUCalibration) throws(ConfigError) -> IMUCalibration
+    {
         var cal = base
         // Bounds: an offset beyond 2 g or a bias beyond the largest common gyro range (2000 °/s)
         // is a broken measurement, not a calibration.
@@ -159,14 +164,18 @@ public struct Configuration: Sendable {
         // The neutral head pose: a unit quaternion [w, x, y, z]; off-unit means a damaged value.
         if let q = try t.doubles("neutral", count: 4, in: -1.001...1.001) {
             let n = (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).squareRoot()
-            if abs(n - 1) > 1e-3 { throw t.error("neutral", "must be a unit quaternion [w, x, y, z], its norm is \(n)") }
+            if abs(n - 1) > 1e-3 {
+                throw t.error("neutral", "must be a unit quaternion [w, x, y, z], its norm is \(n)")
+            }
             cal.neutral = Quaternion(w: q[0], x: q[1], y: q[2], z: q[3])
         }
         // The head frame learnt from the calibration nod: two directions in the sensor frame.
         if let v = try t.vector("head_up", in: -1.001...1.001) { cal.headUp = v }
         if let v = try t.vector("head_forward", in: -1.001...1.001) { cal.headForward = v }
         if (cal.headUp == nil) != (cal.headForward == nil) {
-            throw t.error(cal.headUp == nil ? "head_up" : "head_forward", "head_up and head_forward go together (tiltd calibrate neutral writes both)")
+            throw t.error(
+                cal.headUp == nil ? "head_up" : "head_forward",
+                "head_up and head_forward go together (tiltd calibrate neutral writes both)")
         }
         if cal.headUp != nil, cal.headFrame == nil {
             throw t.error("head_forward", "must be at least 20° from head_up (and both non-zero)")
@@ -175,12 +184,15 @@ public struct Configuration: Sendable {
     }
 
     /// Loads a calibration file (a `[calibration]` table and nothing else) over `base`.
-    public static func loadCalibration(path: String, over base: IMUCalibration = .none) throws(ConfigError) -> IMUCalibration {
+    public static func loadCalibration(
+        path: String, over base: IMUCalibration = .none
+    ) throws(ConfigError) -> IMUCalibration {
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
-            throw ConfigError(file: path, line: nil, key: "", message: "cannot read: \((error as NSError).localizedDescription)")
+            throw ConfigError(
+                file: path, line: nil, key: "", message: "cannot read: \((error as NSError).localizedDescription)")
         }
         let doc = try TOMLDocument(text: text, file: path)
         var root = TableReader(doc: doc, path: "", table: doc.root)
@@ -202,6 +214,7 @@ public struct Configuration: Sendable {
 extension Configuration {
     /// An error about `key` of this configuration, located at the line that set it.
     public func error(_ key: String, _ message: String) -> ConfigError {
-        ConfigError(file: sourceFile ?? document?.file ?? "-", line: document?.line(of: key), key: key, message: message)
+        ConfigError(
+            file: sourceFile ?? document?.file ?? "-", line: document?.line(of: key), key: key, message: message)
     }
 }

@@ -9,7 +9,8 @@ public enum EffectiveConfig {
         out += c.imuTOML
         out += "\n[calibration]\n"
         if let f = c.calibrationFile { out += "file = \(TOMLText.quote(f))\n" }
-        out += "accel_offset = \(TOMLText.vector(c.calibration.accelOffset))\naccel_scale = \(TOMLText.vector(c.calibration.accelScale))\n"
+        out +=
+            "accel_offset = \(TOMLText.vector(c.calibration.accelOffset))\naccel_scale = \(TOMLText.vector(c.calibration.accelScale))\n"
         if let m = c.calibration.accelMatrix { out += "accel_matrix = \(m.rowMajor)\n" }
         out += "gyro_bias = \(TOMLText.vector(c.calibration.gyroBias))\n"
         if let n = c.calibration.neutral { out += "neutral = [\(n.w), \(n.x), \(n.y), \(n.z)]\n" }

@@ -38,7 +38,9 @@ extension Configuration {
         /// MQTT keepalive, seconds.
         public var keepaliveSeconds = 30
         /// QoS per class (`status`, `attitude`, … and `room`).
-        public var qos: [String: Int] = ["status": 1, "attitude": 0, "game": 1, "fix": 0, "place": 1, "quest": 1, "credit": 1, "room": 1]
+        public var qos: [String: Int] = [
+            "status": 1, "attitude": 0, "game": 1, "fix": 0, "place": 1, "quest": 1, "credit": 1, "room": 1,
+        ]
         /// Attitude messages per second (0 = none).
         public var attitudeHz = 2.0
         /// QoS 1 messages held while the broker is away; past that the oldest are dropped and counted.
@@ -87,7 +89,9 @@ extension Configuration {
         var m = MQTT()
         m.enabled = try t.bool("enabled", default: true)
         m.name = try t.string("name", default: m.name)
-        if !RoomState.isValidID(m.name) { throw t.error("name", "must be 1–64 letters, digits, '-', '_' or '.', got \"\(m.name)\"") }
+        if !RoomState.isValidID(m.name) {
+            throw t.error("name", "must be 1–64 letters, digits, '-', '_' or '.', got \"\(m.name)\"")
+        }
         let broker = try t.string("broker", default: "\(m.host):\(m.port)")
         // The one HOST[:PORT] / [IPv6]:PORT parser (gpsd's client's); MQTT's port is 1883.
         do {
@@ -108,11 +112,19 @@ extension Configuration {
         m.tlsCAFile = try t.optionalString("tls_ca_file").map { resolve($0, base: base) }
         m.tlsCertFile = try t.optionalString("tls_cert_file").map { resolve($0, base: base) }
         m.tlsKeyFile = try t.optionalString("tls_key_file").map { resolve($0, base: base) }
-        if (m.tlsCertFile == nil) != (m.tlsKeyFile == nil) { throw t.error("tls_cert_file", "tls_cert_file and tls_key_file go together") }
-        if m.tlsCertFile != nil && m.tlsCAFile == nil { throw t.error("tls_cert_file", "a client certificate needs tls_ca_file") }
+        if (m.tlsCertFile == nil) != (m.tlsKeyFile == nil) {
+            throw t.error("tls_cert_file", "tls_cert_file and tls_key_file go together")
+        }
+        if m.tlsCertFile != nil && m.tlsCAFile == nil {
+            throw t.error("tls_cert_file", "a client certificate needs tls_ca_file")
+        }
         if let p = try t.optionalString("topic_prefix") {
-            if p.isEmpty || p.hasPrefix("/") || p.hasSuffix("/") || p.contains("+") || p.contains("#") || p.contains("//") {
-                throw t.error("topic_prefix", "must be topic levels without wildcards or empty levels, like \"tiltd/kitchen\", got \"\(p)\"")
+            if p.isEmpty || p.hasPrefix("/") || p.hasSuffix("/") || p.contains("+") || p.contains("#")
+                || p.contains("//")
+            {
+                throw t.error(
+                    "topic_prefix",
+                    "must be topic levels without wildcards or empty levels, like \"tiltd/kitchen\", got \"\(p)\"")
             }
             m.topicPrefix = p
         }
@@ -133,7 +145,9 @@ extension Configuration {
         m.discovery = try t.bool("discovery", default: m.discovery)
         m.discoveryPrefix = try t.string("discovery_prefix", default: m.discoveryPrefix)
         if let r = try t.optionalString("room") {
-            guard RoomState.isValidID(r) else { throw t.error("room", "must be 1–64 letters, digits, '-', '_' or '.', got \"\(r)\"") }
+            guard RoomState.isValidID(r) else {
+                throw t.error("room", "must be 1–64 letters, digits, '-', '_' or '.', got \"\(r)\"")
+            }
             m.room = r
         }
         m.roomHost = try t.bool("room_host", default: false)
@@ -159,11 +173,14 @@ extension Configuration {
         for (k, v) in [("tls_ca_file", m.tlsCAFile), ("tls_cert_file", m.tlsCertFile), ("tls_key_file", m.tlsKeyFile)] {
             if let v { o += "\(k) = \(q(v))\n" }
         }
-        o += "keepalive_s = \(m.keepaliveSeconds)\nattitude_hz = \(m.attitudeHz)\nbuffer_messages = \(m.bufferMessages)\n"
-        o += "allowed_commands = [\(m.allowedCommands.map(q).joined(separator: ", "))]\nmax_payload_bytes = \(m.maxPayloadBytes)\n"
+        o +=
+            "keepalive_s = \(m.keepaliveSeconds)\nattitude_hz = \(m.attitudeHz)\nbuffer_messages = \(m.bufferMessages)\n"
+        o +=
+            "allowed_commands = [\(m.allowedCommands.map(q).joined(separator: ", "))]\nmax_payload_bytes = \(m.maxPayloadBytes)\n"
         o += "discovery = \(m.discovery)\ndiscovery_prefix = \(q(m.discoveryPrefix))\n"
         if let r = m.room {
-            o += "room = \(q(r))\nroom_host = \(m.roomHost)\nroom_topic = \(q(m.roomTopic))\nroom_round_s = \(m.roomRoundSeconds)\n"
+            o +=
+                "room = \(q(r))\nroom_host = \(m.roomHost)\nroom_topic = \(q(m.roomTopic))\nroom_round_s = \(m.roomRoundSeconds)\n"
             if let d = m.roomDeck { o += "room_deck = \(q(d))\n" }
             if let s = m.roomSeed { o += "room_seed = \(s)\n" }
         }

@@ -1,5 +1,6 @@
-import TiltCore
+import Foundation
 import TOMLKit
+import TiltCore
 
 /// A parsed TOML file: its values as a `JSONValue` tree plus the line each key was set on.
 ///
@@ -18,7 +19,9 @@ public struct TOMLDocument: Sendable {
         self.file = file
         let table: TOMLTable
         // toml++ aborts on a few syntax errors instead of reporting them: catch those first.
-        if let p = TOMLPreflight.firstProblem(text) { throw ConfigError(file: file, line: p.line, key: "", message: p.message) }
+        if let p = TOMLPreflight.firstProblem(text) {
+            throw ConfigError(file: file, line: p.line, key: "", message: p.message)
+        }
         do {
             table = try TOMLTable(string: text)
         } catch let e as TOMLParseError {
@@ -114,5 +117,3 @@ enum KeyLocator {
         }.joined(separator: ".")
     }
 }
-
-import Foundation

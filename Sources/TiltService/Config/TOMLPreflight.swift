@@ -33,7 +33,7 @@ enum TOMLPreflight {
         var line = 1
         var open: [UInt8] = []  // the [ and { of the value being read
         var statementStart = true
-        var inValue = false     // after `=` on this line, or inside a value's brackets
+        var inValue = false  // after `=` on this line, or inside a value's brackets
 
         func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 }
         func isDigit(_ j: Int) -> Bool { j < n && (0x30...0x39).contains(b[j]) }
@@ -41,11 +41,13 @@ enum TOMLPreflight {
         func isDateWithoutTime(at j: Int) -> Bool {
             guard j + 11 <= n else { return false }
             for k in [0, 1, 2, 3, 5, 6, 8, 9] where !isDigit(j + k) { return false }
-            guard b[j + 4] == 0x2D, b[j + 7] == 0x2D, b[j + 10] == UInt8(ascii: "T") || b[j + 10] == UInt8(ascii: "t") else { return false }
+            guard b[j + 4] == 0x2D, b[j + 7] == 0x2D, b[j + 10] == UInt8(ascii: "T") || b[j + 10] == UInt8(ascii: "t")
+            else { return false }
             return j + 11 < n && !isDigit(j + 11)
         }
         func isBareKey(_ c: UInt8) -> Bool {
-            (0x30...0x39).contains(c) || (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || c == 0x5F || c == 0x2D
+            (0x30...0x39).contains(c) || (0x41...0x5A).contains(c) || (0x61...0x7A).contains(c) || c == 0x5F
+                || c == 0x2D
         }
         /// Skips a string starting at `i` (which is a quote); counts the lines it spans.
         func skipString() {
@@ -111,7 +113,8 @@ enum TOMLPreflight {
                 inValue = true
                 statementStart = false
                 i += 1
-            case UInt8(ascii: "0")...UInt8(ascii: "9") where inValue && (i == 0 || !(isBareKey(b[i - 1]) || b[i - 1] == UInt8(ascii: "."))):
+            case UInt8(ascii: "0")...UInt8(ascii: "9")
+            where inValue && (i == 0 || !(isBareKey(b[i - 1]) || b[i - 1] == UInt8(ascii: "."))):
                 if isDateWithoutTime(at: i) { return Problem(line: line, message: dateWithoutTime) }
                 statementStart = false
                 i += 1
@@ -124,7 +127,8 @@ enum TOMLPreflight {
             case UInt8(ascii: "]"), UInt8(ascii: "}"):
                 // A bracket that closes nothing (or the wrong thing) is an error toml++ reports
                 // right there, before it could read anything further: stop scanning.
-                guard let last = open.last, last == (c == UInt8(ascii: "]") ? UInt8(ascii: "[") : UInt8(ascii: "{")) else {
+                guard let last = open.last, last == (c == UInt8(ascii: "]") ? UInt8(ascii: "[") : UInt8(ascii: "{"))
+                else {
                     if open.isEmpty && c == UInt8(ascii: "]") { i += 1; continue }  // end of a header
                     return nil
                 }

@@ -48,21 +48,28 @@ struct TableReader {
         return b
     }
 
-    mutating func double(_ key: String, default d: Double, in range: ClosedRange<Double>) throws(ConfigError) -> Double {
+    mutating func double(_ key: String, default d: Double, in range: ClosedRange<Double>) throws(ConfigError) -> Double
+    {
         try optionalDouble(key, in: range) ?? d
     }
 
     mutating func optionalDouble(_ key: String, in range: ClosedRange<Double>) throws(ConfigError) -> Double? {
         guard let v = raw(key) else { return nil }
         guard let x = v.doubleValue else { throw error(key, "expected a number, got \(v.typeName)") }
-        guard range.contains(x) else { throw error(key, "\(fmt(x)) is out of range \(fmt(range.lowerBound))…\(fmt(range.upperBound))") }
+        guard range.contains(x) else {
+            throw error(key, "\(fmt(x)) is out of range \(fmt(range.lowerBound))…\(fmt(range.upperBound))")
+        }
         return x
     }
 
     mutating func int(_ key: String, default d: Int, in range: ClosedRange<Int>) throws(ConfigError) -> Int {
         guard let v = raw(key) else { return d }
-        guard case .int(let i) = v else { throw error(key, "expected an integer, got \(v.typeName == "number" ? "a fraction" : v.typeName)") }
-        guard range.contains(Int(i)) else { throw error(key, "\(i) is out of range \(range.lowerBound)…\(range.upperBound)") }
+        guard case .int(let i) = v else {
+            throw error(key, "expected an integer, got \(v.typeName == "number" ? "a fraction" : v.typeName)")
+        }
+        guard range.contains(Int(i)) else {
+            throw error(key, "\(i) is out of range \(range.lowerBound)…\(range.upperBound)")
+        }
         return Int(i)
     }
 
@@ -73,7 +80,9 @@ struct TableReader {
         var out: [Double] = []
         for e in a {
             guard let x = e.doubleValue else { throw error(key, "expected numbers, found \(e.typeName)") }
-            guard range.contains(x) else { throw error(key, "\(fmt(x)) is out of range \(fmt(range.lowerBound))…\(fmt(range.upperBound))") }
+            guard range.contains(x) else {
+                throw error(key, "\(fmt(x)) is out of range \(fmt(range.lowerBound))…\(fmt(range.upperBound))")
+            }
             out.append(x)
         }
         return out

@@ -30,8 +30,11 @@ public struct Daemon: Sendable {
     /// - Parameters:
     ///   - inheritedFD: a listening socket from systemd (socket activation), used instead of `[socket] path`.
     ///   - logOutput: flushed on the status tick; its level follows `[log] level` on reload.
-    public init(config: Configuration, input: Input, gpx: (path: String, speed: Double?)? = nil, exitWhenDone: Bool, logger: Logger,
-                inheritedFD: CInt? = nil, notifier: SystemdNotifier = SystemdNotifier(), logOutput: LogOutput? = nil) {
+    public init(
+        config: Configuration, input: Input, gpx: (path: String, speed: Double?)? = nil, exitWhenDone: Bool,
+        logger: Logger,
+        inheritedFD: CInt? = nil, notifier: SystemdNotifier = SystemdNotifier(), logOutput: LogOutput? = nil
+    ) {
         self.config = config; self.input = input; self.gpx = gpx; self.exitWhenDone = exitWhenDone; self.logger = logger
         self.inheritedFD = inheritedFD; self.notifier = notifier; self.logOutput = logOutput
     }
@@ -48,7 +51,9 @@ public struct Daemon: Sendable {
         }
     }
 
-    private func services(group: MultiThreadedEventLoopGroup) async throws -> [ServiceGroupConfiguration.ServiceConfiguration] {
+    private func services(
+        group: MultiThreadedEventLoopGroup
+    ) async throws -> [ServiceGroupConfiguration.ServiceConfiguration] {
         let loop = group.next()
         let hub = Hub(loop: loop)
         let handle = EngineHandle(loop: loop)
@@ -62,8 +67,11 @@ public struct Daemon: Sendable {
         let fixes = FixSourceService(first: firstFixSource, isReplay: gpx != nil, engine: handle)
         var setLogLevel: (@Sendable (Logger.Level) -> Void)?
         if let output = logOutput { setLogLevel = { level in output.levelOverride = level } }
-        let services = EngineServices(sampler: sampler, fixes: fixes, socketActivated: inheritedFD != nil, setLogLevel: setLogLevel)
-        let reloader = Reloader(path: config.sourceFile, engine: handle, store: store, services: services, notifier: notifier, logger: logger)
+        let services = EngineServices(
+            sampler: sampler, fixes: fixes, socketActivated: inheritedFD != nil, setLogLevel: setLogLevel)
+        let reloader = Reloader(
+            path: config.sourceFile, engine: handle, store: store, services: services, notifier: notifier,
+            logger: logger)
         let (config, logger) = (self.config, self.logger)
         try await loop.submit {
             let engine = Engine(hub: hub, config: config, logger: logger, store: store, services: services)
@@ -72,7 +80,8 @@ public struct Daemon: Sendable {
             engine.onRoundStarted = { gate.openGate() }
             // Under socket activation the client that started the daemon is already queued and is
             // accepted at once: its hello must list the sources, not "sources":[].
-            engine.ingest(status: SourceStatus(source: "imu", state: .starting, message: "opening \(first.source.summary)"))
+            engine.ingest(
+                status: SourceStatus(source: "imu", state: .starting, message: "opening \(first.source.summary)"))
             if let f = firstFixSource {
                 engine.ingest(status: SourceStatus(source: "gps", state: .starting, message: "starting \(f.summary)"))
             }
@@ -82,8 +91,9 @@ public struct Daemon: Sendable {
             }
             handle.attach(engine)
         }.get()
-        let socket = SocketService(server: SocketServer(config: config.socket, hub: hub, logger: logger), loop: loop,
-                                   inheritedFD: inheritedFD)
+        let socket = SocketService(
+            server: SocketServer(config: config.socket, hub: hub, logger: logger), loop: loop,
+            inheritedFD: inheritedFD)
 
         func service(_ s: any Service) -> ServiceGroupConfiguration.ServiceConfiguration {
             .init(service: s, successTerminationBehavior: .gracefullyShutdownGroup)
@@ -94,8 +104,10 @@ public struct Daemon: Sendable {
             service(socket),
             service(fixes),
             service(sampler),
-            service(StatusService(engine: handle, sampler: sampler, socket: socket, reloader: reloader, notifier: notifier,
-                                  logOutput: logOutput)),
+            service(
+                StatusService(
+                    engine: handle, sampler: sampler, socket: socket, reloader: reloader, notifier: notifier,
+                    logOutput: logOutput)),
         ]
     }
 }

@@ -23,8 +23,12 @@ public final class FixSourceService: Service, FixSourceControl {
     }
 
     /// The source for the configuration: a GPX replay (`--gpx`) or gpsd when `[gps]` enables it.
-    public static func makeFirst(gps: Configuration.GPS, gpx: (path: String, speed: Double?)?) throws(ConfigError) -> (any FixSource)? {
-        guard let gpx else { return gps.enabled ? GPSDSource(config: GPSDConfig(host: gps.host, port: Int(gps.port))) : nil }
+    public static func makeFirst(
+        gps: Configuration.GPS, gpx: (path: String, speed: Double?)?
+    ) throws(ConfigError) -> (any FixSource)? {
+        guard let gpx else {
+            return gps.enabled ? GPSDSource(config: GPSDConfig(host: gps.host, port: Int(gps.port))) : nil
+        }
         let bytes: [UInt8]
         do { bytes = try BoundedFile.read(gpx.path, limit: BoundedFile.placesLimit) } catch {
             throw ConfigError(file: gpx.path, line: nil, key: "", message: "cannot read the GPX file: \(error)")
@@ -33,8 +37,9 @@ public final class FixSourceService: Service, FixSourceControl {
         do { fixes = try GPX.parseFixes(bytes) } catch {
             throw ConfigError(file: gpx.path, line: nil, key: "", message: "\(error)")
         }
-        return FixReplaySource(fixes: fixes, name: (gpx.path as NSString).lastPathComponent,
-                               pace: gpx.speed.map { .realTime(factor: $0) } ?? .asFastAsPossible)
+        return FixReplaySource(
+            fixes: fixes, name: (gpx.path as NSString).lastPathComponent,
+            pace: gpx.speed.map { .realTime(factor: $0) } ?? .asFastAsPossible)
     }
 
     /// A gpsd client for `gps`, not started; nil when `[gps]` is disabled.
@@ -49,7 +54,10 @@ public final class FixSourceService: Service, FixSourceControl {
             if let source {
                 start(source)
             } else if wasRunning {
-                engine.execute { $0.ingest(status: SourceStatus(source: "gps", state: .finished, message: "stopped: [gps] is disabled")) }
+                engine.execute {
+                    $0.ingest(
+                        status: SourceStatus(source: "gps", state: .finished, message: "stopped: [gps] is disabled"))
+                }
             }
         }
     }
@@ -69,7 +77,11 @@ public final class FixSourceService: Service, FixSourceControl {
     /// Stops the running source, if any; says whether there was one.
     @discardableResult
     private func stopRunning() -> Bool {
-        guard let thread = running.withLock({ r -> SourceThread? in defer { r = nil }; return r?.thread }) else { return false }
+        guard
+            let thread = running.withLock({ r -> SourceThread? in
+                defer { r = nil }; return r?.thread
+            })
+        else { return false }
         thread.shutdown()
         return true
     }

@@ -22,8 +22,10 @@ public final class Reloader: Sendable {
     let sentStatus = Mutex("")
 
     /// A reloader for the file at `path` (nil: started without one; reloads are refused).
-    public init(path: String?, engine: EngineHandle, store: StoreWorker, services: EngineServices,
-                notifier: SystemdNotifier, logger: Logger) {
+    public init(
+        path: String?, engine: EngineHandle, store: StoreWorker, services: EngineServices,
+        notifier: SystemdNotifier, logger: Logger
+    ) {
         self.path = path; self.engine = engine; self.store = store; self.services = services
         self.notifier = notifier; self.logger = logger
     }
@@ -36,7 +38,8 @@ public final class Reloader: Sendable {
     /// One reload, blocking (on `queue`).
     private func reloadNow() -> Result<JSONObject, ConfigError> {
         guard let path else {
-            return .failure(ConfigError(file: "-", line: nil, key: "", message: "the daemon was started without a config file"))
+            return .failure(
+                ConfigError(file: "-", line: nil, key: "", message: "the daemon was started without a config file"))
         }
         try? notifier.reloading()
         let result: Result<JSONObject, ConfigError>

@@ -59,14 +59,17 @@ public final class SamplerService: Service, SamplerControl {
         // recording's times are kept exactly.
         var isDevice = false
         if case .device = input { isDevice = true }
-        return SensorPipeline(source: source, engine: engine, calibration: config.calibration, mount: config.imu.mountMatrix,
-                              persister: persister, smoothsClockSteps: isDevice, logger: logger)
+        return SensorPipeline(
+            source: source, engine: engine, calibration: config.calibration, mount: config.imu.mountMatrix,
+            persister: persister, smoothsClockSteps: isDevice, logger: logger)
     }
 
     /// Stops the running sampler and starts `pipeline`, on the service's own queue.
     public func replace(with pipeline: SensorPipeline) {
         control.async { [self] in
-            let old = current.withLock { c -> SensorPipeline? in defer { c = pipeline }; return c }
+            let old = current.withLock { c -> SensorPipeline? in
+                defer { c = pipeline }; return c
+            }
             old?.shutdown()
             start(pipeline)
         }
@@ -130,8 +133,10 @@ public enum DeviceSourceFactory {
     public static func make(_ imu: Configuration.IMU, logger: Logger) throws -> any SampleSource {
         // The config's mount matrix replaces the kernel's: the device reports in its own frame
         // (identity) and the sampler's front end applies the config's matrix, for replays too.
-        IIOSource(configuration: .init(device: imu.device, rateHz: imu.rateHz, mountMatrix: imu.mountMatrix.map { _ in .identity },
-                                       bufferSamples: imu.bufferSamples, mode: IIOReadMode(rawValue: imu.mode) ?? .auto),
-                  logger: logger)
+        IIOSource(
+            configuration: .init(
+                device: imu.device, rateHz: imu.rateHz, mountMatrix: imu.mountMatrix.map { _ in .identity },
+                bufferSamples: imu.bufferSamples, mode: IIOReadMode(rawValue: imu.mode) ?? .auto),
+            logger: logger)
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import Logging
+import Synchronization
 import TiltCore
 import TiltSensors
 
@@ -30,9 +30,11 @@ public final class SensorPipeline: Sendable {
 
     /// - Parameter smoothsClockSteps: re-anchor timestamp jumps (a live device's clock can step);
     ///   false keeps a recording's times exactly.
-    public init(source: any SampleSource, engine: EngineHandle, calibration: IMUCalibration, mount: Matrix3? = nil,
-                fusion: AttitudeEstimator.Parameters = .init(), persister: BiasPersister? = nil,
-                smoothsClockSteps: Bool = false, logger: Logger) {
+    public init(
+        source: any SampleSource, engine: EngineHandle, calibration: IMUCalibration, mount: Matrix3? = nil,
+        fusion: AttitudeEstimator.Parameters = .init(), persister: BiasPersister? = nil,
+        smoothsClockSteps: Bool = false, logger: Logger
+    ) {
         self.source = source; self.engine = engine; self.calibration = calibration; self.mount = mount
         self.fusion = fusion; self.persister = persister; self.smoothsClockSteps = smoothsClockSteps
         self.logger = logger
@@ -40,59 +42,68 @@ public final class SensorPipeline: Sendable {
 
     /// Starts the sampling thread. `onEnd` runs when a finite source (a recording) is done.
     public func start(onEnd: @escaping @Sendable () -> Void = {}) {
-        let state = FusionBox(FusionState(frontEnd: SampleFrontEnd(mount: mount, calibration: calibration), estimator: AttitudeEstimator(parameters: fusion),
-                                          timeline: smoothsClockSteps ? SampleTimeline(parameters: .init(rateHz: 60)) : nil))
-        let (source, engine, persister, inFlight, logger) = (self.source, self.engine, self.persister, self.inFlight, self.logger)
-        thread.start({ stop in
-            do {
-                try source.run(stop: stop) { output in
-                    switch output {
-                    case .sample(var raw):
-                        let (s, a, jump) = state.fusion.withLock { st in
-                            var jump: SampleTimeline.Jump?
-                            if st.timeline != nil {
-                                let placed = st.timeline!.place(raw.t, arrival: Int64(MonotonicClock.nanoseconds()))
-                                raw.t = placed.t
-                                jump = placed.jump
+        let state = FusionBox(
+            FusionState(
+                frontEnd: SampleFrontEnd(mount: mount, calibration: calibration),
+                estimator: AttitudeEstimator(parameters: fusion),
+                timeline: smoothsClockSteps ? SampleTimeline(parameters: .init(rateHz: 60)) : nil))
+        let (source, engine, persister, inFlight, logger) = (
+            self.source, self.engine, self.persister, self.inFlight, self.logger
+        )
+        thread.start(
+            { stop in
+                do {
+                    try source.run(stop: stop) { output in
+                        switch output {
+                        case .sample(var raw):
+                            let (s, a, jump) = state.fusion.withLock { st in
+                                var jump: SampleTimeline.Jump?
+                                if st.timeline != nil {
+                                    let placed = st.timeline!.place(raw.t, arrival: Int64(MonotonicClock.nanoseconds()))
+                                    raw.t = placed.t
+                                    jump = placed.jump
+                                }
+                                let s = st.frontEnd.apply(raw)
+                                return (s, s.hasGyro ? st.estimator.update(s) : st.tilt.update(s), jump)
                             }
-                            let s = st.frontEnd.apply(raw)
-                            return (s, s.hasGyro ? st.estimator.update(s) : st.tilt.update(s), jump)
-                        }
-                        if let jump { Self.report(jump, logger: logger, engine: engine) }
-                        if s.hasGyro { persister?.feed(t: a.t, atRest: a.atRest, bias: a.gyroBias) }
-                        if inFlight.value.load(ordering: .relaxed) >= Self.maxInFlight {
-                            state.skipped.add(1, ordering: .relaxed)
-                            return
-                        }
-                        inFlight.value.add(1, ordering: .relaxed)
-                        let n = state.skipped.exchange(0, ordering: .relaxed)
-                        engine.execute { engine in
-                            inFlight.value.subtract(1, ordering: .relaxed)
-                            if n > 0 { engine.ingest(skipped: n) }
-                            engine.ingest(sample: s, attitude: a)
-                        }
-                    case .status(let st):
-                        state.fusion.withLock { f in
-                            if st.state == .retrying || st.state == .starting {
-                                f.estimator.reset()
-                                f.tilt.reset()
+                            if let jump { Self.report(jump, logger: logger, engine: engine) }
+                            if s.hasGyro { persister?.feed(t: a.t, atRest: a.atRest, bias: a.gyroBias) }
+                            if inFlight.value.load(ordering: .relaxed) >= Self.maxInFlight {
+                                state.skipped.add(1, ordering: .relaxed)
+                                return
                             }
-                            if st.state != .noData { f.timeline?.resume() }
-                            if let r = st.rateHz, st.state == .streaming { f.timeline?.parameters = .init(rateHz: r) }
+                            inFlight.value.add(1, ordering: .relaxed)
+                            let n = state.skipped.exchange(0, ordering: .relaxed)
+                            engine.execute { engine in
+                                inFlight.value.subtract(1, ordering: .relaxed)
+                                if n > 0 { engine.ingest(skipped: n) }
+                                engine.ingest(sample: s, attitude: a)
+                            }
+                        case .status(let st):
+                            state.fusion.withLock { f in
+                                if st.state == .retrying || st.state == .starting {
+                                    f.estimator.reset()
+                                    f.tilt.reset()
+                                }
+                                if st.state != .noData { f.timeline?.resume() }
+                                if let r = st.rateHz, st.state == .streaming {
+                                    f.timeline?.parameters = .init(rateHz: r)
+                                }
+                            }
+                            engine.execute { $0.ingest(status: st) }
                         }
-                        engine.execute { $0.ingest(status: st) }
                     }
+                } catch {
+                    let st = SourceStatus(source: "imu", state: .finished, message: "\(error)")
+                    engine.execute { $0.ingest(status: st) }
                 }
-            } catch {
-                let st = SourceStatus(source: "imu", state: .finished, message: "\(error)")
-                engine.execute { $0.ingest(status: st) }
-            }
-        }, onEnd: onEnd)
+            }, onEnd: onEnd)
     }
 
     /// A timestamp jump: logged and sent to clients once, as a `status` line.
     static func report(_ jump: SampleTimeline.Jump, logger: Logger, engine: EngineHandle) {
-        let message = "IMU timestamps jumped \(jump.summary) (the device's clock stepped); "
+        let message =
+            "IMU timestamps jumped \(jump.summary) (the device's clock stepped); "
             + "time re-anchored: attitude and rounds continue"
         logger.warning("\(message)", metadata: ["from_ns": "\(jump.from)", "to_ns": "\(jump.to)"])
         var fields = Event.statusFields(source: "imu", state: "clock_step", message: message)

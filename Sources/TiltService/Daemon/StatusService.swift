@@ -23,8 +23,10 @@ public final class StatusService: Service {
     private let hup: Mutex<(any DispatchSourceSignal)?>
 
     /// - Parameter logOutput: flushed on every tick so rate-limited repeats get their summary line.
-    public init(engine: EngineHandle, sampler: SamplerService, socket: SocketService, reloader: Reloader,
-                notifier: SystemdNotifier, logOutput: LogOutput?) {
+    public init(
+        engine: EngineHandle, sampler: SamplerService, socket: SocketService, reloader: Reloader,
+        notifier: SystemdNotifier, logOutput: LogOutput?
+    ) {
         self.engine = engine; self.sampler = sampler; self.socket = socket; self.reloader = reloader
         self.notifier = notifier; self.logOutput = logOutput
         signal(SIGHUP, SIG_IGN)
@@ -47,19 +49,26 @@ public final class StatusService: Service {
         let watchdog = SystemdWatchdog.interval()
         let period: Duration = watchdog.map { max(.milliseconds(100), $0 / 4) } ?? .seconds(1)
         let aliveWindow = UInt64(watchdog.map { Double($0.components.seconds) * 0.5e9 } ?? 5e9)
-        let (engine, sampler, notifier, logOutput, reloader) = (self.engine, self.sampler, self.notifier, self.logOutput, self.reloader)
+        let (engine, sampler, notifier, logOutput, reloader) = (
+            self.engine, self.sampler, self.notifier, self.logOutput, self.reloader
+        )
         try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 try await Task.sleep(for: period)
                 if let line = try? await engine.submit({ $0.statusLine() }).get(),
-                   reloader.sentStatus.withLock({ let changed = $0 != line; $0 = line; return changed }) {
+                    reloader.sentStatus.withLock({
+                        let changed = $0 != line; $0 = line; return changed
+                    })
+                {
                     try? notifier.status(line)
                 }
                 if watchdog != nil, sampler.isAlive(within: aliveWindow) { try? notifier.watchdog() }
                 logOutput?.flushRepeats()
             }
         }
-        hup.withLock { $0?.cancel(); $0 = nil }
+        hup.withLock {
+            $0?.cancel(); $0 = nil
+        }
         reloader.logger.info("stopping")
         try? notifier.stopping()
     }

@@ -47,9 +47,13 @@ final class AttitudeComponent: Component {
     }
 
     /// Off the loop: builds the new sampler when its settings changed.
-    static func stage(_ new: Configuration, current: Configuration, sampler: (any SamplerControl)?) throws(ConfigError) -> Staged {
-        guard let sampler, new.imu != current.imu || new.calibration != current.calibration
-            || new.biasPersistence != current.biasPersistence else { return Staged() }
+    static func stage(
+        _ new: Configuration, current: Configuration, sampler: (any SamplerControl)?
+    ) throws(ConfigError) -> Staged {
+        guard let sampler,
+            new.imu != current.imu || new.calibration != current.calibration
+                || new.biasPersistence != current.biasPersistence
+        else { return Staged() }
         return Staged(pipeline: try sampler.prepare(new))
     }
 
@@ -117,7 +121,9 @@ extension Configuration {
         imu.rateHz = try t.double("rate_hz", default: imu.rateHz, in: 10...1000)
         if let m = try t.doubles("mount_matrix", count: 9, in: -1...1) {
             let mm = Matrix3(rowMajor: m)!
-            if abs(abs(mm.determinant) - 1) > 0.05 { throw t.error("mount_matrix", "must be a rotation (|det| = 1), det is \(mm.determinant)") }
+            if abs(abs(mm.determinant) - 1) > 0.05 {
+                throw t.error("mount_matrix", "must be a rotation (|det| = 1), det is \(mm.determinant)")
+            }
             imu.mountMatrix = mm
         }
         if t.has("buffer_samples") { imu.bufferSamples = try t.int("buffer_samples", default: 1, in: 1...4096) }
@@ -125,7 +131,8 @@ extension Configuration {
     }
 
     var imuTOML: String {
-        var out = "[imu]\ndevice = \(TOMLText.quote(imu.device))\nrate_hz = \(imu.rateHz)\nmode = \(TOMLText.quote(imu.mode))\n"
+        var out =
+            "[imu]\ndevice = \(TOMLText.quote(imu.device))\nrate_hz = \(imu.rateHz)\nmode = \(TOMLText.quote(imu.mode))\n"
         if let m = imu.mountMatrix { out += "mount_matrix = \(m.rowMajor)\n" }
         if let b = imu.bufferSamples { out += "buffer_samples = \(b)\n" }
         return out

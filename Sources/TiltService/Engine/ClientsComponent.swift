@@ -26,7 +26,9 @@ final class ClientsComponent: Component {
                 return reply.ok(["commands": .array(CommandCatalogue.commands.map { .object($0.json) })])
             }
             guard let spec = CommandCatalogue.spec(name) else {
-                return reply.fail(.badArgument, "no command \"\(name.prefix(64))\"; known: \(CommandCatalogue.names.joined(separator: ", "))")
+                return reply.fail(
+                    .badArgument,
+                    "no command \"\(name.prefix(64))\"; known: \(CommandCatalogue.names.joined(separator: ", "))")
             }
             reply.ok(["commands": [.object(spec.json)]])
         }
@@ -42,7 +44,8 @@ final class ClientsComponent: Component {
     /// Off the loop: a new socket path cannot be taken over by a running daemon.
     static func check(_ new: Configuration, current: Configuration, socketActivated: Bool) throws(ConfigError) {
         if new.socket.path != current.socket.path && !socketActivated {
-            throw new.error("socket.path", "a new socket path needs a restart (systemctl restart tiltd); nothing was changed")
+            throw new.error(
+                "socket.path", "a new socket path needs a restart (systemctl restart tiltd); nothing was changed")
         }
     }
 
@@ -104,7 +107,9 @@ extension Configuration {
         socket.path = Configuration.resolve(path, base: base)
         if socket.path.utf8.count > 107 { throw t.error("path", "longer than a Unix socket path may be (107 bytes)") }
         let mode = try t.string("mode", default: "0660")
-        guard let m = UInt32(mode, radix: 8), m <= 0o777 else { throw t.error("mode", "expected an octal file mode like \"0660\", got \"\(mode)\"") }
+        guard let m = UInt32(mode, radix: 8), m <= 0o777 else {
+            throw t.error("mode", "expected an octal file mode like \"0660\", got \"\(mode)\"")
+        }
         socket.mode = m
         socket.group = try t.optionalString("group")
         socket.trustedUIDs = (try t.ints("trusted_uids", in: 0...Int(UInt32.max - 1)) ?? []).map { UInt32($0) }
@@ -117,7 +122,8 @@ extension Configuration {
 
     var socketTOML: String {
         let s = socket
-        var out = "[socket]\npath = \(TOMLText.quote(s.path))\nmode = \(TOMLText.quote("0" + String(s.mode, radix: 8)))\n"
+        var out =
+            "[socket]\npath = \(TOMLText.quote(s.path))\nmode = \(TOMLText.quote("0" + String(s.mode, radix: 8)))\n"
         if let g = s.group { out += "group = \(TOMLText.quote(g))\n" }
         out += "trusted_uids = \(s.trustedUIDs)\ntrusted_gids = \(s.trustedGIDs)\n"
         out += "attitude_hz = \(s.attitudeHz)\nqueue_lines = \(s.queueLines)\n"

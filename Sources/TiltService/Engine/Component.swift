@@ -103,13 +103,17 @@ final class EngineContext {
     }
 
     /// Runs a store write and reports its health; `then` gets the value on the loop.
-    func storeWrite<T: Sendable>(_ what: String, _ body: @escaping @Sendable (Store) throws -> T,
-                                 then: @escaping (T) -> Void = { _ in }) {
-        store.write(body, then: { [self] result in
-            switch result {
-            case .success(let v): storeSucceeded(); then(v)
-            case .failure(let e): storeFailed(what, e)
-            }
-        }, on: loop)
+    func storeWrite<T: Sendable>(
+        _ what: String, _ body: @escaping @Sendable (Store) throws -> T,
+        then: @escaping (T) -> Void = { _ in }
+    ) {
+        store.write(
+            body,
+            then: { [self] result in
+                switch result {
+                case .success(let v): storeSucceeded(); then(v)
+                case .failure(let e): storeFailed(what, e)
+                }
+            }, on: loop)
     }
 }

@@ -18,14 +18,24 @@ final class CreditsComponent: Component {
     func handle(_ command: Command, from client: ClientSession, reply: Reply) {
         switch command.name {
         case "credits":
-            context.store.read({ s in (try s.creditBalance(), try s.creditsByPlace()) }, then: { result in
-                switch result {
-                case .success(let (balance, places)):
-                    reply.ok(["balance": .int(Int64(balance)),
-                              "places": .array(places.map { .object(["fence": .string($0.fenceKey), "name": .string($0.name), "count": .int(Int64($0.count))]) })])
-                case .failure(let e): reply.fail(.unavailable, "credits: \(e)")
-                }
-            }, on: context.loop)
+            context.store.read(
+                { s in (try s.creditBalance(), try s.creditsByPlace()) },
+                then: { result in
+                    switch result {
+                    case .success(let (balance, places)):
+                        reply.ok([
+                            "balance": .int(Int64(balance)),
+                            "places": .array(
+                                places.map {
+                                    .object([
+                                        "fence": .string($0.fenceKey), "name": .string($0.name),
+                                        "count": .int(Int64($0.count)),
+                                    ])
+                                }),
+                        ])
+                    case .failure(let e): reply.fail(.unavailable, "credits: \(e)")
+                    }
+                }, on: context.loop)
         default:
             redeem(command, client: client, reply: reply)
         }
@@ -37,22 +47,29 @@ final class CreditsComponent: Component {
         let rid = command.string("request_id") ?? "redeem:\(client.id):\(UUID().uuidString)"
         // Credit lines carry GPS time (the latest fix's), like the credits earned; 0 = none known.
         let t = context.lastFixTime
-        context.store.write({ try $0.redeem(requestId: rid, amount: amount, t: t ?? 0) }, then: { [context] result in
-            switch result {
-            case .success(.redeemed(let balance)):
-                context.storeSucceeded()
-                reply.ok(["redeemed": .int(Int64(amount)), "balance": .int(Int64(balance)), "request_id": .string(rid)])
-                context.publish(.creditRedeemed(amount: amount, balance: balance, requestID: rid, t: t))
-            case .success(.alreadyApplied(let balance)):
-                reply.ok(["redeemed": 0, "balance": .int(Int64(balance)), "request_id": .string(rid), "already_applied": true])
-            case .success(.insufficient(let balance, let needed)):
-                reply.fail(.insufficientCredits, "balance \(balance) is below \(needed)")
-            case .failure(let e):
-                reply.fail(.unavailable, "redeem: \(e)")
-                // A ledger write that fails (disk full) is the store's health, not only this client's.
-                context.storeFailed("redeeming \(amount) credits", e)
-            }
-        }, on: context.loop)
+        context.store.write(
+            { try $0.redeem(requestId: rid, amount: amount, t: t ?? 0) },
+            then: { [context] result in
+                switch result {
+                case .success(.redeemed(let balance)):
+                    context.storeSucceeded()
+                    reply.ok([
+                        "redeemed": .int(Int64(amount)), "balance": .int(Int64(balance)), "request_id": .string(rid),
+                    ])
+                    context.publish(.creditRedeemed(amount: amount, balance: balance, requestID: rid, t: t))
+                case .success(.alreadyApplied(let balance)):
+                    reply.ok([
+                        "redeemed": 0, "balance": .int(Int64(balance)), "request_id": .string(rid),
+                        "already_applied": true,
+                    ])
+                case .success(.insufficient(let balance, let needed)):
+                    reply.fail(.insufficientCredits, "balance \(balance) is below \(needed)")
+                case .failure(let e):
+                    reply.fail(.unavailable, "redeem: \(e)")
+                    // A ledger write that fails (disk full) is the store's health, not only this client's.
+                    context.storeFailed("redeeming \(amount) credits", e)
+                }
+            }, on: context.loop)
     }
 
     /// Geofence events of one fix: each visit is recorded, and a dwell that earns a credit is
@@ -60,12 +77,17 @@ final class CreditsComponent: Component {
     func record(_ visits: [GeofenceMonitor.Event]) {
         for e in visits {
             let grant = policy.consider(e)
-            context.storeWrite("recording a visit to \(e.fence.name)", { s in
-                try s.recordVisit(e)
-                return try grant.map { try s.addCredit($0) }
-            }, then: { [context] added in
-                if case .some(.added(let balance)) = added, let grant { context.publish(grant.event(balance: balance)) }
-            })
+            context.storeWrite(
+                "recording a visit to \(e.fence.name)",
+                { s in
+                    try s.recordVisit(e)
+                    return try grant.map { try s.addCredit($0) }
+                },
+                then: { [context] added in
+                    if case .some(.added(let balance)) = added, let grant {
+                        context.publish(grant.event(balance: balance))
+                    }
+                })
         }
     }
 }

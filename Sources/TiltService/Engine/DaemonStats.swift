@@ -56,8 +56,12 @@ extension Engine {
         rounds["ended"] = .int(Int64(stats.roundsEnded))
         o["rounds"] = .object(rounds)
         if let at = stats.lastFixAt { o["fix_age_s"] = .number((Double(now - at) / 1e8).rounded() / 10) }
-        var reloads: JSONObject = ["applied": .int(Int64(stats.reloadsApplied)), "refused": .int(Int64(stats.reloadsRefused))]
-        if let last = stats.lastReload { reloads["last"] = .string(last.result); reloads["last_message"] = .string(last.message) }
+        var reloads: JSONObject = [
+            "applied": .int(Int64(stats.reloadsApplied)), "refused": .int(Int64(stats.reloadsRefused)),
+        ]
+        if let last = stats.lastReload {
+            reloads["last"] = .string(last.result); reloads["last_message"] = .string(last.message)
+        }
         o["reloads"] = .object(reloads)
         return o
     }

@@ -36,9 +36,12 @@ public final class Engine: RequestHandler {
     /// - Parameters:
     ///   - store: where rounds, visits, credits and quests go (nil: none, every write fails).
     ///   - services: the long-running services a reload reconfigures (none in unit tests).
-    public init(hub: Hub, config: Configuration, logger: Logger, store: StoreWorker? = nil,
-                services: EngineServices = EngineServices()) {
-        context = EngineContext(hub: hub, store: store ?? StoreWorker(path: nil, logger: logger), logger: logger, config: config)
+    public init(
+        hub: Hub, config: Configuration, logger: Logger, store: StoreWorker? = nil,
+        services: EngineServices = EngineServices()
+    ) {
+        context = EngineContext(
+            hub: hub, store: store ?? StoreWorker(path: nil, logger: logger), logger: logger, config: config)
         self.services = services
         attitude = AttitudeComponent(context: context, sampler: services.sampler)
         game = GameComponent(context: context)
@@ -170,7 +173,9 @@ public final class Engine: RequestHandler {
             }
         }
         parts.append("\(hub.clientCount) client\(hub.clientCount == 1 ? "" : "s")")
-        if let gps = context.statuses["gps"] { parts.append("gpsd \(gps.state == .streaming ? "ok" : gps.state.rawValue)") }
+        if let gps = context.statuses["gps"] {
+            parts.append("gpsd \(gps.state == .streaming ? "ok" : gps.state.rawValue)")
+        }
         return parts.joined(separator: ", ")
     }
 }
@@ -187,8 +192,11 @@ public struct EngineServices: Sendable {
     public var setLogLevel: (@Sendable (Logger.Level) -> Void)?
 
     /// No services (unit tests).
-    public init(sampler: (any SamplerControl)? = nil, fixes: (any FixSourceControl)? = nil, socketActivated: Bool = false,
-                setLogLevel: (@Sendable (Logger.Level) -> Void)? = nil) {
-        self.sampler = sampler; self.fixes = fixes; self.socketActivated = socketActivated; self.setLogLevel = setLogLevel
+    public init(
+        sampler: (any SamplerControl)? = nil, fixes: (any FixSourceControl)? = nil, socketActivated: Bool = false,
+        setLogLevel: (@Sendable (Logger.Level) -> Void)? = nil
+    ) {
+        self.sampler = sampler; self.fixes = fixes; self.socketActivated = socketActivated;
+        self.setLogLevel = setLogLevel
     }
 }

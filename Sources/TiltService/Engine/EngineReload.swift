@@ -16,11 +16,14 @@ extension Engine {
     }
 
     /// Off the loop: checks `new` against `current` and prepares each component's part.
-    public static func stage(_ new: Configuration, current: Configuration, store: StoreWorker,
-                             services: EngineServices) throws(ConfigError) -> StagedReload {
+    public static func stage(
+        _ new: Configuration, current: Configuration, store: StoreWorker,
+        services: EngineServices
+    ) throws(ConfigError) -> StagedReload {
         try ClientsComponent.check(new, current: current, socketActivated: services.socketActivated)
         if new.store.path != current.store.path {
-            throw new.error("store.path", "a new database path needs a restart (systemctl restart tiltd); nothing was changed")
+            throw new.error(
+                "store.path", "a new database path needs a restart (systemctl restart tiltd); nothing was changed")
         }
         let places = try PlacesComponent.stage(new)
         let quests = QuestsComponent.stage(new, current: current, store: store)
@@ -43,15 +46,21 @@ extension Engine {
         game.apply(new, notes: &notes)
         gps.apply(staged.gps, config: new, notes: &notes)
         attitude.apply(staged.attitude, notes: &notes)
-        if new.logLevel != old.logLevel, let level = Logger.Level(rawValue: new.logLevel) { services.setLogLevel?(level) }
+        if new.logLevel != old.logLevel, let level = Logger.Level(rawValue: new.logLevel) {
+            services.setLogLevel?(level)
+        }
         let changed = Self.changedSections(old, new)
         let file = new.sourceFile ?? "the config"
-        let message = "reloaded \(file)" + (changed.isEmpty ? ": nothing changed" : ": \(changed.joined(separator: ", "))")
+        let message =
+            "reloaded \(file)" + (changed.isEmpty ? ": nothing changed" : ": \(changed.joined(separator: ", "))")
             + (notes.isEmpty ? "" : " (\(notes.joined(separator: "; ")))")
         context.logger.notice("\(message)")
         context.stats.countReload(applied: true, message: message)
         context.publish(.status(source: "config", state: "loaded", message: message))
-        return ["file": .string(file), "changed": .array(changed.map { .string($0) }), "notes": .array(notes.map { .string($0) })]
+        return [
+            "file": .string(file), "changed": .array(changed.map { .string($0) }),
+            "notes": .array(notes.map { .string($0) }),
+        ]
     }
 
     /// On the loop: a reload was refused; the running configuration stays.

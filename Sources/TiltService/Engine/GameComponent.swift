@@ -54,22 +54,32 @@ final class GameComponent: Component {
             reply.ok()
             emit(events)
         case "game.neutral":
-            guard let a = context.lastAttitude else { return reply.fail(.unavailable, "no attitude yet: the IMU has not delivered a sample") }
+            guard let a = context.lastAttitude else {
+                return reply.fail(.unavailable, "no attitude yet: the IMU has not delivered a sample")
+            }
             let events = game.captureNeutral(a)
             reply.ok(["captured": .bool(events.first?.kind == .neutralCaptured)])
             emit(events)
         case "history":
             let limit = command.int("n") ?? 10
-            context.store.read({ try $0.recentRounds(limit: limit) }, then: { result in
-                switch result {
-                case .success(let rounds):
-                    reply.ok(["rounds": .array(rounds.map { r in
-                        if let text = r.resultJSON, let v = try? JSONParser.parse(text) { return v }
-                        return .object(["started_t_ns": .int(r.startedAt), "ended_t_ns": .int(r.endedAt), "score": .int(Int64(r.score))])
-                    })])
-                case .failure(let e): reply.fail(.unavailable, "history: \(e)")
-                }
-            }, on: context.loop)
+            context.store.read(
+                { try $0.recentRounds(limit: limit) },
+                then: { result in
+                    switch result {
+                    case .success(let rounds):
+                        reply.ok([
+                            "rounds": .array(
+                                rounds.map { r in
+                                    if let text = r.resultJSON, let v = try? JSONParser.parse(text) { return v }
+                                    return .object([
+                                        "started_t_ns": .int(r.startedAt), "ended_t_ns": .int(r.endedAt),
+                                        "score": .int(Int64(r.score)),
+                                    ])
+                                })
+                        ])
+                    case .failure(let e): reply.fail(.unavailable, "history: \(e)")
+                    }
+                }, on: context.loop)
         default: reply.fail(.internalError, "\(command.name) is not a game command")
         }
     }
@@ -89,7 +99,8 @@ final class GameComponent: Component {
         // The round's clock is sample time: without samples flowing it would start at a
         // stale time and the next sample would end it at once.
         guard context.lastAttitude != nil, context.statuses["imu"]?.state == .streaming else {
-            let why = context.statuses["imu"].map { "the IMU is \($0.state.rawValue): \($0.message)" } ?? "no IMU samples yet"
+            let why =
+                context.statuses["imu"].map { "the IMU is \($0.state.rawValue): \($0.message)" } ?? "no IMU samples yet"
             return reply.fail(.unavailable, "cannot start a round: \(why)")
         }
         let source: DeckSource
@@ -100,12 +111,15 @@ final class GameComponent: Component {
         case .ready(let deck, let note): begin(command, deck: deck, note: note, reply: reply)
         case .file(let path, let note):
             // Read on the blocking-I/O pool; the round starts when it is back on the loop.
-            BoundedFile.read(path, limit: BoundedFile.deckLimit, on: context.loop).assumeIsolated().whenComplete { [self] result in
+            BoundedFile.read(path, limit: BoundedFile.deckLimit, on: context.loop).assumeIsolated().whenComplete {
+                [self] result in
                 switch result {
                 case .success(let bytes):
                     let name = (path as NSString).lastPathComponent
                     do {
-                        begin(command, deck: try PromptDeck(name: name, text: String(decoding: bytes, as: UTF8.self)), note: note, reply: reply)
+                        begin(
+                            command, deck: try PromptDeck(name: name, text: String(decoding: bytes, as: UTF8.self)),
+                            note: note, reply: reply)
                     } catch {
                         reply.fail(.deckUnavailable, "\(name): \(error)")
                     }
@@ -131,7 +145,8 @@ final class GameComponent: Component {
             return reply.fail(.needsGyro, why)
         }
         do {
-            let events = try game.start(at: context.now, roundSeconds: command.number("round_s"), gestures: gestures, deck: deck)
+            let events = try game.start(
+                at: context.now, roundSeconds: command.number("round_s"), gestures: gestures, deck: deck)
             var result: JSONObject = ["round": .int(Int64(game.roundID ?? 0)), "deck": .string(deck.deckName)]
             if let note {
                 result["deck_note"] = .string(note)
@@ -217,18 +232,26 @@ final class GameComponent: Component {
     private func saveRound(_ r: RoundResult) {
         let record = Store.RoundRecord(
             startedAt: r.startedAt, endedAt: r.endedAt, score: r.score, deck: r.deckName,
-            prompts: r.prompts.map { Store.PromptRecord(text: $0.prompt, decision: $0.decision.rawValue, decidedAt: $0.decidedAt) },
+            prompts: r.prompts.map {
+                Store.PromptRecord(text: $0.prompt, decision: $0.decision.rawValue, decidedAt: $0.decidedAt)
+            },
             gameRound: r.round, resultJSON: JSONValue.object(r.json).jsonText)
-        context.store.write({ try $0.saveRound(record) }, then: { [self] result in
-            if case .failure(let error) = result { context.storeFailed("saving round \(r.round)", error) } else { context.storeSucceeded() }
-            roundsInFlight -= 1
-            // The committed round's end goes out first; what waited behind it is published in
-            // order (a further round end in it waits for its own commit).
-            var held = heldEvents
-            heldEvents = []
-            if !held.isEmpty { context.publish(held.removeFirst().event) }
-            publish(held)
-        }, on: context.loop)
+        context.store.write(
+            { try $0.saveRound(record) },
+            then: { [self] result in
+                if case .failure(let error) = result {
+                    context.storeFailed("saving round \(r.round)", error)
+                } else {
+                    context.storeSucceeded()
+                }
+                roundsInFlight -= 1
+                // The committed round's end goes out first; what waited behind it is published in
+                // order (a further round end in it waits for its own commit).
+                var held = heldEvents
+                heldEvents = []
+                if !held.isEmpty { context.publish(held.removeFirst().event) }
+                publish(held)
+            }, on: context.loop)
     }
 
     // MARK: reload
@@ -261,10 +284,12 @@ struct NearbyUnavailable: Error {
 /// The deck used when none is configured (also by `tiltd mqtt` for hosted rounds).
 public enum BuiltInDeck {
     /// Twenty foods, a deck that works anywhere.
-    public static let deck = try! PromptDeck(name: "built-in", prompts: [
-        "pizza", "sushi", "croissant", "ramen", "falafel", "pretzel", "dumplings", "tacos", "curry", "bagel",
-        "paella", "waffles", "lasagne", "pho", "kebab", "pancakes", "risotto", "burrito", "strudel", "noodles",
-    ])
+    public static let deck = try! PromptDeck(
+        name: "built-in",
+        prompts: [
+            "pizza", "sushi", "croissant", "ramen", "falafel", "pretzel", "dumplings", "tacos", "curry", "bagel",
+            "paella", "waffles", "lasagne", "pho", "kebab", "pancakes", "risotto", "burrito", "strudel", "noodles",
+        ])
 }
 
 // MARK: [game]
@@ -286,7 +311,9 @@ extension Configuration {
 
     mutating func readGame(_ t: inout TableReader, base: String) throws(ConfigError) {
         var g = game.rules
-        g.mode = try t.string("mode", default: g.mode.rawValue, allowed: ["absolute", "relative"]) == "relative" ? .relative : .absolute
+        g.mode =
+            try t.string("mode", default: g.mode.rawValue, allowed: ["absolute", "relative"]) == "relative"
+            ? .relative : .absolute
         g.lowThresholdDeg = try t.double("low_threshold_deg", default: g.lowThresholdDeg, in: 0...180)
         g.highThresholdDeg = try t.double("high_threshold_deg", default: g.highThresholdDeg, in: 0...180)
         g.swapSides = try t.bool("swap_sides", default: g.swapSides)
@@ -296,8 +323,10 @@ extension Configuration {
         g.debounceSeconds = try t.double("debounce_s", default: g.debounceSeconds, in: 0...10)
         g.roundSeconds = try t.double("round_s", default: g.roundSeconds, in: 5...3600)
         if let v = try t.vector("back_axis", in: -1...1) { g.backAxis = v }
-        g.captureNeutralAtRoundStart = try t.bool("capture_neutral_at_round_start", default: g.captureNeutralAtRoundStart)
-        g.gestures = try t.string("gestures", default: g.gestures.rawValue, allowed: ["tilt", "nod"]) == "nod" ? .nod : .tilt
+        g.captureNeutralAtRoundStart = try t.bool(
+            "capture_neutral_at_round_start", default: g.captureNeutralAtRoundStart)
+        g.gestures =
+            try t.string("gestures", default: g.gestures.rawValue, allowed: ["tilt", "nod"]) == "nod" ? .nod : .tilt
         g.stillDps = try t.double("still_dps", default: g.stillDps, in: 1...360)
         g.minReactionSeconds = try t.double("min_reaction_s", default: g.minReactionSeconds, in: 0...5)
         g.nod.minPeakDps = try t.double("nod_min_peak_dps", default: g.nod.minPeakDps, in: 1...1000)
@@ -318,13 +347,19 @@ extension Configuration {
 
     var gameTOML: String {
         let g = game.rules
-        var out = "[game]\nmode = \(TOMLText.quote(g.mode.rawValue))\nlow_threshold_deg = \(g.lowThresholdDeg)\nhigh_threshold_deg = \(g.highThresholdDeg)\n"
+        var out =
+            "[game]\nmode = \(TOMLText.quote(g.mode.rawValue))\nlow_threshold_deg = \(g.lowThresholdDeg)\nhigh_threshold_deg = \(g.highThresholdDeg)\n"
         out += "swap_sides = \(g.swapSides)\nhysteresis_deg = \(g.hysteresisDeg)\nhold_s = \(g.holdSeconds)\n"
-        out += "neutral_hold_s = \(g.neutralHoldSeconds)\ndebounce_s = \(g.debounceSeconds)\nround_s = \(g.roundSeconds)\n"
-        out += "back_axis = \(TOMLText.vector(g.backAxis))\ncapture_neutral_at_round_start = \(g.captureNeutralAtRoundStart)\n"
-        out += "gestures = \(TOMLText.quote(g.gestures.rawValue))\nstill_dps = \(g.stillDps)\nmin_reaction_s = \(g.minReactionSeconds)\n"
-        out += "nod_min_peak_dps = \(g.nod.minPeakDps)\nnod_min_swing_deg = \(g.nod.minSwingDeg)\nnod_max_swing_s = \(g.nod.maxSwingSeconds)\n"
-        out += "nod_max_gap_s = \(g.nod.maxGapSeconds)\nnod_max_swing_ratio = \(g.nod.maxSwingRatio)\nshake_swings = \(g.nod.shakeSwings)\n"
+        out +=
+            "neutral_hold_s = \(g.neutralHoldSeconds)\ndebounce_s = \(g.debounceSeconds)\nround_s = \(g.roundSeconds)\n"
+        out +=
+            "back_axis = \(TOMLText.vector(g.backAxis))\ncapture_neutral_at_round_start = \(g.captureNeutralAtRoundStart)\n"
+        out +=
+            "gestures = \(TOMLText.quote(g.gestures.rawValue))\nstill_dps = \(g.stillDps)\nmin_reaction_s = \(g.minReactionSeconds)\n"
+        out +=
+            "nod_min_peak_dps = \(g.nod.minPeakDps)\nnod_min_swing_deg = \(g.nod.minSwingDeg)\nnod_max_swing_s = \(g.nod.maxSwingSeconds)\n"
+        out +=
+            "nod_max_gap_s = \(g.nod.maxGapSeconds)\nnod_max_swing_ratio = \(g.nod.maxSwingRatio)\nshake_swings = \(g.nod.shakeSwings)\n"
         if let d = game.deck { out += "deck = \(TOMLText.quote(d))\n" }
         if let d = game.fallbackDeck { out += "fallback_deck = \(TOMLText.quote(d))\n" }
         if let s = game.seed { out += "seed = \(s)\n" }

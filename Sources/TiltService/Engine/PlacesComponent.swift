@@ -62,8 +62,10 @@ final class PlacesComponent: Component {
     /// Names for the "nearby" deck, or why there are none.
     func nearbyPrompts() -> Result<[String], NearbyUnavailable> {
         if let prompts = nearby.prompts() { return .success(prompts) }
-        return .failure(NearbyUnavailable(reason: lastFix?.hasPosition == true
-            ? "no places within \(Int(context.config.places.nearby.radius)) m" : "no GPS fix yet"))
+        return .failure(
+            NearbyUnavailable(
+                reason: lastFix?.hasPosition == true
+                    ? "no places within \(Int(context.config.places.nearby.radius)) m" : "no GPS fix yet"))
     }
 
     // MARK: configuration
@@ -78,10 +80,12 @@ final class PlacesComponent: Component {
     /// Off the loop: reads the places file (bounded) and builds the fences and the nearby index.
     static func stage(_ config: Configuration) throws(ConfigError) -> Staged {
         let places = try loadPlaces(config)
-        let fences = config.geofences.map(Fence.init)
+        let fences =
+            config.geofences.map(Fence.init)
             + (config.places.asFences ? places.map { Fence($0, defaults: config.places.fenceDefaults) } : [])
-        return Staged(placesCount: places.count, monitor: GeofenceMonitor(fences: fences),
-                      nearby: NearbyPlaces(places: places, options: config.places.nearby))
+        return Staged(
+            placesCount: places.count, monitor: GeofenceMonitor(fences: fences),
+            nearby: NearbyPlaces(places: places, options: config.places.nearby))
     }
 
     static func loadPlaces(_ config: Configuration) throws(ConfigError) -> [Place] {
@@ -130,26 +134,40 @@ extension Configuration {
     mutating func readPlaces(_ t: inout TableReader, base: String) throws(ConfigError) {
         if let f = try t.optionalString("file") { places.file = Self.resolve(f, base: base) }
         places.asFences = try t.bool("as_fences", default: places.asFences)
-        places.fenceDefaults.radius = try t.double("fence_radius_m", default: places.fenceDefaults.radius, in: 1...100_000)
+        places.fenceDefaults.radius = try t.double(
+            "fence_radius_m", default: places.fenceDefaults.radius, in: 1...100_000)
         places.fenceDefaults.dwell = try t.double("fence_dwell_s", default: places.fenceDefaults.dwell, in: 0...86_400)
-        places.fenceDefaults.cooldown = try t.double("fence_cooldown_s", default: places.fenceDefaults.cooldown, in: 0...31_536_000)
-        if let cats = try t.strings("credit_categories") { places.fenceDefaults.creditCategories = Set(cats.map(Place.normalizedCategory)) }
+        places.fenceDefaults.cooldown = try t.double(
+            "fence_cooldown_s", default: places.fenceDefaults.cooldown, in: 0...31_536_000)
+        if let cats = try t.strings("credit_categories") {
+            places.fenceDefaults.creditCategories = Set(cats.map(Place.normalizedCategory))
+        }
         places.nearby.radius = try t.double("nearby_radius_m", default: places.nearby.radius, in: 10...100_000)
-        if let cats = try t.strings("nearby_categories") { places.nearby.categories = Set(cats.map(Place.normalizedCategory)) }
+        if let cats = try t.strings("nearby_categories") {
+            places.nearby.categories = Set(cats.map(Place.normalizedCategory))
+        }
         places.nearby.limit = try t.int("nearby_limit", default: places.nearby.limit, in: 1...10_000)
     }
 
     /// One `[[geofence]]` table.
     mutating func readGeofence(_ t: inout TableReader) throws(ConfigError) {
         guard let name = try t.optionalString("name") else { throw t.error("name", "every [[geofence]] needs a name") }
-        guard !geofences.contains(where: { $0.name == name }) else { throw t.error("name", "\"\(name)\" is used by another [[geofence]]") }
-        guard let lat = try t.optionalDouble("lat", in: -90...90) else { throw t.error("lat", "missing (degrees, -90…90)") }
-        guard let lon = try t.optionalDouble("lon", in: -180...180) else { throw t.error("lon", "missing (degrees, -180…180)") }
-        geofences.append(Geofence(name: name, lat: lat, lon: lon,
-                                  radius: try t.double("radius_m", default: 50, in: 1...100_000),
-                                  dwell: try t.double("dwell_s", default: Geofence.defaultDwell, in: 0...86_400),
-                                  cooldown: try t.double("cooldown_s", default: Geofence.defaultCooldown, in: 0...31_536_000),
-                                  credit: try t.bool("credit", default: false)))
+        guard !geofences.contains(where: { $0.name == name }) else {
+            throw t.error("name", "\"\(name)\" is used by another [[geofence]]")
+        }
+        guard let lat = try t.optionalDouble("lat", in: -90...90) else {
+            throw t.error("lat", "missing (degrees, -90…90)")
+        }
+        guard let lon = try t.optionalDouble("lon", in: -180...180) else {
+            throw t.error("lon", "missing (degrees, -180…180)")
+        }
+        geofences.append(
+            Geofence(
+                name: name, lat: lat, lon: lon,
+                radius: try t.double("radius_m", default: 50, in: 1...100_000),
+                dwell: try t.double("dwell_s", default: Geofence.defaultDwell, in: 0...86_400),
+                cooldown: try t.double("cooldown_s", default: Geofence.defaultCooldown, in: 0...31_536_000),
+                credit: try t.bool("credit", default: false)))
     }
 
     mutating func readSnooze(_ t: inout TableReader) throws(ConfigError) {
@@ -166,11 +184,15 @@ extension Configuration {
         let p = places
         var out = "[places]\n"
         if let f = p.file { out += "file = \(TOMLText.quote(f))\n" }
-        out += "as_fences = \(p.asFences)\nfence_radius_m = \(p.fenceDefaults.radius)\nfence_dwell_s = \(p.fenceDefaults.dwell)\n"
-        out += "fence_cooldown_s = \(p.fenceDefaults.cooldown)\ncredit_categories = \(p.fenceDefaults.creditCategories.sorted())\n"
-        out += "nearby_radius_m = \(p.nearby.radius)\nnearby_categories = \(p.nearby.categories.sorted())\nnearby_limit = \(p.nearby.limit)\n"
+        out +=
+            "as_fences = \(p.asFences)\nfence_radius_m = \(p.fenceDefaults.radius)\nfence_dwell_s = \(p.fenceDefaults.dwell)\n"
+        out +=
+            "fence_cooldown_s = \(p.fenceDefaults.cooldown)\ncredit_categories = \(p.fenceDefaults.creditCategories.sorted())\n"
+        out +=
+            "nearby_radius_m = \(p.nearby.radius)\nnearby_categories = \(p.nearby.categories.sorted())\nnearby_limit = \(p.nearby.limit)\n"
         for f in geofences {
-            out += "\n[[geofence]]\nname = \(TOMLText.quote(f.name))\nlat = \(f.lat)\nlon = \(f.lon)\nradius_m = \(f.radius)\n"
+            out +=
+                "\n[[geofence]]\nname = \(TOMLText.quote(f.name))\nlat = \(f.lat)\nlon = \(f.lon)\nradius_m = \(f.radius)\n"
             out += "dwell_s = \(f.dwell)\ncooldown_s = \(f.cooldown)\ncredit = \(f.credit)\n"
         }
         out += "\n[snooze]\ndistance_m = \(snoozeDistance)\n"

@@ -19,11 +19,14 @@ final class QuestsComponent: Component {
     let commands = ["quest.complete"]
 
     func handle(_ command: Command, from client: ClientSession, reply: Reply) {
-        guard context.config.quests.enabled else { return reply.fail(.unavailable, "quests are disabled ([quests] enabled = false)") }
+        guard context.config.quests.enabled else {
+            return reply.fail(.unavailable, "quests are disabled ([quests] enabled = false)")
+        }
         var requested: GeoGrid.Cell?
         if let cellName = command.string("cell") {
             guard let c = Self.parseCell(cellName) else {
-                return reply.fail(.badArgument, "cell must be a cell id or a name like \"r79237c65431\" (from quest.available)")
+                return reply.fail(
+                    .badArgument, "cell must be a cell id or a name like \"r79237c65431\" (from quest.available)")
             }
             requested = c
         }
@@ -31,7 +34,10 @@ final class QuestsComponent: Component {
         case .failure(let refusal):
             reply.fail(refusal.code, refusal.description)
         case .success(let completion):
-            reply.ok(["cell": .int(completion.cell.id), "xp": .int(Int64(completion.xp)), "visits": .int(Int64(completion.visits))])
+            reply.ok([
+                "cell": .int(completion.cell.id), "xp": .int(Int64(completion.xp)),
+                "visits": .int(Int64(completion.visits)),
+            ])
             context.publish(completion.event)
             context.storeWrite("recording a quest", { try $0.recordQuest(completion) })
         }
@@ -46,7 +52,8 @@ final class QuestsComponent: Component {
     static func parseCell(_ s: String) -> GeoGrid.Cell? {
         if let id = Int64(s) { return GeoGrid.Cell(id: id) }
         guard s.hasPrefix("r"), let c = s.firstIndex(of: "c"),
-              let row = Int32(s[s.index(after: s.startIndex)..<c]), let col = Int32(s[s.index(after: c)...]) else { return nil }
+            let row = Int32(s[s.index(after: s.startIndex)..<c]), let col = Int32(s[s.index(after: c)...])
+        else { return nil }
         return GeoGrid.Cell(row: row, column: col)
     }
 

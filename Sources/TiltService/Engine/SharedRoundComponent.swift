@@ -31,11 +31,15 @@ final class SharedRoundComponent: Component {
 
     /// What is wrong with a view, or nil: a room name, a state, and players with scores.
     static func problem(_ v: JSONObject) -> String? {
-        guard let room = v["room"]?.stringValue, RoomState.isValidID(room) else { return "\"room\" must be a room name" }
+        guard let room = v["room"]?.stringValue, RoomState.isValidID(room) else {
+            return "\"room\" must be a room name"
+        }
         guard let st = v["state"]?.stringValue, RoomState.Phase(rawValue: st) != nil else {
             return "\"state\" must be idle, playing or ended"
         }
-        guard let players = v["players"]?.arrayValue ?? (st == "idle" ? [] : nil) else { return "\"players\" must be an array" }
+        guard let players = v["players"]?.arrayValue ?? (st == "idle" ? [] : nil) else {
+            return "\"players\" must be an array"
+        }
         guard players.count <= RoomState.maxPlayers else { return "more than \(RoomState.maxPlayers) players" }
         for p in players {
             guard p["player"]?.stringValue != nil, p["score"]?.intValue != nil else {

@@ -1,9 +1,10 @@
 import DequeModule
+import NIOCore
+import TiltCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import NIOCore
-import TiltCore
 
 /// One connected client: what it watches, its bounded outgoing queue, and its credentials.
 ///
@@ -73,8 +74,10 @@ public final class ClientSession: @unchecked Sendable {
     // Incoming.
     var badLines = 0
 
-    init(id: Int, context: ChannelHandlerContext, fd: CInt, hub: Hub, credentials: Credentials?, trusted: Bool,
-         attitudeHz: Double, queueLimit: Int) {
+    init(
+        id: Int, context: ChannelHandlerContext, fd: CInt, hub: Hub, credentials: Credentials?, trusted: Bool,
+        attitudeHz: Double, queueLimit: Int
+    ) {
         self.id = id; self.context = context; self.fd = fd; self.hub = hub; self.credentials = credentials
         self.trusted = trusted; self.attitudeHz = attitudeHz; self.queueLimit = queueLimit
         self.classes = EventClass.defaultStream
@@ -128,7 +131,8 @@ public final class ClientSession: @unchecked Sendable {
             let period = Int64(1e9 / attitudeHz)
             if nextAttitudeDue != .min && t < nextAttitudeDue - 2 * period { nextAttitudeDue = .min }
             if nextAttitudeDue != .min && t < nextAttitudeDue - period / 10 { return false }
-            nextAttitudeDue = (nextAttitudeDue == .min || t - nextAttitudeDue > period) ? t + period : nextAttitudeDue + period
+            nextAttitudeDue =
+                (nextAttitudeDue == .min || t - nextAttitudeDue > period) ? t + period : nextAttitudeDue + period
             return true
         default: return classes.contains(event.cls)
         }

@@ -98,15 +98,19 @@ public final class Hub: @unchecked Sendable {
 
     func dispatch(_ request: Request, from client: ClientSession) {
         guard let handler else {
-            client.reply(.reply(id: request.id, cmd: request.command.name, error: ProtocolError(.unavailable, "the daemon is starting")))
+            client.reply(
+                .reply(
+                    id: request.id, cmd: request.command.name,
+                    error: ProtocolError(.unavailable, "the daemon is starting")))
             return
         }
         handler.handle(request, from: client)
     }
 
     func hello(for client: ClientSession) -> Event {
-        .hello(version: TiltdVersion.string, protocolNumber: TiltdVersion.protocolNumber, client: client.summary,
-               state: handler?.helloFields(for: client) ?? JSONObject(), t: lastSampleTime)
+        .hello(
+            version: TiltdVersion.string, protocolNumber: TiltdVersion.protocolNumber, client: client.summary,
+            state: handler?.helloFields(for: client) ?? JSONObject(), t: lastSampleTime)
     }
 
     /// Lines dropped for slow clients since start, per class (for `stats`).

@@ -4,8 +4,9 @@ import TiltSensors
 extension SourceStatus {
     /// This status as a `status` line's fields (see `Event.statusFields`).
     public var fields: JSONObject {
-        var o = Event.statusFields(source: source, state: state.rawValue, message: message, device: device,
-                                   rateHz: rateHz, retryIn: retryIn)
+        var o = Event.statusFields(
+            source: source, state: state.rawValue, message: message, device: device,
+            rateHz: rateHz, retryIn: retryIn)
         // An IMU says whether it has a gyroscope (false: tilt from the accelerometer only).
         if let g = hasGyroscope { o["gyroscope"] = .bool(g) }
         return o

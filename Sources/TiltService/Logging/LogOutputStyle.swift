@@ -1,3 +1,6 @@
+import Foundation
+import Logging
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -5,8 +8,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
-import Logging
 
 /// How log lines are written.
 public enum LogOutputStyle: Sendable, Equatable {

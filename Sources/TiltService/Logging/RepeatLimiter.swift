@@ -9,7 +9,8 @@ public struct RepeatLimit: Sendable, Equatable {
     public init(burst: Int, window: Duration) {
         let (seconds, attoseconds) = window.components
         self.burst = max(1, burst)
-        self.windowNanoseconds = max(1, UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds)) / 1_000_000_000)
+        self.windowNanoseconds = max(
+            1, UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds)) / 1_000_000_000)
     }
 
     /// 5 lines per 10 s: enough to see what is going on, while a device failing at 60 Hz writes

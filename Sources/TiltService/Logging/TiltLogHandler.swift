@@ -1,3 +1,8 @@
+import Foundation
+import Logging
+import Synchronization
+import TiltSensors
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -5,10 +10,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
-import Logging
-import Synchronization
-import TiltSensors
 
 /// The destination shared by every logger of the process: style, writer, repeat limiter and clocks.
 ///
@@ -33,7 +34,9 @@ public final class LogOutput: @unchecked Sendable {  // @unchecked: all mutable 
             let i = overrideIndex.load(ordering: .relaxed)
             return i >= 0 ? Logger.Level.allCases[i] : nil
         }
-        set { overrideIndex.store(newValue.flatMap { Logger.Level.allCases.firstIndex(of: $0) } ?? -1, ordering: .relaxed) }
+        set {
+            overrideIndex.store(newValue.flatMap { Logger.Level.allCases.firstIndex(of: $0) } ?? -1, ordering: .relaxed)
+        }
     }
 
     /// Creates an output.
@@ -98,8 +101,9 @@ public final class LogOutput: @unchecked Sendable {  // @unchecked: all mutable 
         lock.lock()
         defer { lock.unlock() }
         guard let summaries = limiter?.flush(), !summaries.isEmpty else { return }
-        sink(summaries.map { format(priority: $0.priority, levelName: Self.levelName($0.priority), body: $0.text) }
-            .joined())
+        sink(
+            summaries.map { format(priority: $0.priority, levelName: Self.levelName($0.priority), body: $0.text) }
+                .joined())
     }
 
     /// `label: message key=value …`, metadata sorted by key so lines are stable.

@@ -68,8 +68,12 @@ public struct MonitorState: Sendable, Equatable {
         /// Altitude, metres.
         public var altM: Double?
         /// Creates a fix reading.
-        public init(mode: Int64, lat: Double? = nil, lon: Double? = nil, speedMps: Double? = nil, trackDeg: Double? = nil, altM: Double? = nil) {
-            self.mode = mode; self.lat = lat; self.lon = lon; self.speedMps = speedMps; self.trackDeg = trackDeg; self.altM = altM
+        public init(
+            mode: Int64, lat: Double? = nil, lon: Double? = nil, speedMps: Double? = nil, trackDeg: Double? = nil,
+            altM: Double? = nil
+        ) {
+            self.mode = mode; self.lat = lat; self.lon = lon; self.speedMps = speedMps; self.trackDeg = trackDeg;
+            self.altM = altM
         }
     }
 
@@ -166,7 +170,11 @@ public struct MonitorState: Sendable, Equatable {
         case "fix":
             applyFix(o)
         case "status":
-            if let s = o["source"]?.stringValue { setSource(SourceReading(source: s, state: o["state"]?.stringValue ?? "?", message: o["message"]?.stringValue ?? "")) }
+            if let s = o["source"]?.stringValue {
+                setSource(
+                    SourceReading(
+                        source: s, state: o["state"]?.stringValue ?? "?", message: o["message"]?.stringValue ?? ""))
+            }
         case "gap":
             gapEvents += 1
             gapDropped += o["dropped"]?.intValue ?? 0
@@ -179,9 +187,10 @@ public struct MonitorState: Sendable, Equatable {
 
     mutating func applyAttitude(_ o: JSONObject) {
         guard let r = o["roll_deg"]?.doubleValue, let p = o["pitch_deg"]?.doubleValue else { return }
-        attitude = AttitudeReading(t: o["t_ns"]?.intValue, rollDeg: r, pitchDeg: p, yawDeg: o["yaw_deg"]?.doubleValue,
-                                   atRest: o["at_rest"]?.boolValue,
-                                   gyroBias: o["gyro_bias"]?.arrayValue?.compactMap(\.doubleValue))
+        attitude = AttitudeReading(
+            t: o["t_ns"]?.intValue, rollDeg: r, pitchDeg: p, yawDeg: o["yaw_deg"]?.doubleValue,
+            atRest: o["at_rest"]?.boolValue,
+            gyroBias: o["gyro_bias"]?.arrayValue?.compactMap(\.doubleValue))
     }
 
     /// A `game` event: the common fields every kind carries.
@@ -215,17 +224,20 @@ public struct MonitorState: Sendable, Equatable {
     }
 
     mutating func applyFix(_ o: JSONObject) {
-        fix = FixReading(mode: o["mode"]?.intValue ?? 0,
-                         lat: o["lat"]?.doubleValue, lon: o["lon"]?.doubleValue,
-                         speedMps: (o["speed_mps"] ?? o["speed"])?.doubleValue,
-                         trackDeg: (o["track_deg"] ?? o["track"])?.doubleValue,
-                         altM: (o["alt_m"] ?? o["alt"])?.doubleValue)
+        fix = FixReading(
+            mode: o["mode"]?.intValue ?? 0,
+            lat: o["lat"]?.doubleValue, lon: o["lon"]?.doubleValue,
+            speedMps: (o["speed_mps"] ?? o["speed"])?.doubleValue,
+            trackDeg: (o["track_deg"] ?? o["track"])?.doubleValue,
+            altM: (o["alt_m"] ?? o["alt"])?.doubleValue)
     }
 
     mutating func applySources(_ v: JSONValue?) {
         for s in v?.arrayValue ?? [] {
             guard let name = s["source"]?.stringValue else { continue }
-            setSource(SourceReading(source: name, state: s["state"]?.stringValue ?? "?", message: s["message"]?.stringValue ?? ""))
+            setSource(
+                SourceReading(
+                    source: name, state: s["state"]?.stringValue ?? "?", message: s["message"]?.stringValue ?? ""))
         }
     }
 

@@ -23,8 +23,9 @@ public enum MonitorView {
 
         // Attitude
         if let a = s.attitude {
-            out.append("roll \(angle(a.rollDeg))   pitch \(angle(a.pitchDeg))   yaw \(a.yawDeg.map(angle) ?? "---")"
-                       + (a.t.map { "   t \(fixed(Double($0) / 1e9, 3)) s" } ?? ""))
+            out.append(
+                "roll \(angle(a.rollDeg))   pitch \(angle(a.pitchDeg))   yaw \(a.yawDeg.map(angle) ?? "---")"
+                    + (a.t.map { "   t \(fixed(Double($0) / 1e9, 3)) s" } ?? ""))
             let rest = a.atRest.map { $0 ? "yes" : "no" } ?? "?"
             let bias = a.gyroBias.map { "[" + $0.map { signed($0, 5) }.joined(separator: ", ") + "] rad/s" } ?? "?"
             out.append("at rest: \(rest)   gyro bias: \(bias)")
@@ -33,8 +34,10 @@ public enum MonitorView {
             out.append("at rest: ?   gyro bias: ?")
         }
         out.append("")
-        out.append(contentsOf: gauge(absRoll: s.attitude.map { abs($0.rollDeg) }, low: s.lowThresholdDeg, high: s.highThresholdDeg,
-                                     lowSide: s.game.lowSide, width: width))
+        out.append(
+            contentsOf: gauge(
+                absRoll: s.attitude.map { abs($0.rollDeg) }, low: s.lowThresholdDeg, high: s.highThresholdDeg,
+                lowSide: s.game.lowSide, width: width))
         out.append("")
 
         // Game
@@ -59,10 +62,14 @@ public enum MonitorView {
         var st = "rate: " + (s.sampleRateHz.map { "\(fixed($0, 1)) Hz" } ?? "?")
         if let c = s.clients { st += "   clients \(c)" }
         out.append(st)
-        out.append("dropped: \(s.gapDropped) lines to this monitor (\(s.gapEvents) gap events)"
-                   + (s.droppedLinesAllClients.map { ", \($0) to all clients" } ?? ""))
+        out.append(
+            "dropped: \(s.gapDropped) lines to this monitor (\(s.gapEvents) gap events)"
+                + (s.droppedLinesAllClients.map { ", \($0) to all clients" } ?? ""))
         if !s.sources.isEmpty {
-            out.append("sources: " + s.sources.map { "\($0.source) \($0.state)" + ($0.message.isEmpty ? "" : ": \($0.message)") }.joined(separator: "; "))
+            out.append(
+                "sources: "
+                    + s.sources.map { "\($0.source) \($0.state)" + ($0.message.isEmpty ? "" : ": \($0.message)") }
+                    .joined(separator: "; "))
         }
         if s.badLines > 0 { out.append("unreadable lines: \(s.badLines)") }
 
@@ -75,7 +82,9 @@ public enum MonitorView {
     ///     [#########################|#######O       |                         ]
     ///      0                        63              117                    180
     ///      correct                       neutral                       skip
-    public static func gauge(absRoll: Double?, low: Double, high: Double, lowSide: String = "correct", width: Int) -> [String] {
+    public static func gauge(
+        absRoll: Double?, low: Double, high: Double, lowSide: String = "correct", width: Int
+    ) -> [String] {
         let cells = max(width - 2, 20)
         func cell(_ deg: Double) -> Int { min(cells - 1, max(0, Int((deg / 180 * Double(cells)).rounded(.down)))) }
         let lowCell = cell(low), highCell = cell(high)
@@ -110,7 +119,9 @@ public enum MonitorView {
         }
 
         let reading = absRoll.map { "|roll| \(fixed($0, 1)) deg" } ?? "|roll| ---"
-        return [reading, "[" + String(bar) + "]", String(scale).trailingSpaceTrimmed, String(zones).trailingSpaceTrimmed]
+        return [
+            reading, "[" + String(bar) + "]", String(scale).trailingSpaceTrimmed, String(zones).trailingSpaceTrimmed,
+        ]
     }
 
     /// One line for a log or a pipe: everything important, `key=value`.
@@ -118,7 +129,8 @@ public enum MonitorView {
         guard s.connected else { return "disconnected, retrying..." + (s.disconnectReason.map { " (\($0))" } ?? "") }
         var parts: [String] = []
         if let a = s.attitude {
-            parts.append("roll=\(fixed(a.rollDeg, 1)) pitch=\(fixed(a.pitchDeg, 1)) yaw=\(a.yawDeg.map { fixed($0, 1) } ?? "-")")
+            parts.append(
+                "roll=\(fixed(a.rollDeg, 1)) pitch=\(fixed(a.pitchDeg, 1)) yaw=\(a.yawDeg.map { fixed($0, 1) } ?? "-")")
             parts.append("at_rest=\(a.atRest.map { $0 ? "yes" : "no" } ?? "?")")
             if let b = a.gyroBias { parts.append("gyro_bias=" + b.map { fixed($0, 5) }.joined(separator: ",")) }
         } else {
@@ -189,7 +201,9 @@ public enum MonitorView {
     /// Text from the daemon (prompts, messages) with control characters replaced, so a deck
     /// entry cannot send escape sequences to the terminal.
     static func printable(_ s: String) -> String {
-        String(String.UnicodeScalarView(s.unicodeScalars.map { ($0.value < 0x20 || (0x7F...0x9F).contains($0.value)) ? "?" : $0 }))
+        String(
+            String.UnicodeScalarView(
+                s.unicodeScalars.map { ($0.value < 0x20 || (0x7F...0x9F).contains($0.value)) ? "?" : $0 }))
     }
 
     static func clip(_ line: String, _ width: Int) -> String {

@@ -19,7 +19,8 @@ extension ClientHandler {
         var groups = PeerGroups()
         var groupsLength = socklen_t(MemoryLayout<PeerGroups>.size)
         // A peer in more groups than PeerGroups holds (ERANGE) is judged by its primary group alone.
-        let gids = getsockopt(fd, SOL_SOCKET, soPeerGroups, &groups, &groupsLength) == 0
+        let gids =
+            getsockopt(fd, SOL_SOCKET, soPeerGroups, &groups, &groupsLength) == 0
             ? groups.gids(count: Int(groupsLength) / MemoryLayout<UInt32>.size) : []
         return ClientSession.Credentials(pid: cred.pid, uid: cred.uid, gid: cred.gid, groups: gids)
     }

@@ -32,7 +32,9 @@ public final class SocketServer: Sendable {
         /// What went wrong, for the log and the exit message.
         public var description: String {
             switch self {
-            case .inUse(let p): return "\(p) is in use by another running tiltd (a client connected to it); stop that one first or choose another [socket] path"
+            case .inUse(let p):
+                return
+                    "\(p) is in use by another running tiltd (a client connected to it); stop that one first or choose another [socket] path"
             case .notASocket(let p): return "\(p) exists and is not a socket; refusing to replace it"
             case .system(let what, let e): return "\(what): \(String(cString: strerror(e)))"
             }
@@ -62,7 +64,8 @@ public final class SocketServer: Sendable {
         // never reach a descriptor number NIO has closed and the kernel has given to someone else.
         let writeFD = fcntl(fd, F_DUPFD_CLOEXEC, 0)
         guard writeFD >= 0 else {
-            logger.warning("client \(id): cannot duplicate its descriptor (\(String(cString: strerror(errno)))); closed")
+            logger.warning(
+                "client \(id): cannot duplicate its descriptor (\(String(cString: strerror(errno)))); closed")
             close(fd)
             return
         }
@@ -83,7 +86,9 @@ public final class SocketServer: Sendable {
 
     /// Stops accepting and closes every client.
     public func stop() {
-        let acceptor = acceptorBox.withLock { a -> Acceptor? in let x = a; a = nil; return x }
+        let acceptor = acceptorBox.withLock { a -> Acceptor? in
+            let x = a; a = nil; return x
+        }
         acceptor?.stop()
         let hub = self.hub
         try? hub.loop.submit {
@@ -98,9 +103,12 @@ public final class SocketServer: Sendable {
         let dir = (path as NSString).deletingLastPathComponent
         if !dir.isEmpty { try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
 
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        let fd = socket(
+            AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw StartError.system("socket()", errno) }
-        guard let addr = UnixSocketAddress(path: path) else { close(fd); throw StartError.system("socket path \(path)", ENAMETOOLONG) }
+        guard let addr = UnixSocketAddress(path: path) else {
+            close(fd); throw StartError.system("socket path \(path)", ENAMETOOLONG)
+        }
         // Create the file with no access, then set the mode: no window where it is wider than configured.
         let oldMask = umask(0o777)
         let rc = addr.bind(fd)
@@ -109,9 +117,13 @@ public final class SocketServer: Sendable {
         guard rc == 0 else { close(fd); throw StartError.system("bind \(path)", bindErr) }
         if let g = config.group {
             guard let gr = getgrnam(g) else { close(fd); unlink(path); throw StartError.system("group \(g)", ENOENT) }
-            if chown(path, uid_t.max, gr.pointee.gr_gid) != 0 { let e = errno; close(fd); unlink(path); throw StartError.system("chown \(path)", e) }
+            if chown(path, uid_t.max, gr.pointee.gr_gid) != 0 {
+                let e = errno; close(fd); unlink(path); throw StartError.system("chown \(path)", e)
+            }
         }
-        if chmod(path, mode_t(config.mode)) != 0 { let e = errno; close(fd); unlink(path); throw StartError.system("chmod \(path)", e) }
+        if chmod(path, mode_t(config.mode)) != 0 {
+            let e = errno; close(fd); unlink(path); throw StartError.system("chmod \(path)", e)
+        }
         guard listen(fd, 256) == 0 else { let e = errno; close(fd); throw StartError.system("listen", e) }
         return fd
     }
@@ -153,8 +165,9 @@ final class ClientHandler: ChannelInboundHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         let trusted = credentials.map { isTrusted($0) } ?? false
-        let s = ClientSession(id: id, context: context, fd: writeFD, hub: hub, credentials: credentials, trusted: trusted,
-                              attitudeHz: config.attitudeHz, queueLimit: config.queueLines)
+        let s = ClientSession(
+            id: id, context: context, fd: writeFD, hub: hub, credentials: credentials, trusted: trusted,
+            attitudeHz: config.attitudeHz, queueLimit: config.queueLines)
         session = s
         hub.add(s)
         s.reply(hub.hello(for: s))
@@ -192,7 +205,10 @@ final class ClientHandler: ChannelInboundHandler {
             if pending.count > config.maxLineBytes {
                 pending.removeAll(keepingCapacity: false)
                 discarding = true
-                bad(s, ProtocolError(.lineTooLong, "line longer than \(config.maxLineBytes) bytes; skipped up to the next newline"))
+                bad(
+                    s,
+                    ProtocolError(
+                        .lineTooLong, "line longer than \(config.maxLineBytes) bytes; skipped up to the next newline"))
             }
         }
     }
@@ -222,7 +238,12 @@ final class ClientHandler: ChannelInboundHandler {
         switch Request.parse(line) {
         case .success(let r):
             if r.command.isMutating && !s.trusted {
-                bad(s, ProtocolError(.forbidden, "\(r.command.name) changes state; this peer (uid \(s.credentials.map { String($0.uid) } ?? "?")) is not trusted by [socket] trusted_uids/trusted_gids"), id: r.id, cmd: r.command.name)
+                bad(
+                    s,
+                    ProtocolError(
+                        .forbidden,
+                        "\(r.command.name) changes state; this peer (uid \(s.credentials.map { String($0.uid) } ?? "?")) is not trusted by [socket] trusted_uids/trusted_gids"
+                    ), id: r.id, cmd: r.command.name)
                 return
             }
             hub.dispatch(r, from: s)
@@ -237,7 +258,10 @@ final class ClientHandler: ChannelInboundHandler {
         if e.code == .forbidden { return }
         s.badLines += 1
         if s.badLines >= config.maxBadLines {
-            s.reply(.reply(id: nil, cmd: nil, error: ProtocolError(.badArgument, "too many bad lines (\(config.maxBadLines)); disconnecting")))
+            s.reply(
+                .reply(
+                    id: nil, cmd: nil,
+                    error: ProtocolError(.badArgument, "too many bad lines (\(config.maxBadLines)); disconnecting")))
             logger.notice("client \(s.id) sent \(s.badLines) bad lines; disconnected")
             s.closeGracefully()
         }
@@ -251,5 +275,9 @@ final class ClientHandler: ChannelInboundHandler {
 /// Numbers connections.
 final class Counter: Sendable {
     private let value = Mutex(0)
-    func next() -> Int { value.withLock { $0 += 1; return $0 } }
+    func next() -> Int {
+        value.withLock {
+            $0 += 1; return $0
+        }
+    }
 }

@@ -50,80 +50,82 @@ public final class Store: Sendable {
     static var migrator: DatabaseMigrator {
         var m = DatabaseMigrator()
         m.registerMigration("v1") { db in
-            try db.execute(sql: """
-                CREATE TABLE rounds (
-                    id INTEGER PRIMARY KEY AUTOINCREMENT,
-                    started_ns INTEGER NOT NULL,
-                    ended_ns INTEGER NOT NULL,
-                    score INTEGER NOT NULL,
-                    deck TEXT
-                );
-                CREATE TABLE round_prompts (
-                    round_id INTEGER NOT NULL REFERENCES rounds(id) ON DELETE CASCADE,
-                    idx INTEGER NOT NULL,
-                    text TEXT NOT NULL,
-                    decision TEXT NOT NULL CHECK (decision IN ('correct', 'skip', 'none')),
-                    decided_ns INTEGER,
-                    PRIMARY KEY (round_id, idx)
-                );
-                CREATE TABLE visits (
-                    fence_key TEXT NOT NULL,
-                    name TEXT NOT NULL,
-                    entered_ns INTEGER NOT NULL,
-                    dwelled_ns INTEGER,
-                    exited_ns INTEGER,
-                    PRIMARY KEY (fence_key, entered_ns)
-                );
-                CREATE TABLE credit_ledger (
-                    id INTEGER PRIMARY KEY AUTOINCREMENT,
-                    request_id TEXT NOT NULL UNIQUE,
-                    kind TEXT NOT NULL CHECK (kind IN ('earn', 'redeem')),
-                    amount INTEGER NOT NULL CHECK (amount != 0),
-                    t_ns INTEGER NOT NULL,
-                    fence_key TEXT,
-                    name TEXT
-                );
-                CREATE INDEX credit_ledger_fence ON credit_ledger(fence_key);
-                CREATE TABLE credit_balance (
-                    id INTEGER PRIMARY KEY CHECK (id = 1),
-                    balance INTEGER NOT NULL CHECK (balance >= 0)
-                );
-                INSERT INTO credit_balance (id, balance) VALUES (1, 0);
-                CREATE TRIGGER credit_ledger_balance AFTER INSERT ON credit_ledger BEGIN
-                    UPDATE credit_balance SET balance = balance + NEW.amount WHERE id = 1;
-                END;
-                CREATE TRIGGER credit_ledger_no_update BEFORE UPDATE ON credit_ledger BEGIN
-                    SELECT RAISE(ABORT, 'the credit ledger is append-only');
-                END;
-                CREATE TRIGGER credit_ledger_no_delete BEFORE DELETE ON credit_ledger BEGIN
-                    SELECT RAISE(ABORT, 'the credit ledger is append-only');
-                END;
-                CREATE TABLE quest_cells (
-                    cell_size_m REAL NOT NULL,
-                    cell_id INTEGER NOT NULL,
-                    visits INTEGER NOT NULL,
-                    xp INTEGER NOT NULL,
-                    cooldown_until_ns INTEGER,
-                    last_ns INTEGER,
-                    PRIMARY KEY (cell_size_m, cell_id)
-                );
-                CREATE TABLE quest_completions (
-                    id INTEGER PRIMARY KEY AUTOINCREMENT,
-                    request_id TEXT UNIQUE,
-                    cell_size_m REAL NOT NULL,
-                    cell_id INTEGER NOT NULL,
-                    t_ns INTEGER NOT NULL,
-                    xp INTEGER NOT NULL
-                );
-                """)
+            try db.execute(
+                sql: """
+                    CREATE TABLE rounds (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        started_ns INTEGER NOT NULL,
+                        ended_ns INTEGER NOT NULL,
+                        score INTEGER NOT NULL,
+                        deck TEXT
+                    );
+                    CREATE TABLE round_prompts (
+                        round_id INTEGER NOT NULL REFERENCES rounds(id) ON DELETE CASCADE,
+                        idx INTEGER NOT NULL,
+                        text TEXT NOT NULL,
+                        decision TEXT NOT NULL CHECK (decision IN ('correct', 'skip', 'none')),
+                        decided_ns INTEGER,
+                        PRIMARY KEY (round_id, idx)
+                    );
+                    CREATE TABLE visits (
+                        fence_key TEXT NOT NULL,
+                        name TEXT NOT NULL,
+                        entered_ns INTEGER NOT NULL,
+                        dwelled_ns INTEGER,
+                        exited_ns INTEGER,
+                        PRIMARY KEY (fence_key, entered_ns)
+                    );
+                    CREATE TABLE credit_ledger (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        request_id TEXT NOT NULL UNIQUE,
+                        kind TEXT NOT NULL CHECK (kind IN ('earn', 'redeem')),
+                        amount INTEGER NOT NULL CHECK (amount != 0),
+                        t_ns INTEGER NOT NULL,
+                        fence_key TEXT,
+                        name TEXT
+                    );
+                    CREATE INDEX credit_ledger_fence ON credit_ledger(fence_key);
+                    CREATE TABLE credit_balance (
+                        id INTEGER PRIMARY KEY CHECK (id = 1),
+                        balance INTEGER NOT NULL CHECK (balance >= 0)
+                    );
+                    INSERT INTO credit_balance (id, balance) VALUES (1, 0);
+                    CREATE TRIGGER credit_ledger_balance AFTER INSERT ON credit_ledger BEGIN
+                        UPDATE credit_balance SET balance = balance + NEW.amount WHERE id = 1;
+                    END;
+                    CREATE TRIGGER credit_ledger_no_update BEFORE UPDATE ON credit_ledger BEGIN
+                        SELECT RAISE(ABORT, 'the credit ledger is append-only');
+                    END;
+                    CREATE TRIGGER credit_ledger_no_delete BEFORE DELETE ON credit_ledger BEGIN
+                        SELECT RAISE(ABORT, 'the credit ledger is append-only');
+                    END;
+                    CREATE TABLE quest_cells (
+                        cell_size_m REAL NOT NULL,
+                        cell_id INTEGER NOT NULL,
+                        visits INTEGER NOT NULL,
+                        xp INTEGER NOT NULL,
+                        cooldown_until_ns INTEGER,
+                        last_ns INTEGER,
+                        PRIMARY KEY (cell_size_m, cell_id)
+                    );
+                    CREATE TABLE quest_completions (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        request_id TEXT UNIQUE,
+                        cell_size_m REAL NOT NULL,
+                        cell_id INTEGER NOT NULL,
+                        t_ns INTEGER NOT NULL,
+                        xp INTEGER NOT NULL
+                    );
+                    """)
         }
         // The game's own round id (unique across restarts) and its full `result` object, so
         // `history` returns exactly what the `round_ended` event said.
         m.registerMigration("v2-round-results") { db in
-            try db.execute(sql: """
-                ALTER TABLE rounds ADD COLUMN game_round INTEGER;
-                ALTER TABLE rounds ADD COLUMN result_json TEXT;
-                """)
+            try db.execute(
+                sql: """
+                    ALTER TABLE rounds ADD COLUMN game_round INTEGER;
+                    ALTER TABLE rounds ADD COLUMN result_json TEXT;
+                    """)
         }
         return m
     }
@@ -163,8 +165,10 @@ public final class Store: Sendable {
         /// The game's `result` object as JSON text.
         public var resultJSON: String?
         /// A round to save (`id` nil) or one read back.
-        public init(id: Int64? = nil, startedAt: Nanoseconds, endedAt: Nanoseconds, score: Int, deck: String?,
-                    prompts: [PromptRecord], gameRound: Int? = nil, resultJSON: String? = nil) {
+        public init(
+            id: Int64? = nil, startedAt: Nanoseconds, endedAt: Nanoseconds, score: Int, deck: String?,
+            prompts: [PromptRecord], gameRound: Int? = nil, resultJSON: String? = nil
+        ) {
             self.id = id; self.startedAt = startedAt; self.endedAt = endedAt; self.score = score
             self.deck = deck; self.prompts = prompts; self.gameRound = gameRound; self.resultJSON = resultJSON
         }
@@ -174,12 +178,15 @@ public final class Store: Sendable {
     @discardableResult
     public func saveRound(_ r: RoundRecord) throws -> Int64 {
         try pool.write { db in
-            try db.execute(sql: "INSERT INTO rounds (started_ns, ended_ns, score, deck, game_round, result_json) VALUES (?, ?, ?, ?, ?, ?)",
-                           arguments: [r.startedAt, r.endedAt, r.score, r.deck, r.gameRound, r.resultJSON])
+            try db.execute(
+                sql:
+                    "INSERT INTO rounds (started_ns, ended_ns, score, deck, game_round, result_json) VALUES (?, ?, ?, ?, ?, ?)",
+                arguments: [r.startedAt, r.endedAt, r.score, r.deck, r.gameRound, r.resultJSON])
             let id = db.lastInsertedRowID
             for (i, p) in r.prompts.enumerated() {
-                try db.execute(sql: "INSERT INTO round_prompts (round_id, idx, text, decision, decided_ns) VALUES (?, ?, ?, ?, ?)",
-                               arguments: [id, i, p.text, p.decision, p.decidedAt])
+                try db.execute(
+                    sql: "INSERT INTO round_prompts (round_id, idx, text, decision, decided_ns) VALUES (?, ?, ?, ?, ?)",
+                    arguments: [id, i, p.text, p.decision, p.decidedAt])
             }
             return id
         }
@@ -188,16 +195,22 @@ public final class Store: Sendable {
     /// The last `limit` rounds, newest first.
     public func recentRounds(limit: Int) throws -> [RoundRecord] {
         try pool.read { db in
-            let rows = try Row.fetchAll(db, sql: "SELECT id, started_ns, ended_ns, score, deck, game_round, result_json FROM rounds ORDER BY id DESC LIMIT ?",
-                                        arguments: [max(0, limit)])
+            let rows = try Row.fetchAll(
+                db,
+                sql:
+                    "SELECT id, started_ns, ended_ns, score, deck, game_round, result_json FROM rounds ORDER BY id DESC LIMIT ?",
+                arguments: [max(0, limit)])
             return try rows.map { row in
                 let id: Int64 = row["id"]
-                let prompts = try Row.fetchAll(db, sql: "SELECT text, decision, decided_ns FROM round_prompts WHERE round_id = ? ORDER BY idx",
-                                               arguments: [id]).map {
+                let prompts = try Row.fetchAll(
+                    db, sql: "SELECT text, decision, decided_ns FROM round_prompts WHERE round_id = ? ORDER BY idx",
+                    arguments: [id]
+                ).map {
                     PromptRecord(text: $0["text"], decision: $0["decision"], decidedAt: $0["decided_ns"])
                 }
-                return RoundRecord(id: id, startedAt: row["started_ns"], endedAt: row["ended_ns"], score: row["score"],
-                                   deck: row["deck"], prompts: prompts, gameRound: row["game_round"], resultJSON: row["result_json"])
+                return RoundRecord(
+                    id: id, startedAt: row["started_ns"], endedAt: row["ended_ns"], score: row["score"],
+                    deck: row["deck"], prompts: prompts, gameRound: row["game_round"], resultJSON: row["result_json"])
             }
         }
     }
@@ -227,16 +240,19 @@ public final class Store: Sendable {
     /// events changes nothing.
     public func recordVisit(_ e: GeofenceMonitor.Event) throws {
         try pool.write { db in
-            try db.execute(sql: "INSERT OR IGNORE INTO visits (fence_key, name, entered_ns) VALUES (?, ?, ?)",
-                           arguments: [e.fence.key, e.fence.name, e.enteredAt])
+            try db.execute(
+                sql: "INSERT OR IGNORE INTO visits (fence_key, name, entered_ns) VALUES (?, ?, ?)",
+                arguments: [e.fence.key, e.fence.name, e.enteredAt])
             switch e.kind {
             case .enter: break
             case .dwell:
-                try db.execute(sql: "UPDATE visits SET dwelled_ns = ? WHERE fence_key = ? AND entered_ns = ?",
-                               arguments: [e.t, e.fence.key, e.enteredAt])
+                try db.execute(
+                    sql: "UPDATE visits SET dwelled_ns = ? WHERE fence_key = ? AND entered_ns = ?",
+                    arguments: [e.t, e.fence.key, e.enteredAt])
             case .exit:
-                try db.execute(sql: "UPDATE visits SET exited_ns = ? WHERE fence_key = ? AND entered_ns = ?",
-                               arguments: [e.t, e.fence.key, e.enteredAt])
+                try db.execute(
+                    sql: "UPDATE visits SET exited_ns = ? WHERE fence_key = ? AND entered_ns = ?",
+                    arguments: [e.t, e.fence.key, e.enteredAt])
             }
         }
     }
@@ -244,9 +260,12 @@ public final class Store: Sendable {
     /// The last `limit` visits, newest first.
     public func recentVisits(limit: Int) throws -> [VisitRecord] {
         try pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM visits ORDER BY entered_ns DESC, fence_key LIMIT ?", arguments: [max(0, limit)]).map {
-                VisitRecord(fenceKey: $0["fence_key"], name: $0["name"], enteredAt: $0["entered_ns"],
-                            dwelledAt: $0["dwelled_ns"], exitedAt: $0["exited_ns"])
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM visits ORDER BY entered_ns DESC, fence_key LIMIT ?", arguments: [max(0, limit)]
+            ).map {
+                VisitRecord(
+                    fenceKey: $0["fence_key"], name: $0["name"], enteredAt: $0["entered_ns"],
+                    dwelledAt: $0["dwelled_ns"], exitedAt: $0["exited_ns"])
             }
         }
     }

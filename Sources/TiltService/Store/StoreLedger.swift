@@ -32,12 +32,16 @@ extension Store {
     public func addCredit(_ g: CreditPolicy.Grant) throws -> EarnOutcome {
         guard g.amount > 0 else { throw Failure.invalidAmount(g.amount) }
         return try pool.write { db in
-            if let kind = try String.fetchOne(db, sql: "SELECT kind FROM credit_ledger WHERE request_id = ?", arguments: [g.requestId]) {
+            if let kind = try String.fetchOne(
+                db, sql: "SELECT kind FROM credit_ledger WHERE request_id = ?", arguments: [g.requestId])
+            {
                 guard kind == "earn" else { throw Failure.requestIdReused(g.requestId) }
                 return .alreadyApplied(balance: try Self.balance(db))
             }
-            try db.execute(sql: "INSERT INTO credit_ledger (request_id, kind, amount, t_ns, fence_key, name) VALUES (?, 'earn', ?, ?, ?, ?)",
-                           arguments: [g.requestId, g.amount, g.t, g.fenceKey, g.name])
+            try db.execute(
+                sql:
+                    "INSERT INTO credit_ledger (request_id, kind, amount, t_ns, fence_key, name) VALUES (?, 'earn', ?, ?, ?, ?)",
+                arguments: [g.requestId, g.amount, g.t, g.fenceKey, g.name])
             return .added(balance: try Self.balance(db))
         }
     }
@@ -47,14 +51,17 @@ extension Store {
     public func redeem(requestId: String, amount: Int = 10, t: Nanoseconds) throws -> RedeemOutcome {
         guard amount > 0 else { throw Failure.invalidAmount(amount) }
         return try pool.write { db in
-            if let kind = try String.fetchOne(db, sql: "SELECT kind FROM credit_ledger WHERE request_id = ?", arguments: [requestId]) {
+            if let kind = try String.fetchOne(
+                db, sql: "SELECT kind FROM credit_ledger WHERE request_id = ?", arguments: [requestId])
+            {
                 guard kind == "redeem" else { throw Failure.requestIdReused(requestId) }
                 return .alreadyApplied(balance: try Self.balance(db))
             }
             let balance = try Self.balance(db)
             guard balance >= amount else { return .insufficient(balance: balance, needed: amount) }
-            try db.execute(sql: "INSERT INTO credit_ledger (request_id, kind, amount, t_ns) VALUES (?, 'redeem', ?, ?)",
-                           arguments: [requestId, -amount, t])
+            try db.execute(
+                sql: "INSERT INTO credit_ledger (request_id, kind, amount, t_ns) VALUES (?, 'redeem', ?, ?)",
+                arguments: [requestId, -amount, t])
             return .redeemed(balance: try Self.balance(db))
         }
     }
@@ -65,10 +72,13 @@ extension Store {
     /// Credits earned per place, most first (for the `credits` command).
     public func creditsByPlace() throws -> [(fenceKey: String, name: String, count: Int)] {
         try pool.read { db in
-            try Row.fetchAll(db, sql: """
-                SELECT fence_key, MAX(name) AS name, SUM(amount) AS n FROM credit_ledger
-                WHERE kind = 'earn' GROUP BY fence_key ORDER BY n DESC, fence_key
-                """).map { (fenceKey: $0["fence_key"], name: $0["name"], count: $0["n"]) }
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT fence_key, MAX(name) AS name, SUM(amount) AS n FROM credit_ledger
+                    WHERE kind = 'earn' GROUP BY fence_key ORDER BY n DESC, fence_key
+                    """
+            ).map { (fenceKey: $0["fence_key"], name: $0["name"], count: $0["n"]) }
         }
     }
 
@@ -76,7 +86,9 @@ extension Store {
     public func lastCreditTimes() throws -> [String: Nanoseconds] {
         try pool.read { db in
             var out: [String: Nanoseconds] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT fence_key, MAX(t_ns) AS t FROM credit_ledger WHERE kind = 'earn' GROUP BY fence_key") {
+            for row in try Row.fetchAll(
+                db, sql: "SELECT fence_key, MAX(t_ns) AS t FROM credit_ledger WHERE kind = 'earn' GROUP BY fence_key")
+            {
                 out[row["fence_key"]] = row["t"]
             }
             return out
@@ -94,9 +106,12 @@ extension Store {
     public func questCells(cellSize: Double) throws -> [Int64: QuestGrid.CellState] {
         try pool.read { db in
             var out: [Int64: QuestGrid.CellState] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT cell_id, visits, xp, cooldown_until_ns FROM quest_cells WHERE cell_size_m = ?",
-                                        arguments: [cellSize]) {
-                out[row["cell_id"]] = QuestGrid.CellState(visits: row["visits"], cooldownUntil: row["cooldown_until_ns"], xp: row["xp"])
+            for row in try Row.fetchAll(
+                db, sql: "SELECT cell_id, visits, xp, cooldown_until_ns FROM quest_cells WHERE cell_size_m = ?",
+                arguments: [cellSize])
+            {
+                out[row["cell_id"]] = QuestGrid.CellState(
+                    visits: row["visits"], cooldownUntil: row["cooldown_until_ns"], xp: row["xp"])
             }
             return out
         }
@@ -107,17 +122,23 @@ extension Store {
     @discardableResult
     public func recordQuest(_ c: QuestGrid.Completion, requestId: String? = nil) throws -> Bool {
         try pool.write { db in
-            if let requestId, try Bool.fetchOne(db, sql: "SELECT 1 FROM quest_completions WHERE request_id = ?", arguments: [requestId]) != nil {
+            if let requestId,
+                try Bool.fetchOne(
+                    db, sql: "SELECT 1 FROM quest_completions WHERE request_id = ?", arguments: [requestId]) != nil
+            {
                 return false
             }
-            try db.execute(sql: "INSERT INTO quest_completions (request_id, cell_size_m, cell_id, t_ns, xp) VALUES (?, ?, ?, ?, ?)",
-                           arguments: [requestId, c.cellSize, c.cell.id, c.t, c.xp])
-            try db.execute(sql: """
-                INSERT INTO quest_cells (cell_size_m, cell_id, visits, xp, cooldown_until_ns, last_ns) VALUES (?, ?, 1, ?, ?, ?)
-                ON CONFLICT (cell_size_m, cell_id) DO UPDATE SET
-                    visits = visits + 1, xp = xp + excluded.xp,
-                    cooldown_until_ns = excluded.cooldown_until_ns, last_ns = excluded.last_ns
-                """, arguments: [c.cellSize, c.cell.id, c.xp, c.cooldownUntil, c.t])
+            try db.execute(
+                sql:
+                    "INSERT INTO quest_completions (request_id, cell_size_m, cell_id, t_ns, xp) VALUES (?, ?, ?, ?, ?)",
+                arguments: [requestId, c.cellSize, c.cell.id, c.t, c.xp])
+            try db.execute(
+                sql: """
+                    INSERT INTO quest_cells (cell_size_m, cell_id, visits, xp, cooldown_until_ns, last_ns) VALUES (?, ?, 1, ?, ?, ?)
+                    ON CONFLICT (cell_size_m, cell_id) DO UPDATE SET
+                        visits = visits + 1, xp = xp + excluded.xp,
+                        cooldown_until_ns = excluded.cooldown_until_ns, last_ns = excluded.last_ns
+                    """, arguments: [c.cellSize, c.cell.id, c.xp, c.cooldownUntil, c.t])
             return true
         }
     }

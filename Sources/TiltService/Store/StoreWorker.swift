@@ -52,8 +52,10 @@ public final class StoreWorker: Sendable {
     /// Runs `body` on the store's queue and `then` on `loop` with the outcome. Call on `loop`:
     /// `then` is bound to it (it may touch loop-confined state), and the compiler checks that
     /// only `body` crosses to the queue.
-    public func write<T: Sendable>(_ body: @escaping @Sendable (Store) throws -> T,
-                                   then: @escaping (Result<T, Error>) -> Void, on loop: any EventLoop) {
+    public func write<T: Sendable>(
+        _ body: @escaping @Sendable (Store) throws -> T,
+        then: @escaping (Result<T, Error>) -> Void, on loop: any EventLoop
+    ) {
         let then = NIOLoopBound(then, eventLoop: loop)
         queue.async {
             let result: Result<T, Error>
@@ -67,8 +69,10 @@ public final class StoreWorker: Sendable {
     }
 
     /// Reads run on the same queue (WAL readers would not block, but order keeps replies intuitive).
-    public func read<T: Sendable>(_ body: @escaping @Sendable (Store) throws -> T,
-                                  then: @escaping (Result<T, Error>) -> Void, on loop: any EventLoop) {
+    public func read<T: Sendable>(
+        _ body: @escaping @Sendable (Store) throws -> T,
+        then: @escaping (Result<T, Error>) -> Void, on loop: any EventLoop
+    ) {
         write(body, then: then, on: loop)
     }
 

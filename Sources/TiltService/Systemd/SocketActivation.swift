@@ -1,3 +1,5 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -5,7 +7,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
 
 /// A file descriptor the service manager passed to this process (socket activation).
 public struct InheritedSocket: Sendable, Equatable {
@@ -121,9 +122,10 @@ public enum SocketActivation {
         else {
             throw .malformed(variable: "LISTEN_FDS", value: countText)
         }
-        let names = environment["LISTEN_FDNAMES"].map {
-            $0.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        } ?? []
+        let names =
+            environment["LISTEN_FDNAMES"].map {
+                $0.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            } ?? []
         return (0..<count).map { index in
             let name = Int(index) < names.count && !names[Int(index)].isEmpty ? names[Int(index)] : "unknown"
             return InheritedSocket(fd: firstDescriptor + index, name: name)

@@ -1,3 +1,6 @@
+import Foundation
+import TiltSensors
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -5,8 +8,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
-import TiltSensors
 
 /// One state change the daemon reports to the service manager.
 ///
