@@ -6,6 +6,7 @@ extension Configuration {
     public struct Web: Sendable, Equatable {
         /// `listen`: HOST:PORT to serve on. Loopback by default; "0.0.0.0:8080" opens it to the LAN.
         public var host = "127.0.0.1"
+        /// The TCP port of `listen`.
         public var port: UInt16 = 8080
         /// `pairing_code`: a fixed code for commands; nil = a random one printed at every start.
         public var pairingCode: String?
@@ -27,6 +28,7 @@ extension Configuration {
         public var recordings: String?
         /// `command_timeout_s`: how long a command waits for the daemon's reply.
         public var commandTimeout: Double = 5
+        /// The defaults: loopback on port 8080, a random pairing code, no recordings.
         public init() {}
     }
 

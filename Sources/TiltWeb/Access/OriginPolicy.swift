@@ -6,6 +6,7 @@ public struct OriginPolicy: Sendable {
     /// Extra origins accepted besides the page's own host (`[web] allowed_origins`).
     public var allowed: Set<String>
 
+    /// A policy accepting `allowed` origins (compared case-insensitively) besides same-origin.
     public init(allowed: [String]) { self.allowed = Set(allowed.map { $0.lowercased() }) }
 
     /// True when `origin` may use a server reached as `host` (the request's Host header).
@@ -25,11 +26,14 @@ public struct OriginPolicy: Sendable {
 /// A token bucket: `rate` messages per second on average, bursts up to `burst`. Time is passed
 /// in (seconds on any monotonic clock) so it can be tested without a clock.
 public struct TokenBucket: Sendable {
+    /// Tokens added per second (the average message rate allowed).
     public let rate: Double
+    /// The most tokens held at once (the largest burst allowed); the bucket starts full.
     public let burst: Double
     private var tokens: Double
     private var last: Double?
 
+    /// A full bucket refilled at `rate` per second, holding at most `burst`.
     public init(rate: Double, burst: Double) { self.rate = rate; self.burst = burst; tokens = burst }
 
     /// Takes one token at `now`; false when the bucket is empty.

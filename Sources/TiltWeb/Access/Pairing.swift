@@ -10,13 +10,16 @@ public final class Pairing: Sendable {
     public static let cookieName = "tiltd_session"
     /// Wrong codes a remote address may try before it must wait `lockout` seconds.
     public static let maxFailures = 5
+    /// Seconds an address must wait after `maxFailures` wrong codes.
     public static let lockout = 60.0
     /// Sessions kept at once (oldest forgotten first): a bound on memory, not a policy.
     public static let maxSessions = 1000
 
+    /// Why a pairing attempt was refused.
     public enum Refusal: Error, Equatable, CustomStringConvertible {
         case wrongCode(attemptsLeft: Int)
         case lockedOut(retryAfter: Int)
+        /// The message shown to the person pairing.
         public var description: String {
             switch self {
             case .wrongCode(let n):
@@ -37,6 +40,7 @@ public final class Pairing: Sendable {
     public let isFixed: Bool
     private let state = NIOLockedValueBox(State())
 
+    /// Pairing with `fixedCode`, or with a random code when nil.
     public init(fixedCode: String?) {
         if let fixedCode { code = fixedCode; isFixed = true } else { code = Self.randomCode(); isFixed = false }
     }

@@ -20,15 +20,21 @@ public enum BrowserCommands {
     /// Why a browser's command was refused before reaching the daemon (the daemon's own codes,
     /// plus `not_allowed` and `not_paired`).
     public struct Refusal: Error, Equatable {
+        /// The error code sent back to the browser (e.g. `not_paired`).
         public var code: String
+        /// A human-readable explanation for the browser.
         public var message: String
+        /// A refusal with `code` and `message`.
         public init(code: String, message: String) { self.code = code; self.message = message }
     }
 
     /// A refusal with the request's id and command name, as far as they could be read.
     public struct Refused: Error, Equatable {
+        /// The browser's request id (null when it could not be read).
         public var id: JSONValue
+        /// The command name, when it could be read.
         public var cmd: String?
+        /// Why the command was refused.
         public var refusal: Refusal
         init(_ id: JSONValue, _ cmd: String?, _ refusal: Refusal) {
             self.id = id; self.cmd = cmd; self.refusal = refusal
@@ -37,8 +43,11 @@ public enum BrowserCommands {
 
     /// A command checked for forwarding: the browser's id (echoed back) and the daemon's fields.
     public struct Checked: Equatable {
+        /// The id the browser gave; its reply is sent back with it.
         public var browserID: JSONValue
+        /// The catalogue command's name (`cmd`).
         public var name: String
+        /// The request for the daemon (`cmd` and the arguments); the link adds its own id.
         public var fields: JSONObject
     }
 

@@ -19,9 +19,11 @@ public final class BrowserHub: Sendable {
         var dropped: UInt64 = 0
     }
 
+    /// The most browsers connected at once (`[web] max_clients`).
     public let capacity: Int
     private let state = NIOLockedValueBox(State())
 
+    /// A hub accepting at most `capacity` browsers.
     public init(capacity: Int) { self.capacity = capacity }
 
     /// Adds a browser; nil when `capacity` browsers are already connected.
@@ -37,6 +39,7 @@ public final class BrowserHub: Sendable {
         return (id, stream)
     }
 
+    /// Removes browser `id` and finishes its line stream; unknown ids are ignored.
     public func remove(_ id: Int) {
         state.withLockedValue { $0.clients.removeValue(forKey: id) }?.continuation.finish()
     }
@@ -58,6 +61,7 @@ public final class BrowserHub: Sendable {
         }
     }
 
+    /// Browsers connected now.
     public var count: Int { state.withLockedValue { $0.clients.count } }
     /// Lines queued to browsers, and lines dropped because a browser fell behind.
     public var counters: (sent: UInt64, dropped: UInt64) { state.withLockedValue { ($0.sent, $0.dropped) } }

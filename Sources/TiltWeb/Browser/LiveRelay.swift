@@ -22,6 +22,7 @@ public final class LiveRelay: Service, Sendable {
         var lastFixTime: Double?
     }
 
+    /// The browsers the relay sends to.
     public let hub: BrowserHub
     private let map: NearbyMap?
     private let state = NIOLockedValueBox(State())
@@ -29,10 +30,12 @@ public final class LiveRelay: Service, Sendable {
     /// Set once the link exists (the link calls back into the relay, so it is made second).
     private let linkBox = NIOLockedValueBox<DaemonLink?>(nil)
 
+    /// A relay sending to `hub`, with `map` for the `nearby` lines (nil: none).
     public init(hub: BrowserHub, map: NearbyMap?, logger: Logger) {
         self.hub = hub; self.map = map; self.logger = logger
     }
 
+    /// Gives the relay the link it asks for `status`; call once, after both are made.
     public func attach(_ link: DaemonLink) { linkBox.withLockedValue { $0 = link } }
     var link: DaemonLink? { linkBox.withLockedValue { $0 } }
 
@@ -110,6 +113,7 @@ public final class LiveRelay: Service, Sendable {
         return text
     }
 
+    /// Asks the daemon for `status` every `statusPeriod` until the service group shuts down.
     public func run() async throws {
         // Polls status for the live view; stops with the service group.
         do {

@@ -5,13 +5,16 @@ import TiltCore
 /// `radius` (name, category, distance, and where they lie in metres east/north of the fix) and
 /// the quest cells that cover that square. Pure: the relay calls it on a fix at most once a second.
 public struct NearbyMap: Sendable {
+    /// The configured places (`[places]`) searched for those within `radius`.
     public let places: [Place]
+    /// The quest grid drawn, or nil when there are no quests.
     public let grid: GeoGrid?
     /// Half the side of the square drawn, metres.
     public let radius: Double
     /// At most this many places, nearest first.
     public let limit: Int
 
+    /// A map of `places` and, with `questCellSize` (metres), the quest cells; `radius` in metres.
     public init(places: [Place], questCellSize: Double?, radius: Double = 400, limit: Int = 40) {
         self.places = places; self.radius = radius; self.limit = limit
         grid = questCellSize.map { GeoGrid(cellSize: $0) }

@@ -5,8 +5,10 @@ import TiltCore
 public struct DaemonLine: Sendable {
     /// The line without its newline.
     public let text: String
+    /// The parsed line (always a JSON object).
     public let value: JSONValue
 
+    /// The line parsed from `text`; nil unless it is a JSON object.
     public init?(text: String) {
         guard let v = try? JSONParser.parse(text), v.objectValue != nil else { return nil }
         self.text = text
@@ -15,6 +17,7 @@ public struct DaemonLine: Sendable {
 
     /// `class` of the line (`hello`, `attitude`, `game`, `reply`, …).
     public var cls: String { value["class"]?.stringValue ?? "" }
+    /// `seq` of the line (the daemon's sequence number), when it has one.
     public var seq: Int64? { value["seq"]?.intValue }
 }
 

@@ -23,6 +23,7 @@ public final class DaemonLink: Service, Sendable {
         case notConnected
         case timedOut(Double)
         case connectionLost
+        /// Why, in a sentence (for logs and error replies).
         public var description: String {
             switch self {
             case .notConnected: return "the daemon is not connected"
@@ -32,15 +33,20 @@ public final class DaemonLink: Service, Sendable {
         }
     }
 
+    /// How to reach the daemon and how patient to be with it.
     public struct Options: Sendable {
+        /// The daemon's Unix socket (`[socket] path`).
         public var socketPath: String
         /// Attitude lines per second asked of the daemon (its `watch` `attitude_hz`).
         public var attitudeHz: Double
+        /// Seconds a request waits for its reply before `RequestError.timedOut`.
         public var commandTimeout: Double
         /// Backoff between attempts: `minRetry` doubling up to `maxRetry` seconds (as the daemon
         /// itself retries its sources).
         public var minRetry = 0.5
+        /// The longest wait between attempts, seconds.
         public var maxRetry = 10.0
+        /// Options for `socketPath`; `commandTimeout` in seconds; the backoff keeps its defaults.
         public init(socketPath: String, attitudeHz: Double, commandTimeout: Double) {
             self.socketPath = socketPath; self.attitudeHz = attitudeHz; self.commandTimeout = commandTimeout
         }
@@ -54,6 +60,7 @@ public final class DaemonLink: Service, Sendable {
         var connects = 0
     }
 
+    /// How the link connects, as given at init.
     public let options: Options
     private let logger: Logger
     private let onLine: @Sendable (DaemonLine) -> Void
@@ -62,6 +69,8 @@ public final class DaemonLink: Service, Sendable {
     /// Ids of this process's requests start with this, so its replies are told apart.
     static let idPrefix = "web-"
 
+    /// A link calling `onLine` for every daemon line and `onState` on each state change, both from
+    /// the link's `run` task: keep them quick.
     public init(
         options: Options, logger: Logger, onLine: @escaping @Sendable (DaemonLine) -> Void,
         onState: @escaping @Sendable (State) -> Void
@@ -69,10 +78,12 @@ public final class DaemonLink: Service, Sendable {
         self.options = options; self.logger = logger; self.onLine = onLine; self.onState = onState
     }
 
+    /// The link's current state (safe from any thread).
     public var state: State { inner.withLockedValue { $0.state } }
     /// Successful connections so far (the first one included).
     public var connects: Int { inner.withLockedValue { $0.connects } }
 
+    /// Connects and reconnects until the service group shuts down gracefully.
     public func run() async throws {
         // A graceful shutdown cancels the loop: that is how it ends, not an error.
         do { try await cancelWhenGracefulShutdown { try await self.loop() } } catch is CancellationError {}

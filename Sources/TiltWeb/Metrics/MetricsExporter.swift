@@ -17,6 +17,7 @@ public final class MetricsExporter: Sendable {
     /// One scrape at a time: a counter is reset and re-filled while the lock is held.
     private let scrapeLock = NIOLock()
 
+    /// An exporter with its own registry; metrics are made on the first scrape.
     public init() {}
 
     /// Renders the metrics after asking `link` for the daemon's `stats`.

@@ -7,19 +7,26 @@ import TiltSensors
 /// them, and (with `game`) the tilt angle against the game's zones with the decisions the game
 /// would make, replayed through the same `TiltGame` the daemon runs.
 public struct RecordingPlot {
+    /// Applied to the raw samples before plotting and replaying.
     public var calibration: IMUCalibration
+    /// The game rules the recording is replayed through (with `game`).
     public var rules: TiltGame.Rules
+    /// True to add the tilt-angle panel and the game's decisions.
     public var game: Bool
 
     /// A game decision found while replaying the recording.
     public struct Decision: Equatable {
+        /// The decision's kind (as the daemon's `game` lines name it).
         public var kind: String
         /// Seconds from the recording's first sample.
         public var t: Double
+        /// The tilt angle at the decision, degrees.
         public var tiltDeg: Double
+        /// The prompt on screen when the decision was made.
         public var prompt: String
     }
 
+    /// A plot using `calibration`, replaying `rules` when `game` is true.
     public init(calibration: IMUCalibration = .none, rules: TiltGame.Rules = .init(), game: Bool) {
         self.calibration = calibration; self.rules = rules; self.game = game
     }
@@ -134,6 +141,8 @@ public struct RecordingPlot {
 
 /// A recording that cannot be plotted.
 public struct PlotError: Error, CustomStringConvertible {
+    /// What went wrong.
     public var description: String
+    /// An error with message `d`.
     public init(_ d: String) { description = d }
 }

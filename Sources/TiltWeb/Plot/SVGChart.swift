@@ -4,11 +4,17 @@ import Foundation
 /// and the page's recordings view draw. Series are thinned to at most `maxPoints` per panel
 /// width by keeping each bucket's minimum and maximum, so a 1 ms spike still shows.
 public struct SVGChart {
+    /// One line in a panel: `y` against `t` (seconds), in `color`.
     public struct Series {
+        /// The legend's label.
         public var name: String
+        /// An SVG/CSS colour (e.g. "#1f77b4").
         public var color: String
+        /// Sample times, seconds; as many as `y`.
         public var t: [Double]
+        /// Sample values, in the panel's unit.
         public var y: [Double]
+        /// A series named `name` drawn in `color`.
         public init(name: String, color: String, t: [Double], y: [Double]) {
             self.name = name; self.color = color; self.t = t; self.y = y
         }
@@ -17,6 +23,7 @@ public struct SVGChart {
     /// A horizontal band (a game zone) with a label.
     public struct Band {
         public var from: Double, to: Double, color: String, label: String
+        /// A band from `from` to `to` (panel units) in `color`, labelled `label`.
         public init(from: Double, to: Double, color: String, label: String) {
             self.from = from; self.to = to; self.color = color; self.label = label
         }
@@ -25,6 +32,7 @@ public struct SVGChart {
     /// A vertical mark at time `t` (a decision): drawn as a line with a labelled dot at `y`.
     public struct Marker {
         public var t: Double, y: Double, kind: String, label: String, color: String
+        /// A marker at time `t`, value `y`, of `kind` (e.g. a decision's kind).
         public init(t: Double, y: Double, kind: String, label: String, color: String) {
             self.t = t; self.y = y; self.kind = kind; self.label = label; self.color = color
         }
@@ -33,33 +41,49 @@ public struct SVGChart {
     /// A shaded time span (a prompt on screen).
     public struct Span {
         public var from: Double, to: Double, label: String
+        /// A span from `from` to `to` seconds, labelled `label`.
         public init(from: Double, to: Double, label: String) { self.from = from; self.to = to; self.label = label }
     }
 
+    /// One chart of the stack: its series and what is drawn behind or over them.
     public struct Panel {
+        /// Shown above the panel.
         public var title: String
+        /// The y axis's unit (e.g. "deg", "m/s²").
         public var unit: String
+        /// The lines drawn.
         public var series: [Series]
+        /// Horizontal bands drawn behind the series.
         public var bands: [Band] = []
+        /// Vertical marks drawn over the series.
         public var markers: [Marker] = []
+        /// Shaded time spans drawn behind the series.
         public var spans: [Span] = []
         /// Fixed y range; nil = from the data.
         public var yRange: ClosedRange<Double>?
+        /// A panel of `series` with no bands, markers or spans.
         public init(title: String, unit: String, series: [Series], yRange: ClosedRange<Double>? = nil) {
             self.title = title; self.unit = unit; self.series = series; self.yRange = yRange
         }
     }
 
+    /// The chart's title, drawn at the top.
     public var title: String
+    /// The panels, top to bottom.
     public var panels: [Panel]
+    /// The SVG's width, pixels.
     public var width = 1200.0
+    /// Each panel's height, pixels.
     public var panelHeight = 200.0
+    /// Points kept per series after thinning.
     public var maxPoints = 1200
 
+    /// A chart of `panels` with the default size.
     public init(title: String, panels: [Panel]) { self.title = title; self.panels = panels }
 
     static let left = 70.0, right = 20.0, top = 40.0, gap = 40.0, bottom = 40.0
 
+    /// The chart as a standalone SVG document.
     public func render() -> String {
         let allT = panels.flatMap { $0.series.flatMap(\.t) }
         let t0 = allT.min() ?? 0, t1 = max(allT.max() ?? 1, t0 + 1e-9)

@@ -6,11 +6,14 @@ import NIOCore
 /// The request context of `tiltd web`: Hummingbird's, plus the peer's address (for the pairing
 /// lockout) and the WebSocket handler slot the upgrade needs.
 public struct WebContext: RequestContext, WebSocketRequestContext {
+    /// Hummingbird's per-request storage (`RequestContext`).
     public var coreContext: CoreRequestContextStorage
+    /// Where the WebSocket upgrade stores its handler (`WebSocketRequestContext`).
     public let webSocket: WebSocketHandlerReference<WebContext>
     /// The peer's IP address, or "unknown".
     public let peer: String
 
+    /// Made by Hummingbird for each request; reads the peer's address from the channel.
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         webSocket = .init()

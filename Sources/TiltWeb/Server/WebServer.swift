@@ -12,10 +12,14 @@ import TiltService
 /// group. Built from the same configuration file as the daemon (`[socket] path`, `[web]`, and
 /// `[game]`/`[places]`/`[quests]` for what the pages draw).
 public struct WebServer: Sendable {
+    /// The whole configuration file; `[web]` and `[socket]` decide what is served and where.
     public let config: Configuration
+    /// The pairing code and sessions shared by the form and the WebSocket handshake.
     public let pairing: Pairing
+    /// Where the web process logs.
     public let logger: Logger
 
+    /// A server for `config`; the pairing code is `[web] pairing_code` or a random one.
     public init(config: Configuration, logger: Logger) {
         self.config = config
         self.logger = logger
