@@ -26,7 +26,7 @@ public final class Bridge {
     private let events: AsyncStream<Event>
     private let sink: AsyncStream<Event>.Continuation
     private var client: MosquittoClient!
-    private var link: DaemonLink!
+    var link: DaemonLink!
     var queue: PublishQueue
     private var gate: CommandGate
     var room: RoomLink?
@@ -40,16 +40,16 @@ public final class Bridge {
     /// The latest retained message per topic, republished after a reconnect: a broker restarted
     /// without persistence has forgotten them.
     var retained: [String: OutgoingMessage] = [:]
-    private var lastAttitudeAt: Int64 = -(1 << 62)  // long ago, without overflowing a subtraction
-    private var lastFixAt: Int64?
-    private var lastFixAgeAt: Int64 = -(1 << 62)
+    var lastAttitudeAt: Int64 = -(1 << 62)  // long ago, without overflowing a subtraction
+    var lastFixAt: Int64?
+    var lastFixAgeAt: Int64 = -(1 << 62)
     /// Drops counted at the last log line and at the last status line; that line's state.
     private var loggedOverflow = 0
     private var statusOverflow = 0
     private var lastBridgeStatus = ("starting", "")
     private var lastStatusAt: Int64 = -(1 << 62)
     /// Commands forwarded to the daemon: the bridge's request id → the MQTT sender's id.
-    private var forwarded: [String: JSONValue] = [:]
+    var forwarded: [String: JSONValue] = [:]
     private var nextRequest = 1
     private var stopping = false
 
@@ -253,7 +253,7 @@ public final class Bridge {
         }
     }
 
-    private func publishReply(_ reply: JSONObject) {
+    func publishReply(_ reply: JSONObject) {
         send(OutgoingMessage(topic: topics.reply, payload: bytes(reply), qos: 1, retain: false))
     }
 
@@ -317,86 +317,8 @@ public final class Bridge {
 
     func qos(_ cls: String) -> Int32 { Int32(m.qos[cls] ?? 1) }
 
-    /// One line from the daemon.
-    private func line(_ raw: [UInt8], now: Int64) {
-        guard let v = try? JSONParser.parse(raw), let o = v.objectValue, let cls = o["class"]?.stringValue else {
-            logger.warning("the daemon sent a line that is not a JSON object; ignored")
-            return
-        }
-        switch cls {
-        case "hello":
-            // The sources' current states, as the status lines a subscriber would have seen.
-            for src in o["sources"]?.arrayValue ?? [] {
-                guard let so = src.objectValue, let name = so["source"]?.stringValue, RoomState.isValidID(name) else {
-                    continue
-                }
-                var line: JSONObject = ["class": "status"]
-                if let t = o["t_ns"] { line["t_ns"] = t }
-                for (k, v) in so.entries { line[k] = v }
-                send(
-                    OutgoingMessage(
-                        topic: topics.status(source: name), payload: bytes(line), qos: qos("status"), retain: true))
-            }
-            room?.daemon(up: true, now: now)
-        case "attitude":
-            room?.attitude(o, now: now)
-            guard m.attitudeHz > 0, now - lastAttitudeAt >= Int64(1e9 / m.attitudeHz) else { return }
-            lastAttitudeAt = now
-            send(OutgoingMessage(topic: topics.events(cls), payload: raw, qos: qos(cls), retain: true))
-        case "status":
-            let source = o["source"]?.stringValue ?? "daemon"
-            send(
-                OutgoingMessage(
-                    topic: topics.status(source: RoomState.isValidID(source) ? source : "daemon"), payload: raw,
-                    qos: qos(cls), retain: true))
-        case "fix":
-            lastFixAt = now
-            lastFixAgeAt = -(1 << 62)
-            send(OutgoingMessage(topic: topics.events(cls), payload: raw, qos: qos(cls), retain: true))
-        case "game", "place", "quest", "credit":
-            // Credit and the game's score are states for Home Assistant's sensors: retained.
-            send(
-                OutgoingMessage(
-                    topic: topics.events(cls), payload: raw, qos: qos(cls), retain: cls == "credit" || cls == "game"))
-            if let (isGame, payload) = Discovery.eventPayload(o) {
-                send(
-                    OutgoingMessage(
-                        topic: isGame ? topics.gameDecisionEvent : topics.placeEvent, payload: payload, qos: qos(cls),
-                        retain: false))
-            }
-        case "reply":
-            if o["id"] == "mqtt-room", o["ok"] != .bool(true) {
-                logger.warning(
-                    "the daemon refused room.show: \(o["error"]?["message"]?.stringValue ?? "?") (is this bridge's user in [socket] trusted_uids/trusted_gids?)"
-                )
-            }
-            guard let rid = o["id"]?.stringValue, let id = forwarded.removeValue(forKey: rid) else { return }
-            var r = o
-            r["id"] = id
-            r["seq"] = nil
-            publishReply(r)
-        default:
-            break
-        }
-    }
-
     /// The latest view of the shared round, shown again to a restarted daemon.
-    private var roomView: JSONObject?
-
-    /// The shared round as this device sees it: retained on `<prefix>/room`, and shown to the
-    /// daemon's socket clients (`room.show`, a `game` line of kind `shared`).
-    private func showRoom(_ view: JSONObject) {
-        roomView = view
-        var o: JSONObject = ["class": "game"]
-        for (k, v) in view.entries { o[k] = v }
-        send(OutgoingMessage(topic: topics.roomView, payload: bytes(o), qos: qos("room"), retain: true))
-        showRoomToDaemon()
-    }
-
-    private func showRoomToDaemon() {
-        guard daemonUp, let v = roomView else { return }
-        link.send(JSONValue.object(["cmd": "room.show", "id": "mqtt-room", "view": .object(v)]).jsonText)
-    }
+    var roomView: JSONObject?
 
     // MARK: shutdown
 
