@@ -95,6 +95,17 @@ final class ConfigTests: XCTestCase {
         assertError("[imu]\nrate_hz = 50\nmode = \"fast\"\n", line: 3, key: "imu.mode", contains: "buffered")
     }
 
+    func testIMURateWindow() throws {
+        XCTAssertEqual(try parse("").imu.rateWindow, 1)
+        let c = try parse("[imu]\nrate_window = 0.2\n")
+        XCTAssertEqual(c.imu.rateWindow, 0.2)
+        // The effective config shows a non-default window, and reading it back gives the same.
+        XCTAssertTrue(c.imuTOML.contains("rate_window = 0.2"), c.imuTOML)
+        XCTAssertEqual(try parse(c.imuTOML).imu, c.imu)
+        assertError(
+            "[imu]\nrate_hz = 60\nrate_window = 1.5\n", line: 3, key: "imu.rate_window", contains: "out of range")
+    }
+
     func testSyntaxErrorHasLine() {
         do {
             _ = try parse("[imu]\nrate_hz = 60\ndevice = \n")

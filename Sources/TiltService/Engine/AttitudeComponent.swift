@@ -111,6 +111,10 @@ extension Configuration {
         public var mode = "auto"
         /// The values `mode` may take.
         public static let modes = ["auto", "buffered", "polled"]
+        /// The span each gyro sample averages, as a fraction of the sample period
+        /// (`AttitudeEstimator.Parameters.rateWindow`): 1 for a sensor read at its own output
+        /// rate, less for one whose chip runs faster than it is read (docs/fusion.md).
+        public var rateWindow: Double = 1
         /// The defaults.
         public init() {}
     }
@@ -128,6 +132,7 @@ extension Configuration {
         }
         if t.has("buffer_samples") { imu.bufferSamples = try t.int("buffer_samples", default: 1, in: 1...4096) }
         imu.mode = try t.string("mode", default: imu.mode, allowed: IMU.modes)
+        imu.rateWindow = try t.double("rate_window", default: imu.rateWindow, in: 0...1)
     }
 
     var imuTOML: String {
@@ -135,6 +140,7 @@ extension Configuration {
             "[imu]\ndevice = \(TOMLText.quote(imu.device))\nrate_hz = \(imu.rateHz)\nmode = \(TOMLText.quote(imu.mode))\n"
         if let m = imu.mountMatrix { out += "mount_matrix = \(m.rowMajor)\n" }
         if let b = imu.bufferSamples { out += "buffer_samples = \(b)\n" }
+        if imu.rateWindow != 1 { out += "rate_window = \(imu.rateWindow)\n" }
         return out
     }
 }
