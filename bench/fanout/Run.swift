@@ -100,10 +100,12 @@ func runConfiguration(_ cfg: FanoutConfiguration, server: FanoutServer) throws -
         usleep(5_000)
     }
 
-    // The stalled client: watches attitude at full rate like the others, and never reads.
+    // The stalled client: watches attitude at full rate like the others, and never reads. It
+    // watches attitude alone, so every line its queue drops is an attitude line and held +
+    // dropped adds up to the scans written (a dropped `status` line would count one too many).
     let stalled = try connectUnix(socketPath)
     defer { close(stalled) }
-    try sendAll(stalled, watch)
+    try sendAll(stalled, #"{"cmd":"watch","id":1,"classes":["attitude"],"attitude_hz":1000}"# + "\n")
     usleep(200_000)
     result.rssConnected = ProcStats.rssKiB(pid) ?? 0
 
