@@ -6,6 +6,9 @@ struct IdleFootprint {
     var rateHz: Int
     /// VmRSS and VmHWM (peak) of the daemon at the end, KiB.
     var rssKiB = 0, peakKiB = 0
+    /// Of VmRSS: private memory (heap, stacks: RssAnon) and mapped file pages (the binary's code
+    /// and data read so far, shared with the page cache and reclaimable: RssFile), KiB.
+    var anonKiB = 0, fileKiB = 0
     /// Daemon CPU over the run, % of one core.
     var cpu = 0.0
 }
@@ -37,5 +40,7 @@ func runIdle(tiltd: String, rateHz: Int, seconds: Double) throws -> IdleFootprin
     result.cpu = ((ProcStats.cpuSeconds(pid) ?? 0) - cpu0) / (Double(monotonicNanoseconds() - start) / 1e9) * 100
     result.rssKiB = ProcStats.rssKiB(pid) ?? 0
     result.peakKiB = ProcStats.statusKiB(pid, "VmHWM:") ?? 0
+    result.anonKiB = ProcStats.statusKiB(pid, "RssAnon:") ?? 0
+    result.fileKiB = ProcStats.statusKiB(pid, "RssFile:") ?? 0
     return result
 }

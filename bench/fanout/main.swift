@@ -77,7 +77,7 @@ if let idleSeconds {
             String(
                 format: "tiltd idle %.0f s at %d Hz, no client: VmRSS %.1f MB, VmHWM %.1f MB, CPU %.1f %% of a core",
                 r.seconds, r.rateHz, Double(r.rssKiB) * 1024 / 1e6, Double(r.peakKiB) * 1024 / 1e6, r.cpu))
-        say("tiltd-idle-kib \(r.rssKiB) \(r.peakKiB)")
+        say("tiltd-idle-kib \(r.rssKiB) \(r.peakKiB) \(r.anonKiB) \(r.fileKiB)")
         exit(0)
     } catch {
         say("idle run FAILED: \(error)")
