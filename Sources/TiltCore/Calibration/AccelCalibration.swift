@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Six-position accelerometer calibration.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Learns the head frame from "look ahead, then nod down once" (`tiltd calibrate neutral`).
 ///
@@ -119,10 +119,8 @@ public struct HeadFrameCalibration: Sendable {
         let along = nodRates.reduce(0.0) { $0 + pow($1.w.dot(axis), 2) * $1.dt }
         guard total > 0, along / total >= 0.7 else {
             return .refused(
-                String(
-                    format:
-                        "the motion was not one clean nod (%.0f%% of it about one axis, 70%% needed); nod straight down and back up",
-                    100 * along / max(total, 1e-12)))
+                "the motion was not one clean nod (\(fmt(100 * along / max(total, 1e-12), 0))% of it about one axis, 70% needed); nod straight down and back up"
+            )
         }
         guard abs(axis.dot(up)) <= 0.5 else {
             return .refused(
@@ -141,7 +139,7 @@ public struct HeadFrameCalibration: Sendable {
             if sign == 0, swing >= 2 { sign = s }
         }
         guard sign != 0, largest >= minNodDeg else {
-            return .refused(String(format: "the nod was only %.0f°; nod down at least %.0f°", largest, minNodDeg))
+            return .refused("the nod was only \(fmt(largest, 0))°; nod down at least \(fmt(minNodDeg, 0))°")
         }
         let left = axis * sign
         let forward = left.cross(up)

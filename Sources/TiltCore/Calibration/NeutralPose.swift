@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Captures the wearer's neutral pose: the mean attitude over the first still stretch of
 /// `seconds`, for the game's relative mode (tilts are then measured from this pose).

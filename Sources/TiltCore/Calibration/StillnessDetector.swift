@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Thresholds that decide when the IMU is held still, shared by every calibration step.
 ///
@@ -178,8 +178,21 @@ public struct StillnessDetector: Sendable {
     }
 }
 
-/// Formats a number with `digits` decimals, for messages.
-func fmt(_ x: Double, _ digits: Int) -> String { String(format: "%.\(digits)f", x) }
+/// Formats a number with `digits` decimals (0–9), as `%.Nf` does, for messages. Integer
+/// arithmetic, so the pure core needs no Foundation (`String(format:)` is Foundation's, with ICU).
+func fmt(_ x: Double, _ digits: Int) -> String {
+    let digits = min(max(digits, 0), 9)
+    var scale: UInt64 = 1
+    for _ in 0..<digits { scale *= 10 }
+    guard x.isFinite, abs(x) * Double(scale) < 9e15 else { return x.description }
+    let n = UInt64((abs(x) * Double(scale)).rounded())
+    var text = String(n / scale)
+    if digits > 0 {
+        let fraction = String(n % scale)
+        text += "." + String(repeating: "0", count: digits - fraction.count) + fraction
+    }
+    return x < 0 && n != 0 ? "-" + text : text
+}
 
 /// A calibration that could not be made, with the reason a person can act on.
 public struct CalibrationError: Error, Equatable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Roll and pitch from an accelerometer alone, for boards with no gyroscope (ADXL345, an
 /// accel-only HID sensor). Yaw is unobservable without a gyroscope (or magnetometer): attitudes

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Estimates orientation (roll and pitch; heading is free) from accelerometer and gyroscope samples.
 ///

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Plays one round over recorded samples, as fast as the CPU allows, through the same steps as
 /// the daemon: the sample front end (mount matrix, calibration), the attitude estimator, and

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// A head gesture found in the angular rate: a nod (yes) or a shake (no).
 public struct HeadGesture: Sendable, Equatable {

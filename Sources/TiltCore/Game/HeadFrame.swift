@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Which way the head points, seen in the sensor frame: the wearer's forward, left and up
 /// directions while looking straight ahead (a right-handed frame: left = up × forward).

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// The head's angular rate and stillness as the game sees them, one sample at a time.
 ///

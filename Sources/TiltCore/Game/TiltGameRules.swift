@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 extension TiltGame {
     /// How tilts are measured and judged. All angles in degrees, all times in seconds.

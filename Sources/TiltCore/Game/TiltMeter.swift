@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// The pose the wearer holds when "upright", captured for relative mode.
 public struct NeutralPose: Sendable, Equatable {

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// Sensor logs from other tools, converted to IMU samples (SI units, sensor frame) so they can
 /// be replayed, judged and benchmarked like tiltd's own recordings (`tiltd import`).
@@ -50,7 +50,7 @@ public enum ForeignLogFormat: String, Sendable, CaseIterable {
                 // The header names the columns and their units; check them, so a log of another
                 // layout (or with other units) is refused rather than misread.
                 sawHeader = true
-                let header = line.replacingOccurrences(of: " ", with: "")
+                let header = String(line.filter { $0 != " " })
                 let expected = ["A_X[mg]", "A_Y[mg]", "A_Z[mg]", "G_X[dps]", "G_Y[dps]", "G_Z[dps]"]
                 let names = header.split(separator: "\t").map(String.init)
                 guard Array(names.prefix(6)) == expected else {

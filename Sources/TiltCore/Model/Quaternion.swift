@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// A unit quaternion, scalar first. `q.rotate(v)` turns a sensor-frame vector into the
 /// z-up global frame (v_global = q ⊗ v ⊗ q⁻¹), the convention of the BROAD dataset and of tiltd's output.

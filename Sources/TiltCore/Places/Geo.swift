@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// A position on the WGS-84 ellipsoid, treated as a sphere of mean radius for distances
 /// (the error, < 0.5 %, is far below consumer GPS noise at the scales tiltd uses).

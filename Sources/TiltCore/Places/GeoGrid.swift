@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// A deterministic tiling of the whole globe into cells of roughly `cellSize` metres, with no
 /// list to maintain: latitude bands of equal height from pole to pole, each band cut into an

@@ -1,4 +1,4 @@
-import Foundation
+import Glibc
 
 /// A named point of interest from the places file.
 public struct Place: Sendable, Equatable {
@@ -29,9 +29,7 @@ public struct Place: Sendable, Equatable {
     /// "Food_Market" → "food market": categories compare case- and separator-insensitively.
     public static func normalizedCategory(_ s: String) -> String {
         s.lowercased()
-            .replacingOccurrences(of: "_", with: " ")
-            .replacingOccurrences(of: "-", with: " ")
-            .split(separator: " ", omittingEmptySubsequences: true)
+            .split(whereSeparator: { $0 == " " || $0 == "_" || $0 == "-" })
             .joined(separator: " ")
     }
 }
@@ -117,7 +115,7 @@ public struct PlacesFile: Sendable {
             return fail("coordinates [\(lon), \(lat)] out of range")
         }
         let props = f["properties"]?.objectValue ?? JSONObject()
-        guard let name = props["name"]?.stringValue, !name.trimmingCharacters(in: .whitespaces).isEmpty else {
+        guard let name = props["name"]?.stringValue, !name.allSatisfy(\.isWhitespace) else {
             return fail("missing properties.name")
         }
         var category = "other"
@@ -196,7 +194,7 @@ public struct Geofence: Sendable, Equatable {
 
     /// Throws a message naming the bad field, for `check-config`.
     public func validate() throws(PlacesFile.Error) {
-        if name.trimmingCharacters(in: .whitespaces).isEmpty {
+        if name.allSatisfy(\.isWhitespace) {
             throw .init(message: "geofence: name must not be empty")
         }
         if !(lat.isFinite && abs(lat) <= 90) { throw .init(message: "geofence \(name): lat must be within -90…90") }
