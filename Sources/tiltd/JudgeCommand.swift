@@ -43,7 +43,7 @@ struct Judge: ParsableCommand {
             }
             options.rules = c.game.rules
             options.frontEnd = SampleFrontEnd(mount: c.imu.mountMatrix, calibration: c.calibration)
-            options.fusion.rateWindow = c.imu.rateWindow
+            options.fusion = c.imu.fusionParameters
         }
         if let g = gestures {
             guard let v = TiltGame.Rules.Gestures(rawValue: g) else {

@@ -178,20 +178,20 @@ public struct StillnessDetector: Sendable {
     }
 }
 
-/// Formats a number with `digits` decimals (0–9), as `%.Nf` does, for messages. Integer
-/// arithmetic, so the pure core needs no Foundation (`String(format:)` is Foundation's, with ICU).
+/// Formats a number with `digits` decimals (0–9), as `%.Nf` does, for messages: the protocol's
+/// own formatter (`JSONWriter.double(_:digits:)`, so the pure core needs no Foundation's
+/// `String(format:)`), with the trailing zeros it drops put back.
 func fmt(_ x: Double, _ digits: Int) -> String {
+    guard x.isFinite else { return x.description }
+    var w = JSONWriter(capacity: 32)
+    w.double(x, digits: digits)
+    var text = String(decoding: w.bytes, as: UTF8.self)
     let digits = min(max(digits, 0), 9)
-    var scale: UInt64 = 1
-    for _ in 0..<digits { scale *= 10 }
-    guard x.isFinite, abs(x) * Double(scale) < 9e15 else { return x.description }
-    let n = UInt64((abs(x) * Double(scale)).rounded())
-    var text = String(n / scale)
-    if digits > 0 {
-        let fraction = String(n % scale)
-        text += "." + String(repeating: "0", count: digits - fraction.count) + fraction
-    }
-    return x < 0 && n != 0 ? "-" + text : text
+    guard digits > 0, !text.contains("e") else { return text }
+    let kept = text.firstIndex(of: ".").map { text.distance(from: $0, to: text.endIndex) - 1 }
+    if kept == nil { text += "." }
+    text += String(repeating: "0", count: digits - (kept ?? 0))
+    return text
 }
 
 /// A calibration that could not be made, with the reason a person can act on.

@@ -59,11 +59,9 @@ public final class SamplerService: Service, SamplerControl {
         // recording's times are kept exactly.
         var isDevice = false
         if case .device = input { isDevice = true }
-        var fusion = AttitudeEstimator.Parameters()
-        fusion.rateWindow = config.imu.rateWindow
         return SensorPipeline(
             source: source, engine: engine, calibration: config.calibration, mount: config.imu.mountMatrix,
-            fusion: fusion, persister: persister, smoothsClockSteps: isDevice, logger: logger)
+            fusion: config.imu.fusionParameters, persister: persister, smoothsClockSteps: isDevice, logger: logger)
     }
 
     /// Stops the running sampler and starts `pipeline`, on the service's own queue.

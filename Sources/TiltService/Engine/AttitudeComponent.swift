@@ -115,6 +115,13 @@ extension Configuration {
         /// (`AttitudeEstimator.Parameters.rateWindow`): 1 for a sensor read at its own output
         /// rate, less for one whose chip runs faster than it is read (docs/fusion.md).
         public var rateWindow: Double = 1
+        /// The estimator's parameters this section sets: the daemon's sampler and `tiltd judge`
+        /// both build their estimator from it.
+        public var fusionParameters: AttitudeEstimator.Parameters {
+            var p = AttitudeEstimator.Parameters()
+            p.rateWindow = rateWindow
+            return p
+        }
         /// The defaults.
         public init() {}
     }
