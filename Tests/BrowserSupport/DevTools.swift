@@ -90,7 +90,7 @@ public final class DevTools: Sendable {
             if let session { msg["sessionId"] = .string(session) }
             var w = JSONWriter()
             w.value(.object(msg))
-            let text = String(decoding: w.bytes, as: UTF8.self)
+            let text = w.text
             Task {
                 do { try await out.write(.text(text)) } catch {
                     state.withLockedValue { $0.pending.removeValue(forKey: id) }?.resume(throwing: error)
@@ -188,5 +188,5 @@ public struct Page: Sendable {
 public func jsString(_ s: String) -> String {
     var w = JSONWriter()
     w.string(s)
-    return String(decoding: w.bytes, as: UTF8.self)
+    return w.text
 }

@@ -1,3 +1,4 @@
+import Foundation
 import XCTest
 
 @testable import TiltCore
@@ -46,7 +47,7 @@ final class JSONWriterNumberTests: XCTestCase {
     func format(_ d: Double, _ digits: Int) -> String {
         var w = JSONWriter()
         w.double(d, digits: digits)
-        return String(decoding: w.bytes, as: UTF8.self)
+        return w.text
     }
 
     func testFixedDigits() {
@@ -69,5 +70,58 @@ final class JSONWriterNumberTests: XCTestCase {
             let back = try XCTUnwrap(JSONParser.parse(text).doubleValue)
             XCTAssertEqual(back, d, accuracy: 0.5e-5 + 1e-9, text)
         }
+    }
+}
+
+final class JSONWriterStorageTests: XCTestCase {
+    /// Numbers against a reference that rounds with `rounded()` and prints the integer
+    /// `Int` way: every digit count, signs, ties, and values near a power of ten.
+    func testDigitsMatchReference() {
+        func reference(_ d: Double, _ digits: Int) -> String {
+            let n = (d * pow(10, Double(digits))).rounded()
+            if n == 0 { return "0" }
+            var s = String(Int64(abs(n)))
+            if digits > 0 {
+                if s.count <= digits { s = String(repeating: "0", count: digits - s.count + 1) + s }
+                s.insert(".", at: s.index(s.endIndex, offsetBy: -digits))
+                while s.hasSuffix("0") { s.removeLast() }
+                if s.hasSuffix(".") { s.removeLast() }
+            }
+            return (n < 0 ? "-" : "") + s
+        }
+        var rng = SystemRandomNumberGenerator()
+        var values: [Double] = [0, 0.5, -0.5, 1, 9.5, 99.99, 1e6 - 1e-7, 123_456_789.012]
+        for _ in 0..<5000 {
+            values.append(Double.random(in: -1e5...1e5, using: &rng) / pow(10, Double(Int.random(in: 0...6))))
+        }
+        for d in values {
+            for digits in 0...9 where abs(d) * pow(10, Double(digits)) < 9e15 {
+                var w = JSONWriter()
+                w.double(d, digits: digits)
+                XCTAssertEqual(w.text, reference(d, digits), "\(d) with \(digits) digits")
+            }
+        }
+    }
+
+    /// A writer over a small caller buffer moves to the heap when it fills, keeping what it wrote.
+    func testOutgrowsCallerBuffer() {
+        let value: JSONValue = .object([
+            "name": "a long enough string to overflow", "n": .int(-1_234_567_890_123), "x": .null,
+        ])
+        let text = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 8) { buffer in
+            var w = JSONWriter(over: buffer)
+            w.value(value)
+            return w.text
+        }
+        XCTAssertEqual(text, #"{"name":"a long enough string to overflow","n":-1234567890123,"x":null}"#)
+    }
+
+    /// `withEncoded` gives the same line as `encode`, newline included.
+    func testWithEncodedMatchesEncode() {
+        let e = Event(.status, t: 5, fields: ["state": "running", "note": .string(String(repeating: "x", count: 600))])
+        let viaClosure = e.withEncoded(seq: 9) { Array($0) }
+        XCTAssertEqual(viaClosure, e.encode(seq: 9))
+        XCTAssertEqual(viaClosure.last, 0x0A)
+        XCTAssertGreaterThan(viaClosure.count, 600)
     }
 }

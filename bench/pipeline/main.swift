@@ -71,6 +71,18 @@ enum Stage: String, CaseIterable {
 /// A 200-prompt deck; a round lasts 60 s and the next starts as soon as one ends.
 let deck = try! PromptDeck(name: "bench", prompts: (1...200).map { "prompt \($0)" })
 
+/// What the hub does with each event: encodes it in stack memory and copies it once into the
+/// line every client shares (here a raw allocation, freed at once; the hub's `SharedLine` also
+/// allocates its small object). Returns the line's length.
+func publish(_ e: Event, seq: UInt64) -> Int {
+    e.withEncoded(seq: seq) { line in
+        let shared = UnsafeMutableRawBufferPointer.allocate(byteCount: line.count, alignment: 1)
+        defer { shared.deallocate() }
+        shared.copyMemory(from: line)
+        return shared.count
+    }
+}
+
 /// One pass over all samples with a fresh estimator and game; the checksum consumes every output.
 @MainActor func run(_ stage: Stage) -> (ns: Double, checksum: Double) {
     var estimator = AttitudeEstimator()
@@ -92,11 +104,11 @@ let deck = try! PromptDeck(name: "bench", prompts: (1...200).map { "prompt \($0)
             let a = estimator.update(s)
             if stage == .withSampleJSON {
                 seq += 1
-                bytes &+= Event(.sample, t: s.t, .sample(s)).encode(seq: seq).count
+                bytes &+= publish(Event(.sample, t: s.t, .sample(s)), seq: seq)
             }
             if json {
                 seq += 1
-                bytes &+= Event(.attitude, t: a.t, .attitude(a)).encode(seq: seq).count
+                bytes &+= publish(Event(.attitude, t: a.t, .attitude(a)), seq: seq)
             }
             // As GameComponent feeds it: the attitude and the bias-corrected rate.
             var events = game.update(a, rate: s.gyro - a.gyroBias)
@@ -104,7 +116,7 @@ let deck = try! PromptDeck(name: "bench", prompts: (1...200).map { "prompt \($0)
             for e in events {
                 if json {
                     seq += 1
-                    bytes &+= e.event.encode(seq: seq).count
+                    bytes &+= publish(e.event, seq: seq)
                 } else {
                     bytes &+= 1
                 }

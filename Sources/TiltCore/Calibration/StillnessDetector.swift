@@ -185,7 +185,7 @@ func fmt(_ x: Double, _ digits: Int) -> String {
     guard x.isFinite else { return x.description }
     var w = JSONWriter(capacity: 32)
     w.double(x, digits: digits)
-    var text = String(decoding: w.bytes, as: UTF8.self)
+    var text = w.text
     let digits = min(max(digits, 0), 9)
     guard digits > 0, !text.contains("e") else { return text }
     let kept = text.firstIndex(of: ".").map { text.distance(from: $0, to: text.endIndex) - 1 }

@@ -48,7 +48,12 @@ public struct TiltGame: Sendable {
     /// The last finished (ended or stopped) round, until `reset`.
     public internal(set) var lastResult: RoundResult?
     /// The captured neutral pose (relative mode), if any.
-    public internal(set) var neutral: NeutralPose?
+    public internal(set) var neutral: NeutralPose? {
+        // The frame is built once per capture, not per sample (bench/pipeline).
+        didSet { neutralFrame = neutral.flatMap { HeadFrame(up: $0.up, forward: -$0.back, source: .assumed) } }
+    }
+    /// The head frame `neutral` defines, if it defines one.
+    private var neutralFrame: HeadFrame?
     /// The time of the newest attitude seen. Older attitudes are ignored.
     public internal(set) var lastT: Nanoseconds?
     /// The tilt angle (degrees) of the newest attitude seen (nil in relative mode without a
@@ -153,11 +158,7 @@ public struct TiltGame: Sendable {
     /// the one that pose and `back_axis` define; else the assumed convention.
     public var headFrame: HeadFrame {
         if let f = calibratedFrame { return f }
-        if configuration.mode == .relative, let n = neutral,
-            let f = HeadFrame(up: n.up, forward: -n.back, source: .assumed)
-        {
-            return f
-        }
+        if configuration.mode == .relative, let f = neutralFrame { return f }
         return assumedFrame
     }
 }

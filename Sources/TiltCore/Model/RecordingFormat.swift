@@ -49,7 +49,7 @@ public enum RecordingFormat {
         func f(_ d: Double, _ digits: Int) -> String {
             var w = JSONWriter(capacity: 24)
             w.double(d, digits: digits)
-            return String(decoding: w.bytes, as: UTF8.self)
+            return w.text
         }
         let accel = "\(s.t),\(f(s.accel.x, 5)),\(f(s.accel.y, 5)),\(f(s.accel.z, 5))"
         guard s.hasGyro else { return accel + ",,," }

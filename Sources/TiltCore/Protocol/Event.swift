@@ -50,8 +50,22 @@ public struct Event: Sendable {
 
     /// Encodes the event as one JSON line (with the trailing newline).
     /// Field order: class, seq, t_ns, then the payload's fields.
-    public func encode(seq: UInt64) -> [UInt8] {
-        var w = JSONWriter(capacity: 256)  // an attitude line is about 200 bytes: one allocation
+    public func encode(seq: UInt64) -> [UInt8] { withEncoded(seq: seq) { Array($0) } }
+
+    /// Encodes the event as one JSON line (with the trailing newline) in stack memory and calls
+    /// `body` with it (valid only inside `body`): the hub copies it once into the line it shares,
+    /// so the per-sample path allocates nothing else.
+    public func withEncoded<R>(seq: UInt64, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        // An attitude line is about 200 bytes; longer ones (hello, status) move to the heap.
+        try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 512) { buffer in
+            var w = JSONWriter(over: buffer)
+            write(seq: seq, into: &w)
+            w.appendRaw(0x0A)
+            return try w.withBytes(body)
+        }
+    }
+
+    private func write(seq: UInt64, into w: inout JSONWriter) {
         w.beginObject()
         // Field names are literals (`key(literal:)`): the per-sample lines skip the escape scan.
         w.key(literal: "class"); w.string(cls.rawValue)
@@ -77,7 +91,5 @@ public struct Event: Sendable {
             for (k, v) in o.entries { w.field(k, v) }
         }
         w.endObject()
-        w.bytes.append(0x0A)
-        return w.bytes
     }
 }

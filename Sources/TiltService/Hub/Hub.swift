@@ -63,7 +63,7 @@ public final class Hub: @unchecked Sendable {
         var e = event
         // A line without its own time gets the latest sample time, unless its clock is GPS time.
         if e.t == nil, !e.cls.usesGPSTime { e.t = lastSampleTime }
-        return SharedLine(e.encode(seq: nextSeq()), isGapNotice: e.cls == .gap)
+        return e.withEncoded(seq: nextSeq()) { SharedLine(copying: $0, isGapNotice: e.cls == .gap) }
     }
 
     /// Sends `event` to every client that watches its class. Must run on `loop`.

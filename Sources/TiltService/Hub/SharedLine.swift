@@ -7,11 +7,11 @@ final class SharedLine: @unchecked Sendable {
     /// A `gap` notice: a full queue never drops one (it carries the count of what was dropped).
     let isGapNotice: Bool
 
-    init(_ source: [UInt8], isGapNotice: Bool = false) {
+    init(copying source: UnsafeRawBufferPointer, isGapNotice: Bool = false) {
         precondition(!source.isEmpty, "a line has at least its newline")
         bytes = .allocate(byteCount: source.count, alignment: 1)
         self.isGapNotice = isGapNotice
-        source.withUnsafeBytes { bytes.copyMemory(from: $0) }
+        bytes.copyMemory(from: source)
     }
 
     deinit { bytes.deallocate() }

@@ -25,5 +25,5 @@ public struct DaemonLine: Sendable {
 public func jsonText(_ v: JSONValue) -> String {
     var w = JSONWriter(capacity: 128)
     w.value(v)
-    return String(decoding: w.bytes, as: UTF8.self)
+    return w.text
 }
