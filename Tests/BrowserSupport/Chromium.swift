@@ -5,6 +5,8 @@ import Foundation
 public final class Chromium: @unchecked Sendable {
     public let process = Process()
     public let userDataDir: String
+    /// The log file this object chose (and so removes when Chromium stops), if the caller gave none.
+    private var ownLog: String?
     /// `ws://127.0.0.1:PORT/devtools/browser/ID`.
     public let browserURL: String
 
@@ -44,7 +46,12 @@ public final class Chromium: @unchecked Sendable {
         // Chromium's sandbox refuses to run as root; the tests run as root in the fake-hardware namespace.
         if getuid() == 0 { args.insert("--no-sandbox", at: 0) }
         process.arguments = args
+        // Chromium's own temporary files (its singleton socket) go in the profile, removed by `stop`.
+        var environment = ProcessInfo.processInfo.environment
+        environment["TMPDIR"] = userDataDir
+        process.environment = environment
         let log = logPath ?? "\(userDataDir).log"
+        ownLog = logPath == nil ? log : nil
         FileManager.default.createFile(atPath: log, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         process.standardOutput = handle
@@ -82,6 +89,7 @@ public final class Chromium: @unchecked Sendable {
             if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
         }
         try? FileManager.default.removeItem(atPath: userDataDir)
+        if let ownLog { try? FileManager.default.removeItem(atPath: ownLog) }
     }
 
     deinit { stop() }

@@ -99,9 +99,15 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(try parse("").imu.rateWindow, 1)
         let c = try parse("[imu]\nrate_window = 0.2\n")
         XCTAssertEqual(c.imu.rateWindow, 0.2)
-        // The effective config shows a non-default window, and reading it back gives the same.
+        // The effective config shows the window, and reading it back gives the same.
         XCTAssertTrue(c.imuTOML.contains("rate_window = 0.2"), c.imuTOML)
         XCTAssertEqual(try parse(c.imuTOML).imu, c.imu)
+        // Every [imu] key appears even at its default: the ones with no value as a comment.
+        let defaults = try parse("").imuTOML
+        for key in ["device", "rate_hz", "mode", "rate_window = 1", "# mount_matrix", "# buffer_samples"] {
+            XCTAssertTrue(defaults.contains(key), "\(key) missing from\n\(defaults)")
+        }
+        XCTAssertEqual(try parse(defaults).imu, try parse("").imu)
         assertError(
             "[imu]\nrate_hz = 60\nrate_window = 1.5\n", line: 3, key: "imu.rate_window", contains: "out of range")
     }

@@ -4,10 +4,13 @@ import XCTest
 
 @testable import TiltService
 
-/// A fresh store in its own temporary directory.
-func makeTempStorePath(_ name: String = "tiltd.sqlite") -> String {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tiltd-store-\(UUID().uuidString)")
-    return dir.appendingPathComponent(name).path
+extension XCTestCase {
+    /// A fresh store path in its own temporary directory, removed when the test ends.
+    func makeTempStorePath(_ name: String = "tiltd.sqlite") -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("tiltd-store-\(UUID().uuidString)")
+        addTeardownBlock { try? FileManager.default.removeItem(at: dir) }
+        return dir.appendingPathComponent(name).path
+    }
 }
 
 func grant(_ id: String, fence: String = "place:cafe", t: Nanoseconds = 0, amount: Int = 1) -> CreditPolicy.Grant {

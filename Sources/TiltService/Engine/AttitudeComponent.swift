@@ -145,9 +145,17 @@ extension Configuration {
     var imuTOML: String {
         var out =
             "[imu]\ndevice = \(TOMLText.quote(imu.device))\nrate_hz = \(imu.rateHz)\nmode = \(TOMLText.quote(imu.mode))\n"
-        if let m = imu.mountMatrix { out += "mount_matrix = \(m.rowMajor)\n" }
-        if let b = imu.bufferSamples { out += "buffer_samples = \(b)\n" }
-        if imu.rateWindow != 1 { out += "rate_window = \(imu.rateWindow)\n" }
+        if let m = imu.mountMatrix {
+            out += "mount_matrix = \(m.rowMajor)\n"
+        } else {
+            out += "# mount_matrix: unset, the driver's\n"
+        }
+        if let b = imu.bufferSamples {
+            out += "buffer_samples = \(b)\n"
+        } else {
+            out += "# buffer_samples: unset, about 10 ms of samples\n"
+        }
+        out += "rate_window = \(imu.rateWindow)\n"
         return out
     }
 }

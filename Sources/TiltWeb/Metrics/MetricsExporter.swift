@@ -97,7 +97,7 @@ public final class MetricsExporter: Sendable {
         let key = Key(name: name, labels: labels.flatMap { [$0.0, $0.1] })
         let c = made.withLockedValue { m -> Counter in
             if let c = m.counters[key] { return c }
-            let c = registry.makeCounter(name: name, labels: labels, help: help)
+            let c = registry.makeCounter(descriptor: Self.descriptor(name, help), labels: labels)
             m.counters[key] = c
             return c
         }
@@ -105,11 +105,16 @@ public final class MetricsExporter: Sendable {
         c.increment(by: max(0, value))
     }
 
+    /// A metric named exactly `name` (our names already end in their unit, e.g. `_total`).
+    private static func descriptor(_ name: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
+    }
+
     private func gauge(_ name: String, _ help: String, set value: Double) {
         let key = Key(name: name, labels: [])
         let g = made.withLockedValue { m -> Gauge in
             if let g = m.gauges[key] { return g }
-            let g = registry.makeGauge(name: name, help: help)
+            let g = registry.makeGauge(descriptor: Self.descriptor(name, help))
             m.gauges[key] = g
             return g
         }

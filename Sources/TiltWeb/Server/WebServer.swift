@@ -60,7 +60,7 @@ public struct WebServer: Sendable {
         let app = Application(
             router: router,
             server: .http1WebSocketUpgrade(
-                webSocketRouter: router, configuration: .init(maxFrameSize: web.maxMessageBytes)),
+                webSocketRouter: router, configuration: .init(ws: .init(maxFrameSize: web.maxMessageBytes))),
             configuration: .init(
                 address: .hostname(web.host, port: Int(web.port)), serverName: nil,
                 availableConnectionsDelegate: MaximumAvailableConnections(web.maxConnections)),
