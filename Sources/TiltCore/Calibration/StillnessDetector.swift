@@ -179,19 +179,12 @@ public struct StillnessDetector: Sendable {
 }
 
 /// Formats a number with `digits` decimals (0–9), as `%.Nf` does, for messages: the protocol's
-/// own formatter (`JSONWriter.double(_:digits:)`, so the pure core needs no Foundation's
-/// `String(format:)`), with the trailing zeros it drops put back.
+/// own formatter, so the pure core needs no Foundation's `String(format:)`.
 func fmt(_ x: Double, _ digits: Int) -> String {
     guard x.isFinite else { return x.description }
     var w = JSONWriter(capacity: 32)
-    w.double(x, digits: digits)
-    var text = w.text
-    let digits = min(max(digits, 0), 9)
-    guard digits > 0, !text.contains("e") else { return text }
-    let kept = text.firstIndex(of: ".").map { text.distance(from: $0, to: text.endIndex) - 1 }
-    if kept == nil { text += "." }
-    text += String(repeating: "0", count: digits - (kept ?? 0))
-    return text
+    w.double(x, digits: digits, trailingZeros: true)
+    return w.text
 }
 
 /// A calibration that could not be made, with the reason a person can act on.

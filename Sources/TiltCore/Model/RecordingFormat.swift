@@ -46,14 +46,19 @@ public enum RecordingFormat {
 
     /// Formats one row (without newline).
     public static func format(_ s: IMUSample) -> String {
-        func f(_ d: Double, _ digits: Int) -> String {
-            var w = JSONWriter(capacity: 24)
-            w.double(d, digits: digits)
-            return w.text
-        }
-        let accel = "\(s.t),\(f(s.accel.x, 5)),\(f(s.accel.y, 5)),\(f(s.accel.z, 5))"
-        guard s.hasGyro else { return accel + ",,," }
-        return accel + ",\(f(s.gyro.x, 6)),\(f(s.gyro.y, 6)),\(f(s.gyro.z, 6))"
+        // One writer for the row: outside a JSON container it writes the numbers bare, and the
+        // commas go in as raw bytes.
+        var w = JSONWriter(capacity: 96)
+        w.int(s.t)
+        let comma = UInt8(ascii: ",")
+        w.appendRaw(comma); w.double(s.accel.x, digits: 5)
+        w.appendRaw(comma); w.double(s.accel.y, digits: 5)
+        w.appendRaw(comma); w.double(s.accel.z, digits: 5)
+        guard s.hasGyro else { return w.text + ",,," }
+        w.appendRaw(comma); w.double(s.gyro.x, digits: 6)
+        w.appendRaw(comma); w.double(s.gyro.y, digits: 6)
+        w.appendRaw(comma); w.double(s.gyro.z, digits: 6)
+        return w.text
     }
 }
 

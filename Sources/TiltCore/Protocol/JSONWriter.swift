@@ -166,9 +166,11 @@ public struct JSONWriter: ~Copyable {
         }
     }
 
-    /// A number rounded to `digits` decimals (trailing zeros dropped): keeps high-rate lines
-    /// short, and is formatted with integer arithmetic, several times faster than `description`.
-    public mutating func double(_ d: Double, digits: Int) {
+    /// A number rounded to `digits` decimals, trailing zeros dropped unless `trailingZeros`
+    /// (then exactly `digits` decimals, as `%.Nf` writes them): keeps high-rate lines short, and
+    /// is formatted with integer arithmetic, several times faster than `description`. A number
+    /// too large for that (|d|·10^digits ≥ 9·10¹⁵) is written as `description`.
+    public mutating func double(_ d: Double, digits: Int, trailingZeros: Bool = false) {
         let digits = min(max(digits, 0), 9)
         let unit = Self.powerOfTen(digits)
         let scaled = d * Double(unit)
@@ -178,8 +180,11 @@ public struct JSONWriter: ~Copyable {
         let negative = scaled <= -0.5  // what rounds to 0 is written "0", not "-0"
         let n = UInt64(abs(scaled) + 0.5)
         var (whole, fraction) = Self.split(n, digits: digits)
-        var fractionDigits = fraction == 0 ? 0 : digits
-        while fractionDigits > 0 && fraction % 10 == 0 { fraction /= 10; fractionDigits -= 1 }  // no trailing zeros
+        var fractionDigits = digits
+        if !trailingZeros {
+            if fraction == 0 { fractionDigits = 0 }
+            while fractionDigits > 0 && fraction % 10 == 0 { fraction /= 10; fractionDigits -= 1 }
+        }
         let wholeDigits = Self.digitCount(whole)
         let length = (negative ? 1 : 0) + wholeDigits + (fractionDigits > 0 ? 1 + fractionDigits : 0)
         write(upTo: length) { p in
