@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "tiltd", targets: ["tiltd"]),
+        .executable(name: "tiltd-web", targets: ["tiltd-web"]),
         .library(name: "TiltCore", targets: ["TiltCore"]),
     ],
     dependencies: [
@@ -14,9 +15,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
-        // TOMLKit changes its API in minor releases: pinned.
-        .package(url: "https://github.com/LebJe/TOMLKit", exact: "0.6.0"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
@@ -28,6 +26,8 @@ let package = Package(
         .systemLibrary(name: "CLibIIO", pkgConfig: "libiio", providers: [.apt(["libiio-dev"])]),
         .systemLibrary(name: "CLibGPS", pkgConfig: "libgps", providers: [.apt(["libgps-dev"])]),
         .systemLibrary(name: "CLibMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
 
         // Pure logic: no C, no I/O, no clocks. Tested in microseconds.
         .target(name: "TiltCore"),
@@ -36,7 +36,7 @@ let package = Package(
         .target(
             name: "TiltSensors",
             dependencies: [
-                "TiltCore", "CLibIIO", "CLibGPS",
+                "TiltCore", "CLibIIO", "CLibGPS", "CZlib",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -49,18 +49,21 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-                .product(name: "TOMLKit", package: "TOMLKit"),
+                "CSQLite3",
             ]
         ),
+
+        // Recordings drawn as SVG charts: `tiltd plot` and the web screen's plots page.
+        .target(name: "TiltPlot", dependencies: ["TiltCore", "TiltSensors"]),
 
         // `tiltd web`: a client of the daemon's socket serving the players' screen, and `tiltd plot`.
         .target(
             name: "TiltWeb",
             dependencies: [
-                "TiltCore", "TiltSensors", "TiltService",
+                "TiltCore", "TiltSensors", "TiltService", "TiltPlot",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -94,12 +97,35 @@ let package = Package(
             ]
         ),
 
+        // What both executables' commands share: --config, --log-level, errors printed as-is.
+        .target(
+            name: "TiltCommandLine",
+            dependencies: [
+                "TiltService", "TiltSensors",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // The daemon and its tools. It links no module that imports the full Foundation (so no ICU):
+        // `tiltd web` runs `tiltd-web`, installed beside it (docs/hardware.md, "Footprint").
         .executableTarget(
             name: "tiltd",
             dependencies: [
-                "TiltCore", "TiltSensors", "TiltService", "TiltWeb", "TiltBridge",
+                "TiltCore", "TiltSensors", "TiltService", "TiltPlot", "TiltBridge", "TiltCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // The players' web screen (Hummingbird, whose metrics dependency imports Foundation).
+        .executableTarget(
+            name: "tiltd-web",
+            dependencies: [
+                "TiltCore", "TiltService", "TiltWeb", "TiltCommandLine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
 
@@ -129,6 +155,17 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ], path: "bench/web", exclude: ["run"]),
+        // bench/footprint/run: an empty daemon on tiltd's stack, the floor under its size and memory.
+        .executableTarget(
+            name: "FootprintFloor",
+            dependencies: [
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ], path: "bench/footprint/floor"),
         // A shared round's decision → scoreboard latency through a real Mosquitto (bench/mqtt/run).
         .executableTarget(
             name: "MQTTBench", dependencies: ["TiltCore", "TiltBridge"], path: "bench/mqtt", exclude: ["run"]),
@@ -162,7 +199,8 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]),
         // tiltd web's parts without a daemon: pairing, origins, rate limits, commands, plots, metrics.
-        .testTarget(name: "TiltWebTests", dependencies: ["TiltWeb", "TiltCore", "TiltService", "TestSupport"]),
+        .testTarget(
+            name: "TiltWebTests", dependencies: ["TiltWeb", "TiltPlot", "TiltCore", "TiltService", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

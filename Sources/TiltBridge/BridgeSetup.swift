@@ -1,4 +1,6 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
+import Glibc
 import TiltService
 
 /// What the bridge needs before it runs: the broker password and the signals that stop it.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// The daemon's one reading of CLOCK_MONOTONIC: heartbeats, watchdog windows, log repeat
 /// windows, uptime and ages. Never used for sample or fix times (those come from the sensor).

@@ -1,6 +1,8 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
+import TiltCommandLine
 import TiltCore
 import TiltSensors
 import TiltService
@@ -54,7 +56,7 @@ struct CalibrateGyro: ParsableCommand {
             if Double(s.t - st.first!) * 1e-9 < skip { return false }
             switch st.cal.add(s) {
             case .measuring(let done):
-                session.status(String(format: "  still for %.1f / %.1f s", done, seconds), last: &st.last)
+                session.status(cFormat("  still for %.1f / %.1f s", done, seconds), last: &st.last)
                 return false
             case .done, .refused: return true
             }
@@ -74,10 +76,9 @@ struct CalibrateGyro: ParsableCommand {
             let deg = r.bias * (180 / .pi)
             print("gyro bias: \(vec(r.bias)) rad/s (\(vec(deg, 3)) °/s)")
             print(
-                String(
-                    format: "  from %d samples over %.2f s still; noise %.4f rad/s RMS", r.samples, r.seconds, r.noise))
+                cFormat("  from %d samples over %.2f s still; noise %.4f rad/s RMS", r.samples, r.seconds, r.noise))
             print("  previous: \(vec(session.config.calibration.gyroBias)) rad/s")
-            try session.save("gyro_bias", note: String(format: "%d samples, %.1f s", r.samples, r.seconds)) {
+            try session.save("gyro_bias", note: cFormat("%d samples, %.1f s", r.samples, r.seconds)) {
                 $0.gyroBias = r.bias
             }
         }
@@ -142,7 +143,7 @@ struct CalibrateAccel: ParsableCommand {
         }
         if live {
             print(
-                "Six-position accelerometer calibration: hold the device still with each face up for \(String(format: "%.0f", hold)) s, in any order."
+                "Six-position accelerometer calibration: hold the device still with each face up for \(cFormat("%.0f", hold)) s, in any order."
             )
         }
         prompt()
@@ -155,7 +156,7 @@ struct CalibrateAccel: ParsableCommand {
             case .holding(let face, let s):
                 let what = face.map { "\($0.rawValue) up" } ?? "between faces (tilt it so one face is flat)"
                 session.status(
-                    String(format: "  %@: still %.1f / %.1f s  %@", what, s, holdS, progress()), last: &st.last)
+                    "  \(what): still \(cFormat("%.1f / %.1f s", s, holdS))  \(progress())", last: &st.last)
             case .refining:
                 break
             case .captured(let p, let newFace):
@@ -166,7 +167,7 @@ struct CalibrateAccel: ParsableCommand {
                 } else {
                     what = "a pose between faces (extra data for the cross-axis fit)"
                 }
-                print(String(format: "  captured %@: |a| = %.3f m/s²   faces %@", what, p.meanAccel.norm, progress()))
+                print("  captured \(what): |a| = \(cFormat("%.3f", p.meanAccel.norm)) m/s²   faces \(progress())")
                 prompt()
             }
         }
@@ -189,13 +190,13 @@ struct CalibrateAccel: ParsableCommand {
         print("  offset \(vec(fit.offset, 4)) m/s²")
         print("  scale  \(vec(fit.scale, 5))")
         if let m = fit.matrix {
-            print("  matrix \(m.rowMajor.map { String(format: "%.5f", $0) }.joined(separator: ", "))")
+            print("  matrix \(m.rowMajor.map { cFormat("%.5f", $0) }.joined(separator: ", "))")
         }
-        var line = String(
-            format: "  |g| residual (RMS of |a_cal| − g): %.4f m/s² before → %.4f m/s² after", fit.residualBefore,
+        var line = cFormat(
+            "  |g| residual (RMS of |a_cal| − g): %.4f m/s² before → %.4f m/s² after", fit.residualBefore,
             fit.residualAfter)
         if let full = fit.residualFull, fit.model == .perAxis {
-            line += String(format: " (full 3×3 model: %.4f, not enough better)", full)
+            line += cFormat(" (full 3×3 model: %.4f, not enough better)", full)
         } else if fit.residualFull == nil {
             line += " (full 3×3 model needs \(AccelCalibration.posesForFullModel) poses)"
         }
@@ -212,8 +213,7 @@ struct CalibrateAccel: ParsableCommand {
         let keys = "accel_offset, accel_scale" + (matrix != nil ? ", accel_matrix" : "")
         try session.save(
             keys,
-            note: String(
-                format: "%d poses, residual %.4f → %.4f m/s²", fit.poses, fit.residualBefore, fit.residualAfter)
+            note: cFormat("%d poses, residual %.4f → %.4f m/s²", fit.poses, fit.residualBefore, fit.residualAfter)
         ) {
             $0.accelOffset = fit.offset; $0.accelScale = fit.scale; $0.accelMatrix = matrix
         }

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
+import TiltCommandLine
 import TiltCore
 import TiltService
 
@@ -39,7 +41,7 @@ struct CalibrateNeutral: ParsableCommand {
     func run() throws {
         let session = try CalibrationSession(common)
         if session.isLive {
-            print("Look straight ahead, head level, and hold still for \(String(format: "%.0f", seconds)) s…")
+            print("Look straight ahead, head level, and hold still for \(cFormat("%.0f", seconds)) s…")
         }
         final class State {
             var capture: NeutralPoseCapture; var calibrator: Calibrator; var estimator = AttitudeEstimator()
@@ -70,7 +72,7 @@ struct CalibrateNeutral: ParsableCommand {
                 session.status("  waiting for stillness" + (why.map { " (\($0))" } ?? "") + "…", last: &st.last)
                 return false
             case .holding(let held):
-                session.status(String(format: "  still for %.1f / %.1f s", held, seconds), last: &st.last)
+                session.status(cFormat("  still for %.1f / %.1f s", held, seconds), last: &st.last)
                 return false
             case .refused: return true
             case .done:
@@ -96,12 +98,12 @@ struct CalibrateNeutral: ParsableCommand {
         case .done(let r):
             pose = r.q
             print(
-                String(
-                    format: "neutral pose: roll %.1f°, pitch %.1f° (yaw %.1f°, arbitrary without a magnetometer)",
+                cFormat(
+                    "neutral pose: roll %.1f°, pitch %.1f° (yaw %.1f°, arbitrary without a magnetometer)",
                     pose.roll * 180 / .pi, pose.pitch * 180 / .pi, pose.yaw * 180 / .pi))
             print(
-                String(
-                    format: "  quaternion [w, x, y, z] = [%.6f, %.6f, %.6f, %.6f]; held %.1f s, spread %.2f°", pose.w,
+                cFormat(
+                    "  quaternion [w, x, y, z] = [%.6f, %.6f, %.6f, %.6f]; held %.1f s, spread %.2f°", pose.w,
                     pose.x, pose.y, pose.z, r.seconds, r.spreadDegrees))
         }
         if skipNod || st.noGyro {

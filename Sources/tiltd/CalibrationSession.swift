@@ -1,6 +1,8 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
+import TiltCommandLine
 import TiltCore
 import TiltSensors
 import TiltService
@@ -47,7 +49,7 @@ struct CalibrationSession {
     }
 
     var isLive: Bool { replay == nil }
-    var sourceName: String { replay.map { "recording \(($0 as NSString).lastPathComponent)" } ?? "live IMU" }
+    var sourceName: String { replay.map { "recording \(PathName.lastComponent(of: $0))" } ?? "live IMU" }
 
     /// Streams raw samples to `handle` until it returns true or the source ends.
     /// Returns false when the source ended (a recording ran out).
@@ -77,7 +79,7 @@ struct CalibrationSession {
     /// Applies `change` to the calibration file (unless --dry-run) and says so.
     func save(_ keys: String, note: String, _ change: @escaping (inout CalibrationFile.Contents) -> Void) throws {
         if dryRun { print("dry run: \(keys) not written (would go to \(file))"); return }
-        let stamp = ISO8601DateFormatter().string(from: Date())
+        let stamp = Date.now.formatted(.iso8601)
         do {
             try CalibrationFile.update(
                 path: file, note: "\(keys) by `tiltd calibrate` at \(stamp) from the \(sourceName); \(note)", change)
@@ -93,7 +95,7 @@ struct CalibrationSession {
         last = line
         if interactive {
             // Unbuffered write: print() may hold a line without a newline back.
-            FileHandle.standardOutput.write(Data(("\r\u{1B}[K" + line).utf8))
+            StandardStream.output.write(Data(("\r\u{1B}[K" + line).utf8))
         }
     }
 
@@ -129,7 +131,7 @@ final class SampleLoop: @unchecked Sendable {
             // flowed, a lost device is retried by the source and the calibration carries on.
             if st.state == .retrying {
                 if sawSample {
-                    FileHandle.standardError.write(
+                    StandardStream.error.write(
                         Data("\n\(st.source): \(st.message); retrying in \(st.retryIn ?? 0) s\n".utf8))
                 } else {
                     failure = "\(st.source): \(st.message)"
@@ -141,7 +143,7 @@ final class SampleLoop: @unchecked Sendable {
 }
 
 func vec(_ v: Vector3, _ digits: Int = 6) -> String {
-    "[" + v.array.map { String(format: "%.\(digits)f", $0) }.joined(separator: ", ") + "]"
+    "[" + v.array.map { cFormat("%.\(digits)f", $0) }.joined(separator: ", ") + "]"
 }
 
 // MARK: - gyro

@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
+import TiltCommandLine
 import TiltCore
 import TiltSensors
 
@@ -87,10 +89,10 @@ struct Estimate: ParsableCommand {
         if reportCost { Self.reportCost(samples, parameters) }
         let data = Data(text.utf8)
         if output == "-" {
-            FileHandle.standardOutput.write(data)
+            StandardStream.output.write(data)
         } else {
             do { try data.write(to: URL(fileURLWithPath: output), options: .atomic) } catch {
-                throw ValidationError("cannot write \(output): \(error.localizedDescription)")
+                throw ValidationError("cannot write \(output): \(error)")
             }
         }
     }
@@ -110,10 +112,10 @@ struct Estimate: ParsableCommand {
         }
         let ns = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) * 1e-9
         let perSample = ns / Double(passes * samples.count)
-        FileHandle.standardError.write(
+        StandardStream.error.write(
             Data(
-                String(
-                    format: "estimator: %d samples × %d passes, %.1f ns/sample (checksum %.3f)\n",
+                cFormat(
+                    "estimator: %d samples × %d passes, %.1f ns/sample (checksum %.3f)\n",
                     samples.count, passes, perSample, checksum
                 ).utf8))
     }

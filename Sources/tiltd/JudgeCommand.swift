@@ -1,5 +1,7 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
+import TiltCommandLine
 import TiltCore
 import TiltSensors
 import TiltService
@@ -39,7 +41,7 @@ struct Judge: ParsableCommand {
         if let path = config {
             let c: Configuration
             do { c = try Configuration.load(path: path) } catch {
-                throw ValidationFailure(message: "tiltd judge: \(error.description)")
+                throw ValidationFailure(message: "tiltd judge: \(error)")
             }
             options.rules = c.game.rules
             options.frontEnd = SampleFrontEnd(mount: c.imu.mountMatrix, calibration: c.calibration)
@@ -70,18 +72,18 @@ struct Judge: ParsableCommand {
         if !quiet {
             var out = [UInt8]()
             for (i, e) in events.enumerated() { out += e.event.encode(seq: UInt64(i + 1)) }
-            FileHandle.standardOutput.write(Data(out))
+            StandardStream.output.write(Data(out))
         }
         let vocabulary = (options.gestures ?? options.rules.gestures).rawValue
         let frame =
             options.frontEnd.calibrator.calibration.headFrame == nil
             ? "assumed (no head frame in the calibration file)" : "calibrated"
         print(
-            "# \(`in`): \(s.samples) samples, \(String(format: "%.1f", s.seconds)) s; gestures \(vocabulary); orientation \(frame)"
+            "# \(`in`): \(s.samples) samples, \(cFormat("%.1f", s.seconds)) s; gestures \(vocabulary); orientation \(frame)"
         )
         print(
             "# prompts \(s.prompts), correct \(s.correct), skip \(s.skip), under 0.25 s \(s.fasterThanReaction), while still \(s.whileStill), "
-                + "median prompt → answer " + (s.medianDecisionMs.map { String(format: "%.0f ms", $0) } ?? "—"))
+                + "median prompt → answer " + (s.medianDecisionMs.map { cFormat("%.0f ms", $0) } ?? "—"))
         print(
             "# detector over the whole recording: \(s.nodsDetected) nods, \(s.shakesDetected) shakes"
                 + (s.orientationSuspect ? "; the head frame looked wrong at times (orientation_suspect)" : ""))
@@ -121,9 +123,9 @@ struct Import: ParsableCommand {
             throw ValidationFailure(message: "tiltd import: --rate HZ is needed: \(format) logs carry no timestamps")
         }
         let text: String
-        do { text = try String(contentsOfFile: input, encoding: .utf8) } catch {
+        do { text = try FileIO.readText(input) } catch {
             throw ValidationFailure(
-                message: "tiltd import: \(input): cannot read: \((error as NSError).localizedDescription)")
+                message: "tiltd import: \(input): \(error.reason)")
         }
         let samples: [IMUSample]
         do { samples = try f.parse(text, rateHz: rate) } catch {
@@ -131,7 +133,7 @@ struct Import: ParsableCommand {
         }
         var out =
             RecordingFormat.banner
-            + "\n# imported by tiltd import --format \(format) --rate \(rate) from \((input as NSString).lastPathComponent)\n"
+            + "\n# imported by tiltd import --format \(format) --rate \(rate) from \(PathName.lastComponent(of: input))\n"
             + RecordingFormat.header + "\n"
         out.reserveCapacity(samples.count * 64)
         for s in samples { out += RecordingFormat.format(s) + "\n" }
@@ -139,7 +141,7 @@ struct Import: ParsableCommand {
             throw ValidationFailure(message: "tiltd import: \(error)")
         }
         print(
-            "imported \(samples.count) samples (\(String(format: "%.1f", Double(samples.count) / rate)) s at \(rate) Hz) to \(output)"
+            "imported \(samples.count) samples (\(cFormat("%.1f", Double(samples.count) / rate)) s at \(rate) Hz) to \(output)"
         )
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Logging
 import TiltBridge
+import TiltCommandLine
 import TiltService
 
 /// `tiltd mqtt`: the daemon's socket bridged to an MQTT broker (docs/mqtt.md).

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Dispatch
-import Foundation
+import FoundationEssentials
+import Glibc
+import TiltCommandLine
 import TiltCore
 import TiltSensors
 import TiltService

@@ -1,9 +1,11 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
+import TiltCommandLine
 import TiltCore
+import TiltPlot
 import TiltSensors
 import TiltService
-import TiltWeb
 
 /// `tiltd plot`: a recording as an SVG chart, for tuning thresholds and checking a calibration.
 struct Plot: ParsableCommand {
@@ -43,20 +45,20 @@ struct Plot: ParsableCommand {
             throw ValidationFailure(message: "tiltd plot: \(error)")
         }
         let plot = RecordingPlot(calibration: cfg.calibration, rules: cfg.game.rules, game: game)
-        let (chart, decisions) = try plot.chart(samples: data.samples, title: (input as NSString).lastPathComponent)
+        let (chart, decisions) = try plot.chart(samples: data.samples, title: PathName.lastComponent(of: input))
         let svg = Data(chart.render().utf8)
         if output == "-" {
-            FileHandle.standardOutput.write(svg)
+            StandardStream.output.write(svg)
         } else {
             do { try svg.write(to: URL(fileURLWithPath: output), options: .atomic) } catch {
-                throw ValidationFailure(message: "tiltd plot: cannot write \(output): \(error.localizedDescription)")
+                throw ValidationFailure(message: "tiltd plot: cannot write \(output): \(error)")
             }
             let summary =
                 game
                 ? ", \(decisions.filter { $0.kind == "correct" }.count) correct and \(decisions.filter { $0.kind == "skip" }.count) skip decisions"
                 : ""
             print("wrote \(output): \(data.samples.count) samples\(summary)")
-            for d in decisions { print(String(format: "  %8.2f s  %@  tilt %.1f°", d.t, d.kind, d.tiltDeg)) }
+            for d in decisions { print("\(cFormat("  %8.2f s", d.t))  \(d.kind)  tilt \(cFormat("%.1f", d.tiltDeg))°") }
         }
     }
 }

@@ -1,8 +1,10 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 import ServiceLifecycle
 import Synchronization
+import TiltCommandLine
 import TiltCore
 import TiltSensors
 import TiltService
@@ -19,6 +21,20 @@ struct Tiltd: AsyncParsableCommand {
             Import.self, Monitor.self, MQTTBridgeCommand.self, Web.self, Plot.self,
         ]
     )
+
+    /// `tiltd web …` becomes `tiltd-web …` before anything is parsed (see `Web`); every other
+    /// command is parsed as usual.
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == "web" {
+            do {
+                try Web.exec(Array(arguments.dropFirst()))
+            } catch {
+                exit(withError: error)
+            }
+        }
+        await main(arguments)
+    }
 }
 
 extension Tiltd {
@@ -34,32 +50,6 @@ extension Tiltd {
         (written by tiltd calibrate), /var/lib/tiltd/tiltd.sqlite (rounds, visits, credits, \
         quests). The socket protocol is in tiltd-protocol(7).
         """
-}
-
-/// Options every subcommand that reads the config takes.
-struct ConfigOptions: ParsableArguments {
-    @Option(name: .long, help: "Configuration file.")
-    var config: String = Configuration.defaultPath
-
-    func load() throws -> Configuration {
-        do {
-            return try Configuration.load(path: config)
-        } catch {
-            throw ValidationFailure(message: error.description)
-        }
-    }
-}
-
-/// An error printed as-is, exit status 1.
-struct ValidationFailure: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
-}
-
-func makeLogger(_ label: String, level: String) -> Logger {
-    var l = Logger(label: label)
-    l.logLevel = Logger.Level(rawValue: level) ?? .info
-    return l
 }
 
 struct Run: AsyncParsableCommand {
@@ -163,7 +153,7 @@ struct Record: AsyncParsableCommand {
             switch output {
             case .sample(let s): box.add(s)
             case .status(let st):
-                FileHandle.standardError.write(Data("\(st.source) \(st.state.rawValue): \(st.message)\n".utf8))
+                StandardStream.error.write(Data("\(st.source) \(st.state.rawValue): \(st.message)\n".utf8))
             }
         }
         let count = try box.close()

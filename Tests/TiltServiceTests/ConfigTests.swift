@@ -151,8 +151,9 @@ final class ConfigTests: XCTestCase {
         }
     }
 
-    func testArrayOfTablesLocated() {
-        let lines = KeyLocator.locate("[[geofence]]\nname = \"a\"\n\n[[geofence]]\nname = \"b\"\nradius_m = 5\n")
+    func testArrayOfTablesLocated() throws {
+        let lines = try TOMLParser.parse("[[geofence]]\nname = \"a\"\n\n[[geofence]]\nname = \"b\"\nradius_m = 5\n")
+            .lines
         XCTAssertEqual(lines["geofence[1].radius_m"], 6)
         XCTAssertEqual(lines["geofence[0].name"], 2)
     }

@@ -10,6 +10,7 @@ final class SystemdInstallTests: XCTestCase {
     var exampleConfig: URL!
     /// Stand-in pages (scripts/make-man's real ones need a build; ManPageTests checks those).
     var manPages: URL!
+    var webBinary: URL!
 
     override func setUpWithError() throws {
         stage = FileManager.default.temporaryDirectory.appendingPathComponent("tiltd-stage-\(UUID().uuidString)")
@@ -19,11 +20,15 @@ final class SystemdInstallTests: XCTestCase {
         binary = stage.appendingPathComponent("tiltd-built")
         try "#!/bin/sh\necho tiltd\n".write(to: binary, atomically: true, encoding: .utf8)
         chmod(binary.path, 0o755)
+        // `tiltd web`'s executable, which the scripts take from beside the daemon's.
+        webBinary = stage.appendingPathComponent("tiltd-web")
+        try "#!/bin/sh\necho tiltd-web\n".write(to: webBinary, atomically: true, encoding: .utf8)
+        chmod(webBinary.path, 0o755)
         exampleConfig = stage.appendingPathComponent("example.toml")
         try "# example config\n".write(to: exampleConfig, atomically: true, encoding: .utf8)
         manPages = stage.appendingPathComponent("man")
         try FileManager.default.createDirectory(at: manPages, withIntermediateDirectories: true)
-        for page in ["tiltd.8", "tiltd.toml.5", "tiltd-protocol.7"] {
+        for page in ["tiltd.8", "tiltd-web.8", "tiltd.toml.5", "tiltd-protocol.7"] {
             try ".TH STUB 1\n".write(to: manPages.appendingPathComponent(page), atomically: true, encoding: .utf8)
         }
     }
@@ -76,6 +81,7 @@ final class SystemdInstallTests: XCTestCase {
                 "/etc/tiltd/tiltd.toml",
                 "/etc/udev/rules.d/61-tiltd.rules",
                 "/usr/local/bin/tiltd",
+                "/usr/local/bin/tiltd-web",
                 "/usr/local/lib/systemd/system/tiltd-mqtt.service",
                 "/usr/local/lib/systemd/system/tiltd-web.service",
                 "/usr/local/lib/systemd/system/tiltd.service",
@@ -83,6 +89,7 @@ final class SystemdInstallTests: XCTestCase {
                 "/usr/local/lib/tiltd/tiltd-udev-setup",
                 "/usr/local/share/man/man5/tiltd.toml.5",
                 "/usr/local/share/man/man7/tiltd-protocol.7",
+                "/usr/local/share/man/man8/tiltd-web.8",
                 "/usr/local/share/man/man8/tiltd.8",
             ])
         XCTAssertTrue(result.stdout.contains("no user/group created"))
@@ -104,6 +111,7 @@ final class SystemdInstallTests: XCTestCase {
             [
                 "/etc/tiltd/tiltd.toml",
                 "/usr/bin/tiltd",
+                "/usr/bin/tiltd-web",
                 "/usr/lib/systemd/system/tiltd-mqtt.service",
                 "/usr/lib/systemd/system/tiltd-web.service",
                 "/usr/lib/systemd/system/tiltd.service",
@@ -112,6 +120,7 @@ final class SystemdInstallTests: XCTestCase {
                 "/usr/lib/udev/rules.d/61-tiltd.rules",
                 "/usr/share/man/man5/tiltd.toml.5",
                 "/usr/share/man/man7/tiltd-protocol.7",
+                "/usr/share/man/man8/tiltd-web.8",
                 "/usr/share/man/man8/tiltd.8",
             ])
         XCTAssertTrue(
@@ -187,8 +196,10 @@ final class SystemdInstallTests: XCTestCase {
         let elf = "/usr/bin/sqlite3"
         try SystemdTestSupport.requireTool(
             FileManager.default.isExecutableFile(atPath: elf), "needs \(elf) (apt: sqlite3)")
-        try FileManager.default.removeItem(at: binary)
-        try FileManager.default.copyItem(atPath: elf, toPath: binary.path)
+        for b in [binary!, webBinary!] {
+            try FileManager.default.removeItem(at: b)
+            try FileManager.default.copyItem(atPath: elf, toPath: b.path)
+        }
         let arch = try SystemdTestSupport.runProcess("/usr/bin/dpkg", ["--print-architecture"]).stdout
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let out = stage.appendingPathComponent("deb")
@@ -208,12 +219,13 @@ final class SystemdInstallTests: XCTestCase {
                 return line.split(separator: " ").last.map { String($0.dropFirst()) }
             })
         for expected in [
-            "/etc/tiltd/tiltd.toml", "/usr/bin/tiltd", "/usr/lib/systemd/system/tiltd.service",
+            "/etc/tiltd/tiltd.toml", "/usr/bin/tiltd", "/usr/bin/tiltd-web", "/usr/lib/systemd/system/tiltd.service",
             "/usr/lib/systemd/system/tiltd-mqtt.service",
             "/usr/lib/systemd/system/tiltd-web.service",
             "/usr/lib/systemd/system/tiltd.socket", "/usr/lib/tiltd/tiltd-udev-setup",
             "/usr/lib/udev/rules.d/61-tiltd.rules", "/usr/share/man/man5/tiltd.toml.5.gz",
             "/usr/share/man/man7/tiltd-protocol.7.gz", "/usr/share/man/man8/tiltd.8.gz",
+            "/usr/share/man/man8/tiltd-web.8.gz",
             "/usr/share/doc/tiltd/copyright", "/usr/share/doc/tiltd/changelog.gz",
             "/usr/share/doc/tiltd/README.md", "/usr/share/doc/tiltd/docs/config.md",
             "/usr/share/doc/tiltd/docs/protocol.md",

@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import TiltCore
+import TiltPlot
 import TiltSensors
 import TiltWeb
 import XCTest

@@ -1,5 +1,6 @@
 import CLibMosquitto
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// What libmosquitto's network thread reports, handed on in the order it happened.
 public enum MQTTEvent: Sendable {

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 import TiltCore
 import TiltService
@@ -153,7 +154,7 @@ final class HostRoom {
         var prompts: [String]
         if let path = config.mqtt.roomDeck ?? config.game.deck.flatMap({ $0 == "nearby" ? nil : $0 }) {
             let text = try String(contentsOfFile: path, encoding: .utf8)
-            prompts = try PromptDeck(name: (path as NSString).lastPathComponent, text: text).prompts()
+            prompts = try PromptDeck(name: PathName.lastComponent(of: path), text: text).prompts()
         } else {
             prompts = BuiltInDeck.deck.prompts()
         }

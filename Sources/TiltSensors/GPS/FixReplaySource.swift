@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import TiltCore
 
 /// Replays recorded fixes (e.g. a GPX track) as a `FixSource`, for demos and tests without a GPS.

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import TiltCore
 
 /// Compares a live fix's GPS time with the host's system clock, to catch receivers whose GPS
@@ -32,7 +33,7 @@ public enum FixTimeCheck {
                 "fix time is \(weeks) weeks behind the system clock: the receiver's GPS week number rolled over (its firmware needs an update)"
         }
         return
-            "fix time is \(String(format: "%.1f", days)) days \(direction) the system clock (check the receiver and the host's clock)"
+            "fix time is \(cFormat("%.1f", days)) days \(direction) the system clock (check the receiver and the host's clock)"
     }
 
     /// The system clock (CLOCK_REALTIME) now, ns since the Unix epoch.

@@ -1,5 +1,6 @@
 import CLibGPS
-import Foundation
+import FoundationEssentials
+import Glibc
 import TiltCore
 
 /// Where to find gpsd and how patiently to talk to it.
@@ -34,7 +35,7 @@ public struct GPSDConfig: Sendable {
     /// Reads a `server` setting: "HOST:PORT", "HOST" (port 2947), or "[IPv6]:PORT".
     public init(server: String) throws {
         self.init()
-        let text = server.trimmingCharacters(in: .whitespaces)
+        let text = server.trimmingWhitespace(newlines: false)
         var host = text
         var portText: Substring?
         if text.hasPrefix("[") {

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import TiltCore
 
 /// A TCP connect with a deadline, made before libgps connects.
 ///
@@ -66,6 +68,6 @@ enum TCPReachability {
     }
 
     private static func format(_ s: Double) -> String {
-        s == s.rounded() ? String(Int(s)) : String(format: "%.1f", s)
+        s == s.rounded() ? String(Int(s)) : cFormat("%.1f", s)
     }
 }

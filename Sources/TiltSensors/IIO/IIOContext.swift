@@ -1,5 +1,6 @@
 import CLibIIO
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// Trouble with an IIO device. Every case is retried by `IIOSource`; the message is for people.
 struct IIOError: Error, CustomStringConvertible {
@@ -79,7 +80,7 @@ struct IIODeviceRef {
     var name: String { iio_device_get_name(handle).map { String(cString: $0) } ?? id }
 
     /// N of "iio:deviceN".
-    var number: Int? { Int(id.replacingOccurrences(of: "iio:device", with: "")) }
+    var number: Int? { Int(id.replacing("iio:device", with: "")) }
 
     func channel(_ id: String) -> OpaquePointer? {
         iio_device_find_channel(handle, id, false)

@@ -1,5 +1,6 @@
 import CLibIIO
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 import TiltCore
 
@@ -94,7 +95,7 @@ enum IIODeviceSetup {
         }
 
         let names = spec.split(separator: "+", omittingEmptySubsequences: false)
-            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .map { $0.trimmingWhitespace(newlines: false) }
         if names.count == 2 {
             guard let a = named(names[0]) else { throw IIOError("no IIO device named \"\(names[0])\" (\(inventory))") }
             guard let g = named(names[1]) else { throw IIOError("no IIO device named \"\(names[1])\" (\(inventory))") }
@@ -139,11 +140,11 @@ enum IIODeviceSetup {
         let scales = try channels.map { c -> IIOChannelScale in
             // No scale attribute means the raw value is already in SI units (rare, but allowed).
             let scaleText = IIOChannel.attribute(c, "scale") ?? "1"
-            guard let scale = Double(scaleText.trimmingCharacters(in: .whitespacesAndNewlines)), scale.isFinite else {
+            guard let scale = Double(scaleText.trimmingWhitespace()), scale.isFinite else {
                 throw IIOError("\(ref.id): \(IIOChannel.id(c)) scale \"\(scaleText)\" is not a number")
             }
             let offsetText = IIOChannel.attribute(c, "offset") ?? "0"
-            guard let offset = Double(offsetText.trimmingCharacters(in: .whitespacesAndNewlines)), offset.isFinite
+            guard let offset = Double(offsetText.trimmingWhitespace()), offset.isFinite
             else {
                 throw IIOError("\(ref.id): \(IIOChannel.id(c)) offset \"\(offsetText)\" is not a number")
             }
@@ -185,7 +186,7 @@ enum IIODeviceSetup {
                 logger?.warning("cannot set the sampling rate", metadata: ["error": "\(error)"])
             }
             return ref.attribute("sampling_frequency").flatMap {
-                Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
+                Double($0.trimmingWhitespace())
             } ?? requested
         }
         var rates: [Double] = []
@@ -197,7 +198,7 @@ enum IIODeviceSetup {
                 logger?.warning("cannot set the sampling rate", metadata: ["error": "\(error)"])
             }
             if let r = IIOChannel.attribute(x, "sampling_frequency").flatMap({
-                Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
+                Double($0.trimmingWhitespace())
             }) {
                 rates.append(r)
             }

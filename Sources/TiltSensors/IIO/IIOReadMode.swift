@@ -1,5 +1,6 @@
 import CLibIIO
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// How an IIO device is read (`[imu] mode`).
 public enum IIOReadMode: String, Sendable, CaseIterable {
@@ -66,7 +67,7 @@ enum IIOTimestampClock {
         return Outcome(monotonic: true, note: "timestamps CLOCK_MONOTONIC (\(file) was \(before ?? "unset"))")
     }
 
-    private static func trim(_ s: String) -> String { s.trimmingCharacters(in: .whitespacesAndNewlines) }
+    private static func trim(_ s: String) -> String { s.trimmingWhitespace() }
 }
 
 extension IIOConfiguredDevice {

@@ -1,5 +1,6 @@
 import CLibIIO
-import Foundation
+import FoundationEssentials
+import Glibc
 import TiltCore
 
 /// What one device gives for one instant: a full IMU sample from a combined device, or one half
@@ -142,7 +143,7 @@ enum IIOPresence {
     static func nameMatches(_ ref: IIODeviceRef) -> Bool {
         guard let data = FileManager.default.contents(atPath: "\(IIOPaths.sysfs)/\(ref.id)/name") else { return false }
         let name = String(decoding: data, as: UTF8.self)
-            .trimmingCharacters(in: CharacterSet.whitespacesAndNewlines.union(CharacterSet(charactersIn: "\0")))
+            .trimming { $0.isWhitespace || $0 == "\0" }
         return name == ref.name
     }
 

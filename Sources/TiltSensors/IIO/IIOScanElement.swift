@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import TiltCore
 
 /// How one scan element is stored in a buffered scan, from the channel's `scan_elements/*_type`
@@ -93,7 +94,7 @@ public enum IIOText {
             let cells = row.split(separator: ",")
             guard cells.count == 3 else { return nil }
             for cell in cells {
-                guard let v = Double(cell.trimmingCharacters(in: .whitespacesAndNewlines)), v.isFinite else {
+                guard let v = Double(cell.trimmingWhitespace()), v.isFinite else {
                     return nil
                 }
                 values.append(v)
@@ -120,6 +121,6 @@ public enum IIOText {
     /// A rate as text for sysfs: integral rates without a fraction ("60"), others with three
     /// decimals ("12.500") as drivers print them.
     public static func rateText(_ hz: Double) -> String {
-        hz == hz.rounded() ? String(Int(hz)) : String(format: "%.3f", hz)
+        hz == hz.rounded() ? String(Int(hz)) : cFormat("%.3f", hz)
     }
 }

@@ -1,4 +1,6 @@
-import Foundation
+import CZlib
+import FoundationEssentials
+import Glibc
 import TiltCore
 
 /// Reads IMU samples from a file: the project's recording CSV or a BROAD dataset CSV, either of
@@ -46,7 +48,7 @@ public enum DatasetReader {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw ReadError(path: path, line: nil, message: "cannot read: \(error.localizedDescription)")
+            throw ReadError(path: path, line: nil, message: "cannot read: \(error)")
         }
         let text: Data
         if data.count >= 2 && data[data.startIndex] == 0x1f && data[data.startIndex + 1] == 0x8b {
@@ -79,7 +81,7 @@ public enum DatasetReader {
                 if line.isEmpty || line[0] == UInt8(ascii: "#") { continue }
                 let fields = split(line)
                 guard let f = format else {
-                    let header = fields.map { String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespaces) }
+                    let header = fields.map { String(decoding: $0, as: UTF8.self).trimmingWhitespace(newlines: false) }
                     if Array(header.prefix(7)) == ["t_ns", "ax", "ay", "az", "gx", "gy", "gz"] {
                         format = .recording
                     } else if Array(header.prefix(7)) == ["t", "ax", "ay", "az", "gx", "gy", "gz"] {
@@ -114,7 +116,7 @@ public enum DatasetReader {
                 switch f {
                 case .recording:
                     guard
-                        let ns = Int64(String(decoding: fields[0], as: UTF8.self).trimmingCharacters(in: .whitespaces))
+                        let ns = Int64(String(decoding: fields[0], as: UTF8.self).trimmingWhitespace(newlines: false))
                     else {
                         failure = ReadError(
                             path: path, line: lineNumber,
@@ -175,28 +177,24 @@ public enum DatasetReader {
         }
     }
 
-    /// Decompresses with the system's `gzip -dc` (present on every Debian system; keeps zlib out of Swift).
+    /// Decompresses with zlib (Debian's zlib1g, through the CZlib module).
     private static func gunzip(path: String) throws(ReadError) -> Data {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/bin/sh")
-        p.arguments = ["-c", "exec gzip -dc -- \"$0\"", path]
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        do { try p.run() } catch {
-            throw ReadError(path: path, line: nil, message: "cannot run gzip: \(error.localizedDescription)")
+        guard let gz = gzopen(path, "rb") else {
+            throw ReadError(path: path, line: nil, message: "cannot open: \(String(cString: strerror(errno)))")
         }
-        // Read before waiting so a large output cannot fill the pipe and deadlock.
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let errText = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else {
-            throw ReadError(
-                path: path, line: nil,
-                message:
-                    "gzip -dc failed (\(p.terminationStatus)): \(errText.trimmingCharacters(in: .whitespacesAndNewlines))"
-            )
+        defer { gzclose(gz) }
+        var out = Data()
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { gzread(gz, $0.baseAddress, UInt32($0.count)) }
+            // A truncated or corrupt stream ends with an error, not with end of file.
+            var code: Int32 = 0
+            let message = String(cString: gzerror(gz, &code))
+            if n < 0 || (code != Z_OK && code != Z_STREAM_END) {
+                throw ReadError(path: path, line: nil, message: "cannot decompress: \(message)")
+            }
+            if n == 0 { return out }
+            out.append(contentsOf: chunk[0..<Int(n)])
         }
-        return data
     }
 }

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
 import TiltCore
 
@@ -24,7 +25,7 @@ public struct ReplaySource: SampleSource {
 
     /// "replay FILE" and the speed, for status lines.
     public var summary: String {
-        "replay \((path as NSString).lastPathComponent)" + (speed.map { $0 == 1 ? "" : " ×\($0)" } ?? " (fast)")
+        "replay \(PathName.lastComponent(of: path))" + (speed.map { $0 == 1 ? "" : " ×\($0)" } ?? " (fast)")
     }
 
     /// A recording that cannot be read or has a bad row.
@@ -36,14 +37,8 @@ public struct ReplaySource: SampleSource {
     /// Reads every sample of a recording file.
     public static func load(path: String) throws -> [IMUSample] {
         // Read through a file handle so a pipe or FIFO works too (`--replay /dev/stdin`).
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw Error(description: "\(path): cannot open: \(String(cString: strerror(errno)))")
-        }
-        defer { try? handle.close() }
-        let data: Data
-        do { data = try handle.readToEnd() ?? Data() } catch {
-            throw Error(description: "\(path): cannot read: \(error.localizedDescription)")
-        }
+        let data: [UInt8]
+        do { data = try FileIO.readAll(path) } catch { throw Error(description: error.description) }
         let text = String(decoding: data, as: UTF8.self)
         var out: [IMUSample] = []
         out.reserveCapacity(text.utf8.count / 60)
@@ -131,17 +126,14 @@ public final class ReplayGate: Sendable {
 
 /// Writes samples to a recording file.
 public final class Recorder {
-    private let handle: FileHandle
+    private let file: FileIO.Writer
     private var buffer = ""
     /// Samples written.
     public private(set) var count = 0
 
     /// Creates (or truncates) `path` and writes the banner and header.
     public init(path: String) throws {
-        guard FileManager.default.createFile(atPath: path, contents: nil) else {
-            throw ReplaySource.Error(description: "\(path): cannot create")
-        }
-        handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        file = try FileIO.Writer(path: path)
         buffer = RecordingFormat.banner + "\n" + RecordingFormat.header + "\n"
     }
 
@@ -155,14 +147,13 @@ public final class Recorder {
 
     /// Writes out the buffer.
     public func flush() throws {
-        try handle.write(contentsOf: Data(buffer.utf8))
+        try file.write(Array(buffer.utf8))
         buffer = ""
     }
 
     /// Flushes and closes the file.
     public func close() throws {
         try flush()
-        try handle.synchronize()
-        try handle.close()
+        try file.close()
     }
 }

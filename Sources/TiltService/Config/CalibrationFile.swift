@@ -1,5 +1,7 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import TiltCore
+import TiltSensors
 
 /// The calibration file (`[calibration] file` in the main config): a single `[calibration]`
 /// table that `tiltd calibrate` and the daemon's bias persistence rewrite, so the user's main
@@ -62,9 +64,9 @@ public enum CalibrationFile {
     public static func read(path: String) throws(ConfigError) -> Contents {
         guard FileManager.default.fileExists(atPath: path) else { return Contents() }
         let text: String
-        do { text = try String(contentsOfFile: path, encoding: .utf8) } catch {
+        do { text = try FileIO.readText(path) } catch {
             throw ConfigError(
-                file: path, line: nil, key: "", message: "cannot read: \((error as NSError).localizedDescription)")
+                file: path, line: nil, key: "", message: error.reason)
         }
         return try parse(text: text, file: path)
     }
@@ -93,7 +95,7 @@ public enum CalibrationFile {
     /// The file's text. `note` (one line, e.g. what changed and when) goes into the header.
     public static func render(_ c: Contents, note: String? = nil) -> String {
         func n(_ x: Double) -> String {
-            var s = String(format: "%.9g", x)
+            var s = cFormat("%.9g", x)
             if !s.contains(".") && !s.contains("e") && !s.contains("n") { s += ".0" }
             return s
         }
@@ -104,7 +106,7 @@ public enum CalibrationFile {
             # own notes in the main config. Its values override the main config's [calibration] table.
 
             """
-        if let note { out += "# Last change: \(note.replacingOccurrences(of: "\n", with: " "))\n" }
+        if let note { out += "# Last change: \(note.replacing("\n", with: " "))\n" }
         out += "\n[calibration]\n"
         if c.accelOffset != nil || c.accelScale != nil || c.accelMatrix != nil {
             out +=
@@ -161,7 +163,7 @@ public enum CalibrationFile {
     /// Keeps the old file's mode and (when permitted) owner; new files get 0644.
     public static func writeAtomically(_ bytes: [UInt8], to path: String) throws {
         let dir = directory(of: path)
-        let name = (path as NSString).lastPathComponent
+        let name = PathName.lastComponent(of: path)
         var template = Array("\(dir)/.\(name).XXXXXX".utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else { throw WriteError(description: "\(dir): cannot create a temporary file: \(errorText())") }
@@ -198,7 +200,7 @@ public enum CalibrationFile {
     }
 
     static func directory(of path: String) -> String {
-        let d = (path as NSString).deletingLastPathComponent
+        let d = PathName.directory(of: path)
         return d.isEmpty ? "." : d
     }
 

@@ -1,5 +1,7 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import TiltCore
+import TiltSensors
 
 /// tiltd's effective configuration: the main TOML file plus the calibration file it includes.
 /// Every key is documented in docs/config.md and config/tiltd.toml.
@@ -77,10 +79,10 @@ public struct Configuration: Sendable {
     public static func load(path: String) throws(ConfigError) -> Configuration {
         let text: String
         do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
+            text = try FileIO.readText(path)
         } catch {
             throw ConfigError(
-                file: path, line: nil, key: "", message: "cannot read: \((error as NSError).localizedDescription)")
+                file: path, line: nil, key: "", message: error.reason)
         }
         var c = try parse(text: text, file: path)
         c.sourceFile = path
@@ -93,7 +95,7 @@ public struct Configuration: Sendable {
         var root = TableReader(doc: doc, path: "", table: doc.root)
         var c = Configuration()
         c.document = doc
-        let baseDir = (file as NSString).deletingLastPathComponent
+        let baseDir = PathName.directory(of: file)
 
         if var t = try root.table("imu") { try c.readIMU(&t); try t.finish() }
 
@@ -189,10 +191,10 @@ public struct Configuration: Sendable {
     ) throws(ConfigError) -> IMUCalibration {
         let text: String
         do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
+            text = try FileIO.readText(path)
         } catch {
             throw ConfigError(
-                file: path, line: nil, key: "", message: "cannot read: \((error as NSError).localizedDescription)")
+                file: path, line: nil, key: "", message: error.reason)
         }
         let doc = try TOMLDocument(text: text, file: path)
         var root = TableReader(doc: doc, path: "", table: doc.root)
@@ -207,7 +209,7 @@ public struct Configuration: Sendable {
 
     static func resolve(_ p: String, base: String) -> String {
         if p.hasPrefix("/") || base.isEmpty { return p }
-        return (base as NSString).appendingPathComponent(p)
+        return PathName.appending(p, to: base)
     }
 }
 

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import TiltCore
 import TiltSensors
 
@@ -97,7 +98,7 @@ extension Configuration {
         do {
             let g = try GPSDConfig(server: broker)
             m.host = g.host
-            m.port = broker.trimmingCharacters(in: .whitespaces).hasSuffix(":\(g.port)") ? UInt16(g.port) : 1883
+            m.port = broker.trimmingWhitespace(newlines: false).hasSuffix(":\(g.port)") ? UInt16(g.port) : 1883
         } catch {
             throw t.error("broker", "expected HOST[:PORT] or [IPv6]:PORT, got \"\(broker)\"")
         }

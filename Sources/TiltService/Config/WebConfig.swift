@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 extension Configuration {
     /// `[web]`: the `tiltd web` process — a client of the daemon's socket serving the players'

@@ -1,5 +1,6 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
+import Glibc
 import ServiceLifecycle
 import Synchronization
 import TiltCore
@@ -38,7 +39,7 @@ public final class FixSourceService: Service, FixSourceControl {
             throw ConfigError(file: gpx.path, line: nil, key: "", message: "\(error)")
         }
         return FixReplaySource(
-            fixes: fixes, name: (gpx.path as NSString).lastPathComponent,
+            fixes: fixes, name: PathName.lastComponent(of: gpx.path),
             pace: gpx.speed.map { .realTime(factor: $0) } ?? .asFastAsPossible)
     }
 

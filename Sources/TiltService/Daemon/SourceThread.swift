@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import TiltSensors
 
 /// A source's own thread. Sources block (in libiio, libgps, or sleeping to pace a replay),
@@ -14,13 +15,11 @@ final class SourceThread: Sendable {
     /// Runs `body` on a new thread; `onEnd` runs on it after `body` returns.
     func start(_ body: @escaping @Sendable (StopSignal) -> Void, onEnd: @escaping @Sendable () -> Void = {}) {
         stop.heartbeat()
-        let thread = Thread { [stop, done] in
+        startThread(name: name) { [stop, done] in
             body(stop)
             done.stop()
             onEnd()
         }
-        thread.name = name
-        thread.start()
     }
 
     /// True once the body has returned.

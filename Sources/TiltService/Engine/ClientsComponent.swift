@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import TiltCore
 
 /// Clients and trust: `watch`, `ping`, `help`; the `[socket]` section (limits and the default

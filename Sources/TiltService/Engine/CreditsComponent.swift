@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import TiltCore
 
 /// Credits: one per dwell at a credit-earning place (with a cooldown per place), `credits`,

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import NIOCore
 import TiltCore
 
@@ -115,7 +116,7 @@ final class GameComponent: Component {
                 [self] result in
                 switch result {
                 case .success(let bytes):
-                    let name = (path as NSString).lastPathComponent
+                    let name = PathName.lastComponent(of: path)
                     do {
                         begin(
                             command, deck: try PromptDeck(name: name, text: String(decoding: bytes, as: UTF8.self)),
@@ -185,7 +186,7 @@ final class GameComponent: Component {
 
     private func fallback(_ why: String) throws(ProtocolError) -> DeckSource {
         let path = context.config.game.fallbackDeck
-        let name = path.map { ($0 as NSString).lastPathComponent } ?? BuiltInDeck.deck.deckName
+        let name = path.map { PathName.lastComponent(of: $0) } ?? BuiltInDeck.deck.deckName
         return try fileDeck(path, note: "\(why): using the fallback deck \"\(name)\"")
     }
 
@@ -196,8 +197,8 @@ final class GameComponent: Component {
             guard !path.contains("/"), !path.hasPrefix(".") else {
                 throw ProtocolError(.badArgument, "deck must be a file name in the deck directory or \"nearby\"")
             }
-            let dir = ((context.config.sourceFile ?? Configuration.defaultPath) as NSString).deletingLastPathComponent
-            path = (dir as NSString).appendingPathComponent(path)
+            let dir = PathName.directory(of: context.config.sourceFile ?? Configuration.defaultPath)
+            path = PathName.appending(path, to: dir)
         }
         return .file(path, note: note)
     }

@@ -1,5 +1,7 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
+import NIOConcurrencyHelpers
 import Synchronization
 import TiltSensors
 
@@ -21,7 +23,7 @@ public final class LogOutput: @unchecked Sendable {  // @unchecked: all mutable 
     private let sink: @Sendable (String) -> Void
     private let monotonicNanoseconds: @Sendable () -> UInt64
     private let wallClock: @Sendable () -> timespec
-    private let lock = NSLock()
+    private let lock = NIOLock()
     private var limiter: RepeatLimiter?
     /// Index in `Logger.Level.allCases` of the level set after start, or -1 (an atomic: read
     /// on every log call of every thread).

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import Logging
 import NIOCore
 import NIOPosix
@@ -100,7 +101,7 @@ public final class SocketServer: Sendable {
     func makeListeningSocket() throws -> CInt {
         let path = config.path
         try removeStaleSocket(at: path)
-        let dir = (path as NSString).deletingLastPathComponent
+        let dir = PathName.directory(of: path)
         if !dir.isEmpty { try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
 
         let fd = socket(

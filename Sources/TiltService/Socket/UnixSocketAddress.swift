@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 /// A filesystem Unix socket address (`sockaddr_un`), made once for bind, connect and probes.
 public struct UnixSocketAddress: Sendable {

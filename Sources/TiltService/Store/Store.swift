@@ -1,11 +1,11 @@
-import Foundation
-import GRDB
+import FoundationEssentials
+import Glibc
 import TiltCore
 
 /// tiltd's persistent state in one SQLite file (WAL): finished game rounds, place visits, the
 /// credits ledger and quest cells.
 ///
-/// Durability: every public write is one IMMEDIATE transaction (GRDB's default for writes), so a
+/// Durability: every public write is one IMMEDIATE transaction (`SQLiteQueue.write`), so a
 /// `kill -9` leaves each write either wholly committed or absent; `synchronous = FULL` makes a
 /// commit survive power loss too, not only a process crash. Writes that come from an outside request
 /// carry a request id stored under a UNIQUE constraint, so a repeated request is answered, not
@@ -29,106 +29,100 @@ public final class Store: Sendable {
 
     /// The database file.
     public let path: String
-    let pool: DatabasePool
+    let pool: SQLiteQueue
 
     /// Opens (creating it and its directory if needed) and migrates the store at `path`.
     public init(path: String) throws {
         self.path = path
-        let dir = (path as NSString).deletingLastPathComponent
+        let dir = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         if !dir.isEmpty { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
-        var config = GRDB.Configuration()
-        // Another process (tiltd and a `tiltd history` CLI, or a test) may hold the write lock
-        // for a moment: wait instead of failing at once.
-        config.busyMode = .timeout(10)
-        config.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-        }
-        pool = try DatabasePool(path: path, configuration: config)
-        try Self.migrator.migrate(pool)
+        // Another process (a test, or a second tiltd refusing to start) may hold the write lock
+        // for a moment: wait up to 10 s instead of failing at once.
+        pool = try SQLiteQueue(path: path, busyTimeoutMs: 10_000)
+        try pool.migrate(Self.migrations)
     }
 
-    static var migrator: DatabaseMigrator {
-        var m = DatabaseMigrator()
-        m.registerMigration("v1") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE rounds (
-                        id INTEGER PRIMARY KEY AUTOINCREMENT,
-                        started_ns INTEGER NOT NULL,
-                        ended_ns INTEGER NOT NULL,
-                        score INTEGER NOT NULL,
-                        deck TEXT
-                    );
-                    CREATE TABLE round_prompts (
-                        round_id INTEGER NOT NULL REFERENCES rounds(id) ON DELETE CASCADE,
-                        idx INTEGER NOT NULL,
-                        text TEXT NOT NULL,
-                        decision TEXT NOT NULL CHECK (decision IN ('correct', 'skip', 'none')),
-                        decided_ns INTEGER,
-                        PRIMARY KEY (round_id, idx)
-                    );
-                    CREATE TABLE visits (
-                        fence_key TEXT NOT NULL,
-                        name TEXT NOT NULL,
-                        entered_ns INTEGER NOT NULL,
-                        dwelled_ns INTEGER,
-                        exited_ns INTEGER,
-                        PRIMARY KEY (fence_key, entered_ns)
-                    );
-                    CREATE TABLE credit_ledger (
-                        id INTEGER PRIMARY KEY AUTOINCREMENT,
-                        request_id TEXT NOT NULL UNIQUE,
-                        kind TEXT NOT NULL CHECK (kind IN ('earn', 'redeem')),
-                        amount INTEGER NOT NULL CHECK (amount != 0),
-                        t_ns INTEGER NOT NULL,
-                        fence_key TEXT,
-                        name TEXT
-                    );
-                    CREATE INDEX credit_ledger_fence ON credit_ledger(fence_key);
-                    CREATE TABLE credit_balance (
-                        id INTEGER PRIMARY KEY CHECK (id = 1),
-                        balance INTEGER NOT NULL CHECK (balance >= 0)
-                    );
-                    INSERT INTO credit_balance (id, balance) VALUES (1, 0);
-                    CREATE TRIGGER credit_ledger_balance AFTER INSERT ON credit_ledger BEGIN
-                        UPDATE credit_balance SET balance = balance + NEW.amount WHERE id = 1;
-                    END;
-                    CREATE TRIGGER credit_ledger_no_update BEFORE UPDATE ON credit_ledger BEGIN
-                        SELECT RAISE(ABORT, 'the credit ledger is append-only');
-                    END;
-                    CREATE TRIGGER credit_ledger_no_delete BEFORE DELETE ON credit_ledger BEGIN
-                        SELECT RAISE(ABORT, 'the credit ledger is append-only');
-                    END;
-                    CREATE TABLE quest_cells (
-                        cell_size_m REAL NOT NULL,
-                        cell_id INTEGER NOT NULL,
-                        visits INTEGER NOT NULL,
-                        xp INTEGER NOT NULL,
-                        cooldown_until_ns INTEGER,
-                        last_ns INTEGER,
-                        PRIMARY KEY (cell_size_m, cell_id)
-                    );
-                    CREATE TABLE quest_completions (
-                        id INTEGER PRIMARY KEY AUTOINCREMENT,
-                        request_id TEXT UNIQUE,
-                        cell_size_m REAL NOT NULL,
-                        cell_id INTEGER NOT NULL,
-                        t_ns INTEGER NOT NULL,
-                        xp INTEGER NOT NULL
-                    );
-                    """)
-        }
+    /// The schema, one step per release that changed it; never edit an applied step.
+    static let migrations: [(id: String, sql: String)] = [
+        (
+            "v1",
+            """
+            CREATE TABLE rounds (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                started_ns INTEGER NOT NULL,
+                ended_ns INTEGER NOT NULL,
+                score INTEGER NOT NULL,
+                deck TEXT
+            );
+            CREATE TABLE round_prompts (
+                round_id INTEGER NOT NULL REFERENCES rounds(id) ON DELETE CASCADE,
+                idx INTEGER NOT NULL,
+                text TEXT NOT NULL,
+                decision TEXT NOT NULL CHECK (decision IN ('correct', 'skip', 'none')),
+                decided_ns INTEGER,
+                PRIMARY KEY (round_id, idx)
+            );
+            CREATE TABLE visits (
+                fence_key TEXT NOT NULL,
+                name TEXT NOT NULL,
+                entered_ns INTEGER NOT NULL,
+                dwelled_ns INTEGER,
+                exited_ns INTEGER,
+                PRIMARY KEY (fence_key, entered_ns)
+            );
+            CREATE TABLE credit_ledger (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                request_id TEXT NOT NULL UNIQUE,
+                kind TEXT NOT NULL CHECK (kind IN ('earn', 'redeem')),
+                amount INTEGER NOT NULL CHECK (amount != 0),
+                t_ns INTEGER NOT NULL,
+                fence_key TEXT,
+                name TEXT
+            );
+            CREATE INDEX credit_ledger_fence ON credit_ledger(fence_key);
+            CREATE TABLE credit_balance (
+                id INTEGER PRIMARY KEY CHECK (id = 1),
+                balance INTEGER NOT NULL CHECK (balance >= 0)
+            );
+            INSERT INTO credit_balance (id, balance) VALUES (1, 0);
+            CREATE TRIGGER credit_ledger_balance AFTER INSERT ON credit_ledger BEGIN
+                UPDATE credit_balance SET balance = balance + NEW.amount WHERE id = 1;
+            END;
+            CREATE TRIGGER credit_ledger_no_update BEFORE UPDATE ON credit_ledger BEGIN
+                SELECT RAISE(ABORT, 'the credit ledger is append-only');
+            END;
+            CREATE TRIGGER credit_ledger_no_delete BEFORE DELETE ON credit_ledger BEGIN
+                SELECT RAISE(ABORT, 'the credit ledger is append-only');
+            END;
+            CREATE TABLE quest_cells (
+                cell_size_m REAL NOT NULL,
+                cell_id INTEGER NOT NULL,
+                visits INTEGER NOT NULL,
+                xp INTEGER NOT NULL,
+                cooldown_until_ns INTEGER,
+                last_ns INTEGER,
+                PRIMARY KEY (cell_size_m, cell_id)
+            );
+            CREATE TABLE quest_completions (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                request_id TEXT UNIQUE,
+                cell_size_m REAL NOT NULL,
+                cell_id INTEGER NOT NULL,
+                t_ns INTEGER NOT NULL,
+                xp INTEGER NOT NULL
+            );
+            """
+        ),
         // The game's own round id (unique across restarts) and its full `result` object, so
         // `history` returns exactly what the `round_ended` event said.
-        m.registerMigration("v2-round-results") { db in
-            try db.execute(
-                sql: """
-                    ALTER TABLE rounds ADD COLUMN game_round INTEGER;
-                    ALTER TABLE rounds ADD COLUMN result_json TEXT;
-                    """)
-        }
-        return m
-    }
+        (
+            "v2-round-results",
+            """
+            ALTER TABLE rounds ADD COLUMN game_round INTEGER;
+            ALTER TABLE rounds ADD COLUMN result_json TEXT;
+            """
+        ),
+    ]
 
     // MARK: Rounds
 
@@ -195,14 +189,14 @@ public final class Store: Sendable {
     /// The last `limit` rounds, newest first.
     public func recentRounds(limit: Int) throws -> [RoundRecord] {
         try pool.read { db in
-            let rows = try Row.fetchAll(
+            let rows = try SQLiteRow.fetchAll(
                 db,
                 sql:
                     "SELECT id, started_ns, ended_ns, score, deck, game_round, result_json FROM rounds ORDER BY id DESC LIMIT ?",
                 arguments: [max(0, limit)])
             return try rows.map { row in
                 let id: Int64 = row["id"]
-                let prompts = try Row.fetchAll(
+                let prompts = try SQLiteRow.fetchAll(
                     db, sql: "SELECT text, decision, decided_ns FROM round_prompts WHERE round_id = ? ORDER BY idx",
                     arguments: [id]
                 ).map {
@@ -260,7 +254,7 @@ public final class Store: Sendable {
     /// The last `limit` visits, newest first.
     public func recentVisits(limit: Int) throws -> [VisitRecord] {
         try pool.read { db in
-            try Row.fetchAll(
+            try SQLiteRow.fetchAll(
                 db, sql: "SELECT * FROM visits ORDER BY entered_ns DESC, fence_key LIMIT ?", arguments: [max(0, limit)]
             ).map {
                 VisitRecord(

@@ -1,5 +1,5 @@
-import Foundation
-import GRDB
+import FoundationEssentials
+import Glibc
 import TiltCore
 
 /// The credit ledger and the quest completions: the parts of the store whose writes must be
@@ -23,7 +23,7 @@ extension Store {
         case insufficient(balance: Int, needed: Int)
     }
 
-    static func balance(_ db: Database) throws -> Int {
+    static func balance(_ db: SQLiteDatabase) throws -> Int {
         try Int.fetchOne(db, sql: "SELECT balance FROM credit_balance WHERE id = 1") ?? 0
     }
 
@@ -72,7 +72,7 @@ extension Store {
     /// Credits earned per place, most first (for the `credits` command).
     public func creditsByPlace() throws -> [(fenceKey: String, name: String, count: Int)] {
         try pool.read { db in
-            try Row.fetchAll(
+            try SQLiteRow.fetchAll(
                 db,
                 sql: """
                     SELECT fence_key, MAX(name) AS name, SUM(amount) AS n FROM credit_ledger
@@ -86,7 +86,7 @@ extension Store {
     public func lastCreditTimes() throws -> [String: Nanoseconds] {
         try pool.read { db in
             var out: [String: Nanoseconds] = [:]
-            for row in try Row.fetchAll(
+            for row in try SQLiteRow.fetchAll(
                 db, sql: "SELECT fence_key, MAX(t_ns) AS t FROM credit_ledger WHERE kind = 'earn' GROUP BY fence_key")
             {
                 out[row["fence_key"]] = row["t"]
@@ -106,7 +106,7 @@ extension Store {
     public func questCells(cellSize: Double) throws -> [Int64: QuestGrid.CellState] {
         try pool.read { db in
             var out: [Int64: QuestGrid.CellState] = [:]
-            for row in try Row.fetchAll(
+            for row in try SQLiteRow.fetchAll(
                 db, sql: "SELECT cell_id, visits, xp, cooldown_until_ns FROM quest_cells WHERE cell_size_m = ?",
                 arguments: [cellSize])
             {

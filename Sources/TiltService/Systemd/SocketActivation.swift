@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 
 #if canImport(Glibc)
 import Glibc
@@ -112,12 +113,12 @@ public enum SocketActivation {
         environment: [String: String], pid: pid_t, firstDescriptor: Int32 = firstDescriptor
     ) throws(SocketActivationError) -> [InheritedSocket] {
         guard let pidText = environment["LISTEN_PID"] else { return [] }
-        guard let listenPID = pid_t(pidText.trimmingCharacters(in: .whitespaces)) else {
+        guard let listenPID = pid_t(pidText.trimmingWhitespace(newlines: false)) else {
             throw .malformed(variable: "LISTEN_PID", value: pidText)
         }
         guard listenPID == pid else { return [] }
         guard let countText = environment["LISTEN_FDS"] else { return [] }
-        guard let count = Int32(countText.trimmingCharacters(in: .whitespaces)), count >= 0,
+        guard let count = Int32(countText.trimmingWhitespace(newlines: false)), count >= 0,
             count <= Int32.max - firstDescriptor
         else {
             throw .malformed(variable: "LISTEN_FDS", value: countText)

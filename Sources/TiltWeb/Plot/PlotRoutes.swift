@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import TiltCore
+import TiltPlot
 import TiltSensors
 
 /// The page's recordings view: `GET /api/recordings` lists the recordings in `[web] recordings`

@@ -1,5 +1,5 @@
 // libFuzzer target for the configuration parser (built by scripts/fuzz): TOML text through
-// TOMLKit (toml++), the key-line locator and every validation of `Configuration.parse`.
+// `TOMLParser` (values and key lines) and every validation of `Configuration.parse`.
 //
 // Properties: valid UTF-8 text gives a configuration or a `ConfigError` (never a crash);
 // an error's line, when given, is a line of the file; an accepted configuration renders.
@@ -11,8 +11,14 @@ public func fuzzConfig(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
     guard let text = String(validating: bytes, as: UTF8.self) else { return 0 }
     let lineCount = text.split(separator: "\n", omittingEmptySubsequences: false).count
 
-    let located = KeyLocator.locate(text)
-    for (_, line) in located { precondition((1...lineCount).contains(line), "KeyLocator gave line \(line) of \(lineCount)") }
+    do {
+        let located = try TOMLParser.parse(text).lines
+        for (_, line) in located {
+            precondition((1...lineCount).contains(line), "TOMLParser gave line \(line) of \(lineCount)")
+        }
+    } catch {
+        precondition((1...lineCount).contains(error.line), "syntax error on line \(error.line) of \(lineCount)")
+    }
 
     // A directory that does not exist, so no calibration file next to it is ever read.
     do {

@@ -2,19 +2,24 @@ import ArgumentParser
 import Foundation
 import Logging
 import ServiceLifecycle
+import TiltCommandLine
 import TiltService
 import TiltWeb
 
-/// `tiltd web`: the players' screen, a separate process that is a client of the daemon's socket.
+/// `tiltd web` (this executable, `tiltd-web`, which `tiltd web` runs): the players' screen, a
+/// separate process that is a client of the daemon's socket.
+@main
 struct Web: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "tiltd-web",
         abstract: "Serve the game screen, the live view and /metrics over HTTP and WebSocket.",
         discussion: """
             Connects to the daemon's socket ([socket] path) as a client, reconnecting with backoff \
             when the daemon restarts, and serves [web] listen (default 127.0.0.1:8080): / (the game \
             screen), /live, /plots, /metrics. Commands from a browser need the pairing code printed \
             at start (or [web] pairing_code). See docs/web.md.
-            """)
+            """,
+        version: TiltdVersion.string)
 
     @OptionGroup var options: ConfigOptions
 

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Glibc
 import TiltCore
 import TiltSensors
 
@@ -120,7 +121,7 @@ public struct RecordingPlot {
                 .init(
                     t: $0.t, y: $0.tiltDeg, kind: $0.kind,
                     label:
-                        "\($0.kind) at \(String(format: "%.2f", $0.t)) s, tilt \(String(format: "%.1f", $0.tiltDeg))°: \($0.prompt)",
+                        "\($0.kind) at \(cFormat("%.2f", $0.t)) s, tilt \(cFormat("%.1f", $0.tiltDeg))°: \($0.prompt)",
                     color: $0.kind == "correct" ? "#2e9d4f" : "#e67e22")
             }
             p.spans = spans

@@ -1,4 +1,6 @@
-import Foundation
+import FoundationEssentials
+import Glibc
+import TiltCore
 
 /// A stack of time-series panels sharing one time axis, written as SVG text: what `tiltd plot`
 /// and the page's recordings view draw. Series are thinned to at most `maxPoints` per panel
@@ -195,11 +197,11 @@ public struct SVGChart {
     }
 
     static func label(_ v: Double) -> String {
-        v == v.rounded() ? String(Int(v)) : String(format: "%.2g", v)
+        v == v.rounded() ? String(Int(v)) : cFormat("%.2g", v)
     }
 }
 
-func f(_ v: Double) -> String { String(format: "%.1f", v) }
+func f(_ v: Double) -> String { cFormat("%.1f", v) }
 
 /// Escapes text for SVG (XML) content and attributes.
 func esc(_ s: String) -> String {
