@@ -65,7 +65,7 @@ public struct PromptDeck: PromptProvider, Equatable {
         entries = []
         var seen = Set<String>()
         for (i, p) in prompts.enumerated() {
-            let s = PromptDeck.trim(p)
+            let s = p.trimming(\.isWhitespace)
             if s.isEmpty { continue }
             if s.count > PromptDeck.maxPromptLength { throw .promptTooLong(line: i) }
             if seen.insert(s).inserted { entries.append(s) }
@@ -89,7 +89,7 @@ public struct PromptDeck: PromptProvider, Equatable {
         var prompts: [String] = []
         // Split on any line ending (\n, \r\n, \r) so files from any editor read the same.
         for (n, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
-            let line = PromptDeck.trim(String(raw))
+            let line = raw.trimming(\.isWhitespace)
             if line.isEmpty || line.hasPrefix("#") { continue }
             if line.count > PromptDeck.maxPromptLength { throw .promptTooLong(line: n + 1) }
             prompts.append(line)
@@ -116,11 +116,4 @@ public struct PromptDeck: PromptProvider, Equatable {
 
     /// The number of distinct prompts.
     public var count: Int { entries.count }
-
-    static func trim(_ s: String) -> String {
-        var scalars = Substring(s).unicodeScalars
-        while let f = scalars.first, f.properties.isWhitespace { scalars.removeFirst() }
-        while let l = scalars.last, l.properties.isWhitespace { scalars.removeLast() }
-        return String(scalars)
-    }
 }

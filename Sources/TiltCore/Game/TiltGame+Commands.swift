@@ -104,7 +104,7 @@ extension TiltGame {
         var out: [String] = []
         out.reserveCapacity(raw.count)
         for p in raw {
-            let s = PromptDeck.trim(p)
+            let s = p.trimming(\.isWhitespace)
             if !s.isEmpty, seen.insert(s).inserted { out.append(s) }
         }
         guard !out.isEmpty else { throw .emptyDeck(deck: deck.deckName) }

@@ -34,7 +34,7 @@ public final class Store: Sendable {
     /// Opens (creating it and its directory if needed) and migrates the store at `path`.
     public init(path: String) throws {
         self.path = path
-        let dir = path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        let dir = PathName.directory(of: path)
         if !dir.isEmpty { try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true) }
         // Another process (a test, or a second tiltd refusing to start) may hold the write lock
         // for a moment: wait up to 10 s instead of failing at once.
