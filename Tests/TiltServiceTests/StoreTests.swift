@@ -28,6 +28,35 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(try again.integrityCheck(), "ok")
     }
 
+    /// A file from the GRDB days opens as it is: its migrations count as applied, its rows read
+    /// back, and new rows follow on.
+    func testOpensAStoreWrittenThroughGRDB() throws {
+        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/store-grdb/tiltd.sqlite")
+        let path = makeTempStorePath()
+        try FileManager.default.createDirectory(
+            atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: fixture.path, toPath: path)
+        let s = try Store(path: path)
+        let rounds = try s.recentRounds(limit: 10)
+        XCTAssertEqual(rounds.count, 1)
+        XCTAssertEqual(rounds.first?.prompts.map(\.text), ["Café Central", "Pizzeria"])
+        XCTAssertEqual(rounds.first?.prompts.map(\.decision), ["correct", "skip"])
+        XCTAssertEqual(rounds.first?.resultJSON, "{\"score\":1}")
+        XCTAssertEqual(try s.lastGameRound(), 7)
+        XCTAssertEqual(try s.creditBalance(), 3)
+        XCTAssertEqual(try s.recentVisits(limit: 5).first?.dwelledAt, 601_000)
+        let id = try s.saveRound(
+            .init(startedAt: 70_000, endedAt: 130_000, score: 0, deck: nil, prompts: [], gameRound: 8))
+        XCTAssertEqual(id, 2)
+        XCTAssertEqual(
+            try s.pool.read {
+                try String.fetchAll($0, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier")
+            },
+            ["v1", "v2-round-results"])
+        XCTAssertEqual(try s.integrityCheck(), "ok")
+    }
+
     func testRoundHistoryKeepsPromptsInOrderNewestFirst() throws {
         let s = try Store(path: makeTempStorePath())
         let r1 = Store.RoundRecord(
