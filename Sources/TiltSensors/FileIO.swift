@@ -54,12 +54,6 @@ public enum FileIO {
         return true
     }
 
-    /// Writes `text` to standard error (diagnostics of the command-line tool).
-    public static func standardError(_ text: String) { _ = writeAll(2, Array(text.utf8)) }
-
-    /// Writes `bytes` to standard output.
-    public static func standardOutput(_ bytes: [UInt8]) { _ = writeAll(1, bytes) }
-
     /// A file opened for writing (created or truncated), closed by `close`.
     public final class Writer {
         private var fd: Int32

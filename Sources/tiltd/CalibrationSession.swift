@@ -95,7 +95,7 @@ struct CalibrationSession {
         last = line
         if interactive {
             // Unbuffered write: print() may hold a line without a newline back.
-            StandardStream.output.write(Data(("\r\u{1B}[K" + line).utf8))
+            StandardStream.output.write(("\r\u{1B}[K" + line).utf8)
         }
     }
 
@@ -131,8 +131,7 @@ final class SampleLoop: @unchecked Sendable {
             // flowed, a lost device is retried by the source and the calibration carries on.
             if st.state == .retrying {
                 if sawSample {
-                    StandardStream.error.write(
-                        Data("\n\(st.source): \(st.message); retrying in \(st.retryIn ?? 0) s\n".utf8))
+                    StandardStream.error.write("\n\(st.source): \(st.message); retrying in \(st.retryIn ?? 0) s\n".utf8)
                 } else {
                     failure = "\(st.source): \(st.message)"
                     stop.stop()

@@ -113,11 +113,10 @@ struct Estimate: ParsableCommand {
         let ns = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) * 1e-9
         let perSample = ns / Double(passes * samples.count)
         StandardStream.error.write(
-            Data(
-                cFormat(
-                    "estimator: %d samples × %d passes, %.1f ns/sample (checksum %.3f)\n",
-                    samples.count, passes, perSample, checksum
-                ).utf8))
+            cFormat(
+                "estimator: %d samples × %d passes, %.1f ns/sample (checksum %.3f)\n",
+                samples.count, passes, perSample, checksum
+            ).utf8)
     }
 
     /// Integer nanoseconds as decimal seconds without floating-point rounding.

@@ -72,7 +72,7 @@ struct Judge: ParsableCommand {
         if !quiet {
             var out = [UInt8]()
             for (i, e) in events.enumerated() { out += e.event.encode(seq: UInt64(i + 1)) }
-            StandardStream.output.write(Data(out))
+            StandardStream.output.write(out)
         }
         let vocabulary = (options.gestures ?? options.rules.gestures).rawValue
         let frame =

@@ -153,7 +153,7 @@ struct Record: AsyncParsableCommand {
             switch output {
             case .sample(let s): box.add(s)
             case .status(let st):
-                StandardStream.error.write(Data("\(st.source) \(st.state.rawValue): \(st.message)\n".utf8))
+                StandardStream.error.write("\(st.source) \(st.state.rawValue): \(st.message)\n".utf8)
             }
         }
         let count = try box.close()
