@@ -45,7 +45,7 @@ let package = Package(
         .target(
             name: "TiltService",
             dependencies: [
-                "TiltCore", "TiltSensors",
+                "TiltCore", "TiltSensors", "ResidentMemory",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -55,6 +55,10 @@ let package = Package(
                 "CSQLite3",
             ]
         ),
+
+        // Gives back the pages a long-running process needed only to start (Glibc only: the
+        // daemon, the web screen and bench/footprint's floor use it).
+        .target(name: "ResidentMemory"),
 
         // Recordings drawn as SVG charts: `tiltd plot` and the web screen's plots page.
         .target(name: "TiltPlot", dependencies: ["TiltCore", "TiltSensors"]),
@@ -122,7 +126,7 @@ let package = Package(
         .executableTarget(
             name: "tiltd-web",
             dependencies: [
-                "TiltCore", "TiltService", "TiltWeb", "TiltCommandLine",
+                "TiltCore", "TiltService", "TiltWeb", "TiltCommandLine", "ResidentMemory",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -159,6 +163,7 @@ let package = Package(
         .executableTarget(
             name: "FootprintFloor",
             dependencies: [
+                "ResidentMemory",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -189,7 +194,8 @@ let package = Package(
             name: "TiltSensorsTests", dependencies: ["TiltSensors", "TiltCore", "FakeHardware", "TestSupport"]),
         .testTarget(name: "TiltBridgeTests", dependencies: ["TiltBridge", "TiltCore", "TiltService"]),
         .testTarget(
-            name: "TiltServiceTests", dependencies: ["TiltService", "TiltCore", "TestSupport"], exclude: ["Fixtures"]),
+            name: "TiltServiceTests", dependencies: ["TiltService", "TiltCore", "TestSupport", "ResidentMemory"],
+            exclude: ["Fixtures"]),
         // Starts the real `tiltd` binary (under the fake-hardware harness, with a real gpsd).
         .testTarget(
             name: "IntegrationTests",

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import ResidentMemory
 import ServiceLifecycle
 import TiltCommandLine
 import TiltService
@@ -52,6 +53,9 @@ struct Web: AsyncParsableCommand {
                 logger.notice(
                     "listening on \(host):\(port); pairing code \(code)\(fixed ? " (from [web] pairing_code)" : "")")
                 try? notifier.ready(status: "pairing code \(code); listening on \(host):\(port)")
+                // Startup is over: give back the code pages only it ran (see `StartupPages`).
+                let pages = StartupPages.release()
+                if let failure = pages.failure { logger.warning("could not release startup pages: \(failure)") }
             }
         } catch let e as ConfigError {
             throw ValidationFailure(message: "tiltd web: \(e)")

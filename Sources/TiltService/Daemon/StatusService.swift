@@ -2,6 +2,7 @@ import Dispatch
 import FoundationEssentials
 import Glibc
 import NIOCore
+import ResidentMemory
 import ServiceLifecycle
 import Synchronization
 import TiltCore
@@ -45,6 +46,15 @@ public final class StatusService: Service {
         let firstStatus = (try? await engine.submit { $0.statusLine() }.get()) ?? "starting"
         reloader.sentStatus.withLock { $0 = firstStatus }
         try? notifier.ready(status: firstStatus)
+        // Startup is over: give back the code pages only it ran (see `StartupPages`).
+        let pages = StartupPages.release()
+        if let failure = pages.failure {
+            reloader.logger.warning("could not release startup pages: \(failure)")
+        } else {
+            reloader.logger.debug(
+                "released startup pages: \(pages.mappings) mappings, \(pages.releasedBytes / 1024) KiB; RSS \(pages.residentBefore / 1024) → \(pages.residentAfter / 1024) KiB"
+            )
+        }
 
         // The tick: STATUS= for systemctl, and the watchdog, fed only while the sampler beats.
         let watchdog = SystemdWatchdog.interval()

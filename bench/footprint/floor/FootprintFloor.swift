@@ -4,12 +4,13 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import ResidentMemory
 import ServiceLifecycle
 
 /// The floor under tiltd's footprint (bench/footprint/run): an empty daemon on the stack tiltd is
 /// built on — ArgumentParser, swift-log, ServiceLifecycle, a NIO event loop ticking at `--hz`,
 /// FoundationEssentials (one JSON encode per tick) and the static Swift runtime — with none of
-/// tiltd's own code. Its stripped size and idle RSS are what any daemon of this shape costs here.
+/// tiltd's own code, and giving back its startup pages as tiltd does. Its stripped size and idle RSS are what any daemon of this shape costs here.
 @main
 struct FootprintFloor: AsyncParsableCommand {
     @Option(help: "Ticks per second.")
@@ -40,6 +41,8 @@ struct Ticker: Service {
             }
             _ = try? JSONEncoder().encode(["tick": n])
         }
+        // As tiltd does once it is ready (`StartupPages`).
+        _ = StartupPages.release()
         try? await gracefulShutdown()
         task.cancel()
     }
