@@ -46,15 +46,10 @@ public final class StatusService: Service {
         let firstStatus = (try? await engine.submit { $0.statusLine() }.get()) ?? "starting"
         reloader.sentStatus.withLock { $0 = firstStatus }
         try? notifier.ready(status: firstStatus)
-        // Startup is over: give back the code pages only it ran (see `StartupPages`).
-        let pages = StartupPages.release()
-        if let failure = pages.failure {
-            reloader.logger.warning("could not release startup pages: \(failure)")
-        } else {
-            reloader.logger.debug(
-                "released startup pages: \(pages.mappings) mappings, \(pages.releasedBytes / 1024) KiB; RSS \(pages.residentBefore / 1024) → \(pages.residentAfter / 1024) KiB"
-            )
-        }
+        // Startup is over: give back the code pages only it ran (see `StartupPages`); and once
+        // more when the first samples, fixes and status ticks have run their one-time code.
+        releaseStartupPages()
+        let settled = ContinuousClock.now + .seconds(30)
 
         // The tick: STATUS= for systemctl, and the watchdog, fed only while the sampler beats.
         let watchdog = SystemdWatchdog.interval()
@@ -64,6 +59,7 @@ public final class StatusService: Service {
             self.engine, self.sampler, self.notifier, self.logOutput, self.reloader
         )
         try? await cancelWhenGracefulShutdown {
+            var releasedSettled = false
             while !Task.isCancelled {
                 try await Task.sleep(for: period)
                 if let line = try? await engine.submit({ $0.statusLine() }).get(),
@@ -75,6 +71,10 @@ public final class StatusService: Service {
                 }
                 if watchdog != nil, sampler.isAlive(within: aliveWindow) { try? notifier.watchdog() }
                 logOutput?.flushRepeats()
+                if !releasedSettled, ContinuousClock.now >= settled {
+                    releasedSettled = true
+                    self.releaseStartupPages()
+                }
             }
         }
         hup.withLock {
@@ -82,5 +82,16 @@ public final class StatusService: Service {
         }
         reloader.logger.info("stopping")
         try? notifier.stopping()
+    }
+
+    private func releaseStartupPages() {
+        let pages = StartupPages.release()
+        if let failure = pages.failure {
+            reloader.logger.warning("could not release startup pages: \(failure)")
+        } else {
+            reloader.logger.debug(
+                "released startup pages: \(pages.mappings) mappings, \(pages.releasedBytes / 1024) KiB; RSS \(pages.residentBefore / 1024) → \(pages.residentAfter / 1024) KiB"
+            )
+        }
     }
 }
