@@ -44,7 +44,11 @@ public final class ClientSession: @unchecked Sendable {
 
     // What the client watches.
     /// The event classes this client receives (`watch classes`).
-    public private(set) var classes: Set<EventClass>
+    public private(set) var classes: Set<EventClass> {
+        didSet { watchesAttitude = classes.contains(.attitude) }
+    }
+    /// `classes.contains(.attitude)`, asked per client for every attitude line (no hashing then).
+    private var watchesAttitude: Bool
     /// This client's attitude rate, Hz (0 = none).
     public private(set) var attitudeHz: Double
     /// Whether this client receives every calibrated sample.
@@ -57,7 +61,9 @@ public final class ClientSession: @unchecked Sendable {
     private var fd: CInt
     let queueLimit: Int
     /// Lines not yet written; `headWritten` bytes of the first are already out.
-    private var queue = Deque<SharedLine>()
+    /// (`@exclusivity(unchecked)`: touched per client for every line, and only on the hub's loop,
+    /// never while another access to it is open, so the run-time exclusivity check is skipped.)
+    @exclusivity(unchecked) private var queue = Deque<SharedLine>()
     private var headWritten = 0
     /// Lines dropped since the last gap notice.
     private var dropped = 0
@@ -81,6 +87,7 @@ public final class ClientSession: @unchecked Sendable {
         self.id = id; self.context = context; self.fd = fd; self.hub = hub; self.credentials = credentials
         self.trusted = trusted; self.attitudeHz = attitudeHz; self.queueLimit = queueLimit
         self.classes = EventClass.defaultStream
+        self.watchesAttitude = EventClass.defaultStream.contains(.attitude)
     }
 
     /// The `client` object of `hello`: id, credentials, trusted.
@@ -123,7 +130,7 @@ public final class ClientSession: @unchecked Sendable {
         case .hello, .reply, .gap: return true
         case .sample: return samples
         case .attitude:
-            guard classes.contains(.attitude), attitudeHz > 0, let t = event.t else { return false }
+            guard watchesAttitude, attitudeHz > 0, let t = event.t else { return false }
             // Beats on a grid of 1/attitude_hz from the first one; 10 % early is on time, so
             // sample-time jitter does not skip a beat. After a pause the grid restarts, and so
             // after sample time went back (a recording restarted by a reload): else the client

@@ -28,8 +28,9 @@ public final class Hub: @unchecked Sendable {
     private var clients: [ObjectIdentifier: ClientSession] = [:]
     private var seq: UInt64 = 0
     /// Clients with queued but unwritten lines, flushed together by one task (`flushSoon`).
-    private var unflushed: [ClientSession] = []
-    private var flushBatch: [ClientSession] = []
+    /// (`@exclusivity(unchecked)`, as `ClientSession.queue`: per client per line, loop only.)
+    @exclusivity(unchecked) private var unflushed: [ClientSession] = []
+    @exclusivity(unchecked) private var flushBatch: [ClientSession] = []
     /// Latest sample time seen: stamps events that have no time of their own (replies, status).
     public private(set) var lastSampleTime: Nanoseconds?
     /// The socket settings in force (limits, trust); replaced on reload. On `loop`.
