@@ -92,7 +92,7 @@ let package = Package(
         .target(
             name: "TiltBridge",
             dependencies: [
-                "TiltCore", "TiltService", "CLibMosquitto",
+                "TiltCore", "TiltService", "CLibMosquitto", "ResidentMemory",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),

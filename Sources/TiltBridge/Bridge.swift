@@ -3,6 +3,7 @@ import Glibc
 import Logging
 import NIOCore
 import NIOPosix
+import ResidentMemory
 import TiltCore
 import TiltService
 
@@ -53,6 +54,10 @@ public final class Bridge {
     var forwarded: [String: JSONValue] = [:]
     private var nextRequest = 1
     private var stopping = false
+    /// Startup pages go back (`StartupPages`) once broker and daemon are first both up, and again
+    /// 30 s later, when the first lines have run their one-time code.
+    private var pageReleasesLeft = 2
+    private var releasePagesAt: Int64?
 
     /// A bridge for `config` (whose `[mqtt]` must be enabled). Call `run()`.
     public init(config: Configuration, version: String, logger: Logger) throws {
@@ -307,6 +312,13 @@ public final class Bridge {
             bridgeStatus(lastBridgeStatus.0, lastBridgeStatus.1)
         }
         room?.tick(now: now, brokerUp: brokerUp)
+        if pageReleasesLeft > 0, brokerUp, daemonUp, now >= (releasePagesAt ?? now) {
+            pageReleasesLeft -= 1
+            releasePagesAt = now + 30_000_000_000
+            if let failure = StartupPages.release().failure {
+                logger.warning("could not release startup pages: \(failure)")
+            }
+        }
         if let f = lastFixAt, now - lastFixAgeAt >= 5_000_000_000 {
             lastFixAgeAt = now
             let age = Double((now - f) / 100_000_000) / 10
