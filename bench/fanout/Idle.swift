@@ -14,8 +14,9 @@ struct IdleFootprint {
 }
 
 /// Starts tiltd on the fake mpu6050 at `rateHz`, feeds it scans for `seconds` with no client
-/// connected, and reads its memory at the end, as a Pi running it unattended would hold.
-func runIdle(tiltd: String, rateHz: Int, seconds: Double) throws -> IdleFootprint {
+/// connected (or `watchers` clients reading every attitude line, as bench/footprint/text-order
+/// asks for), and reads its memory at the end, as a Pi running it unattended would hold.
+func runIdle(tiltd: String, rateHz: Int, seconds: Double, watchers: Int = 0) throws -> IdleFootprint {
     var result = IdleFootprint(seconds: seconds, rateHz: rateHz)
     let dir = NSTemporaryDirectory() + "footprint-\(getpid())"
     try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -30,6 +31,16 @@ func runIdle(tiltd: String, rateHz: Int, seconds: Double) throws -> IdleFootprin
         started.close()
         kill(pid, SIGTERM)
         started.process.waitUntilExit()
+    }
+    // Watching clients read and discard every line until the daemon goes.
+    for _ in 0..<watchers {
+        let fd = try connectUnix("\(dir)/tiltd.sock")
+        try sendAll(fd, #"{"cmd":"watch","id":1,"attitude_hz":1000}"# + "\n")
+        Thread.detachNewThread {
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while buffer.withUnsafeMutableBytes({ read(fd, $0.baseAddress, $0.count) }) > 0 {}
+            close(fd)
+        }
     }
     let feeder = Feeder(timeline: timeline, count: count, feed: started.feed)
     let cpu0 = ProcStats.cpuSeconds(pid) ?? 0

@@ -14,9 +14,10 @@
 // readers and feeder, so tiltd's figures stand next to the limit measured in the same run.
 //
 // With --idle S it only starts tiltd on the fake device at the first rate, feeds it for S seconds
-// with no client and prints its memory (bench/footprint/run).
+// with no client (or --watchers N clients reading every attitude line) and prints its memory
+// (bench/footprint/run, bench/footprint/text-order).
 //
-//   FanoutBench [--tiltd PATH] [--baseline PATH] [--idle S] [--seconds S] [--rates 60,200] [--clients 100,1000] [--readers 2]
+//   FanoutBench [--tiltd PATH] [--baseline PATH] [--idle S [--watchers N]] [--seconds S] [--rates 60,200] [--clients 100,1000] [--readers 2]
 
 import FakeHardware
 import Foundation
@@ -33,6 +34,7 @@ var clientCounts = [100, 1000]
 var readers = 2
 var baseline: String?
 var idleSeconds: Double?
+var idleWatchers = 0
 var it = CommandLine.arguments.dropFirst().makeIterator()
 func list(_ s: String?) -> [Int] { (s ?? "").split(separator: ",").compactMap { Int($0) } }
 while let a = it.next() {
@@ -44,9 +46,10 @@ while let a = it.next() {
     case "--readers": readers = max(1, it.next().flatMap(Int.init) ?? readers)
     case "--baseline": baseline = it.next()
     case "--idle": idleSeconds = it.next().flatMap(Double.init)
+    case "--watchers": idleWatchers = max(0, it.next().flatMap(Int.init) ?? 0)
     default:
         say(
-            "usage: FanoutBench [--tiltd PATH] [--baseline PATH] [--idle S] [--seconds S] [--rates 60,200] [--clients 100,1000] [--readers N]"
+            "usage: FanoutBench [--tiltd PATH] [--baseline PATH] [--idle S [--watchers N]] [--seconds S] [--rates 60,200] [--clients 100,1000] [--readers N]"
         )
         exit(2)
     }
@@ -72,10 +75,11 @@ signal(SIGPIPE, SIG_IGN)
 if let idleSeconds {
     let rate = rates.first ?? 60
     do {
-        let r = try runIdle(tiltd: tiltd, rateHz: rate, seconds: idleSeconds)
+        let r = try runIdle(tiltd: tiltd, rateHz: rate, seconds: idleSeconds, watchers: idleWatchers)
+        let clients = idleWatchers == 0 ? "no client" : "\(idleWatchers) watching"
         say(
             String(
-                format: "tiltd idle %.0f s at %d Hz, no client: VmRSS %.1f MB, VmHWM %.1f MB, CPU %.1f %% of a core",
+                format: "tiltd idle %.0f s at %d Hz, \(clients): VmRSS %.1f MB, VmHWM %.1f MB, CPU %.1f %% of a core",
                 r.seconds, r.rateHz, Double(r.rssKiB) * 1024 / 1e6, Double(r.peakKiB) * 1024 / 1e6, r.cpu))
         say("tiltd-idle-kib \(r.rssKiB) \(r.peakKiB) \(r.anonKiB) \(r.fileKiB)")
         exit(0)
