@@ -28,6 +28,7 @@ let package = Package(
         .systemLibrary(name: "CLibMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CLibURing", pkgConfig: "liburing", providers: [.apt(["liburing-dev"])]),
 
         // Pure logic: no C, no I/O, no clocks. Tested in microseconds.
         .target(name: "TiltCore"),
@@ -45,7 +46,7 @@ let package = Package(
         .target(
             name: "TiltService",
             dependencies: [
-                "TiltCore", "TiltSensors", "ResidentMemory",
+                "TiltCore", "TiltSensors", "ResidentMemory", "SocketWriteRing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -59,6 +60,10 @@ let package = Package(
         // Gives back the pages a long-running process needed only to start (Glibc only: the
         // daemon, the web screen and bench/footprint's floor use it).
         .target(name: "ResidentMemory"),
+
+        // Many sockets' writes with one system call (io_uring), for the daemon's fan-out. Its own
+        // module so that liburing's copies of the libc headers stay out of TiltService.
+        .target(name: "SocketWriteRing", dependencies: ["CLibURing"]),
 
         // Recordings drawn as SVG charts: `tiltd plot` and the web screen's plots page.
         .target(name: "TiltPlot", dependencies: ["TiltCore", "TiltSensors"]),

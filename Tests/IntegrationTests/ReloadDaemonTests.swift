@@ -152,10 +152,15 @@ final class ReloadDaemonTests: XCTestCase {
         XCTAssertEqual(
             try exchangeAsNobody([#"{"cmd":"game.stop","id":1}"#], socket: "\(dir)/tiltd.sock")
                 .first { $0["class"] == "reply" }?["error"]?["code"], "forbidden")
+        // …and fan-out goes from io_uring (where the kernel has it) to write(2).
+        let writesBefore = try XCTUnwrap(try request("stats")["fanout_writes"]?.stringValue)
+        XCTAssertTrue(writesBefore == "io_uring" || writesBefore.hasPrefix("write (io_uring_setup"), writesBefore)
         config.sections["socket"] =
-            "[socket]\npath = \"\(dir)/tiltd.sock\"\nmode = \"0666\"\nattitude_hz = 5\ntrusted_uids = [65534]"
+            "[socket]\npath = \"\(dir)/tiltd.sock\"\nmode = \"0666\"\nattitude_hz = 5\ntrusted_uids = [65534]\nio_uring = false"
         _ = try config.write()
         _ = try reloadApplied()
+        XCTAssertEqual(try request("stats")["fanout_writes"], "write (socket.io_uring = false)")
+        _ = try c.next("attitude", timeout: 10)
         XCTAssertEqual(
             try exchangeAsNobody([#"{"cmd":"game.stop","id":1}"#], socket: "\(dir)/tiltd.sock")
                 .first { $0["class"] == "reply" }?["error"]?["code"], "not_running")

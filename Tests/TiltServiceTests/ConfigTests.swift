@@ -42,6 +42,7 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(c.imu.rateHz, 60)
         XCTAssertEqual(c.socket.path, "/run/tiltd/tiltd.sock")
         XCTAssertEqual(c.socket.mode, 0o660)
+        XCTAssertTrue(c.socket.ioURing)
         XCTAssertEqual(c.calibration, .none)
     }
 
@@ -59,6 +60,7 @@ final class ConfigTests: XCTestCase {
             mode = "0640"
             trusted_uids = [1000]
             attitude_hz = 30
+            io_uring = false
             """)
         XCTAssertEqual(c.imu.device, "mpu6050")
         XCTAssertEqual(c.imu.rateHz, 200)
@@ -66,6 +68,7 @@ final class ConfigTests: XCTestCase {
         XCTAssertEqual(c.socket.mode, 0o640)
         XCTAssertEqual(c.socket.trustedUIDs, [1000])
         XCTAssertEqual(c.socket.attitudeHz, 30)
+        XCTAssertFalse(c.socket.ioURing)
     }
 
     func testUnknownKeyNamesLineAndKey() {

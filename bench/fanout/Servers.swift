@@ -2,16 +2,36 @@ import FakeHardware
 import Foundation
 import TiltCore
 
-/// What serves the clients: the real daemon, or the plain C baseline (cfanout.c).
+/// What serves the clients: the real daemon (fan-out through io_uring as configured by default,
+/// or with `[socket] io_uring = false`: write(2) per client), or the plain C baseline (cfanout.c)
+/// making the same writes the same way.
 enum FanoutServer {
-    case tiltd(String)
-    case baseline(String)
+    case tiltd(String, ioURing: Bool)
+    case baseline(String, ioURing: Bool)
 
     var name: String {
         switch self {
-        case .tiltd: "tiltd"
-        case .baseline: "C baseline"
+        case .tiltd(_, let ioURing): ioURing ? "tiltd" : "tiltd write(2)"
+        case .baseline(_, let ioURing): ioURing ? "C io_uring" : "C write(2)"
         }
+    }
+
+    /// Whether its writes go through io_uring.
+    var ioURing: Bool {
+        switch self {
+        case .tiltd(_, let on), .baseline(_, let on): on
+        }
+    }
+
+    var isBaseline: Bool {
+        if case .baseline = self { return true }
+        return false
+    }
+
+    /// The daemon as configured by default: the one the targets are about.
+    var isDefaultTiltd: Bool {
+        if case .tiltd(_, true) = self { return true }
+        return false
     }
 }
 
@@ -31,19 +51,23 @@ func startServer(
     timeline: ScanTimeline, count: Int
 ) throws -> StartedServer {
     switch server {
-    case .tiltd(let tiltd):
-        return try startTiltd(tiltd, cfg: cfg, dir: dir, socketPath: socketPath, timeline: timeline, count: count)
-    case .baseline(let path): return try startBaseline(path, dir: dir, socketPath: socketPath, timeline: timeline)
+    case .tiltd(let tiltd, let ioURing):
+        return try startTiltd(
+            tiltd, ioURing: ioURing, cfg: cfg, dir: dir, socketPath: socketPath, timeline: timeline, count: count)
+    case .baseline(let path, let ioURing):
+        return try startBaseline(path, ioURing: ioURing, dir: dir, socketPath: socketPath, timeline: timeline)
     }
 }
 
 /// The C baseline: scans are 8-byte timestamps written into a FIFO it reads.
-func startBaseline(_ path: String, dir: String, socketPath: String, timeline: ScanTimeline) throws -> StartedServer {
+func startBaseline(
+    _ path: String, ioURing: Bool, dir: String, socketPath: String, timeline: ScanTimeline
+) throws -> StartedServer {
     let fifo = "\(dir)/ticks"
     guard mkfifo(fifo, 0o600) == 0 else { throw BenchError("mkfifo \(fifo): \(String(cString: strerror(errno)))") }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = [socketPath, fifo]
+    process.arguments = [socketPath, fifo] + (ioURing ? ["io_uring"] : [])
     let logPath = "\(dir)/baseline.log"
     _ = FileManager.default.createFile(atPath: logPath, contents: nil)
     let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
@@ -65,7 +89,7 @@ func startBaseline(_ path: String, dir: String, socketPath: String, timeline: Sc
 
 /// The real daemon reading an inv_mpu6050-like fake device: scans go into the device's FIFO.
 func startTiltd(
-    _ tiltd: String, cfg: FanoutConfiguration, dir: String, socketPath: String,
+    _ tiltd: String, ioURing: Bool = true, cfg: FanoutConfiguration, dir: String, socketPath: String,
     timeline: ScanTimeline, count: Int
 ) throws -> StartedServer {
     try """
@@ -77,6 +101,7 @@ func startTiltd(
     mode = "buffered"
     [socket]
     path = "\(socketPath)"
+    io_uring = \(ioURing)
     [store]
     path = "\(dir)/tiltd.sqlite"
     [log]

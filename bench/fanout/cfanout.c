@@ -2,7 +2,7 @@
  * The plain C fan-out baseline for bench/fanout/run: the least a daemon can do to deliver one JSON
  * line per sample to N Unix-socket clients, with the same socket writes tiltd makes.
  *
- *   cfanout SOCKET_PATH TICK_FIFO
+ *   cfanout SOCKET_PATH TICK_FIFO [io_uring]
  *
  * Listens on SOCKET_PATH. A client that connects sends one command line and gets one reply line
  * (as the benchmark's `watch` gets from tiltd). Every 8-byte record read from TICK_FIFO is a scan
@@ -11,11 +11,16 @@
  * written to every client with one non-blocking write(2) each. A client whose socket is full
  * (the stalled one) loses that line: no queue, no gap event, nothing but the write. No fusion, no
  * JSON library, no allocation per line. Exits when the FIFO's writer closes it.
+ *
+ * With "io_uring" the writes of a line go to the kernel together, as tiltd's do by default: one
+ * send (MSG_DONTWAIT) per client queued on an io_uring and submitted with one system call per
+ * 256 clients, waiting for all of them to complete.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <liburing.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -60,11 +65,32 @@ static void accept_client(int lfd) {
     clients[nclients++] = fd;
 }
 
+/* One send per client through the ring, 256 per submission; counts what each wrote. */
+static void write_all_uring(struct io_uring *ring, const char *line, int len, uint64_t *written, uint64_t *dropped) {
+    for (int first = 0; first < nclients; first += 256) {
+        int n = nclients - first < 256 ? nclients - first : 256;
+        for (int i = 0; i < n; i++)
+            io_uring_prep_send(io_uring_get_sqe(ring), clients[first + i], line, (size_t)len, MSG_DONTWAIT | MSG_NOSIGNAL);
+        io_uring_submit_and_wait(ring, (unsigned)n);
+        struct io_uring_cqe *cqe;
+        for (int done = 0; done < n; done++) {
+            int rc = io_uring_wait_cqe(ring, &cqe);
+            if (rc == -EINTR) { done--; continue; }
+            if (rc != 0) { fprintf(stderr, "cfanout: io_uring_wait_cqe: %s\n", strerror(-rc)); exit(1); }
+            if (cqe->res == len) (*written)++; else (*dropped)++;
+            io_uring_cqe_seen(ring, cqe);
+        }
+    }
+}
+
 int main(int argc, char **argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: cfanout SOCKET_PATH TICK_FIFO\n");
+    if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "io_uring") != 0)) {
+        fprintf(stderr, "usage: cfanout SOCKET_PATH TICK_FIFO [io_uring]\n");
         return 2;
     }
+    struct io_uring ring;
+    int use_ring = argc == 4;
+    if (use_ring && io_uring_queue_init(256, &ring, 0) != 0) { perror("io_uring_queue_init"); return 1; }
     signal(SIGPIPE, SIG_IGN);
     int lfd = listen_on(argv[1]);
     if (lfd < 0) { perror("listen"); return 1; }
@@ -87,10 +113,12 @@ int main(int argc, char **argv) {
                                "\"pitch_deg\":-11.46,\"yaw_deg\":24.02,\"at_rest\":false,"
                                "\"gyro_bias\":[0.00012,-0.00008,0.00003]}\n",
                                ++seq, t);
-            for (int i = 0; i < nclients; i++) {
-                if (write(clients[i], line, (size_t)len) == len) written++;
-                else dropped++;
-            }
+            if (use_ring) write_all_uring(&ring, line, len, &written, &dropped);
+            else
+                for (int i = 0; i < nclients; i++) {
+                    if (write(clients[i], line, (size_t)len) == len) written++;
+                    else dropped++;
+                }
         }
     }
     fprintf(stderr, "cfanout: %" PRIu64 " lines written, %" PRIu64 " not (socket full)\n", written, dropped);

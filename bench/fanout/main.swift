@@ -17,7 +17,11 @@
 // with no client (or --watchers N clients reading every attitude line) and prints its memory
 // (bench/footprint/run, bench/footprint/text-order).
 //
-//   FanoutBench [--tiltd PATH] [--baseline PATH] [--idle S [--watchers N]] [--seconds S] [--rates 60,200] [--clients 100,1000] [--readers 2]
+// tiltd runs twice per configuration: as configured by default (fan-out through io_uring, one
+// system call per 256 clients per loop turn) and with `[socket] io_uring = false` (one write(2)
+// per client), so what io_uring buys shows in the same run; --no-write-comparison skips the latter.
+//
+//   FanoutBench [--tiltd PATH] [--baseline PATH] [--idle S [--watchers N]] [--seconds S] [--rates 60,200] [--clients 100,1000] [--readers 2] [--no-write-comparison]
 
 import FakeHardware
 import Foundation
@@ -35,6 +39,7 @@ var readers = 2
 var baseline: String?
 var idleSeconds: Double?
 var idleWatchers = 0
+var compareWrites = true
 var it = CommandLine.arguments.dropFirst().makeIterator()
 func list(_ s: String?) -> [Int] { (s ?? "").split(separator: ",").compactMap { Int($0) } }
 while let a = it.next() {
@@ -47,9 +52,10 @@ while let a = it.next() {
     case "--baseline": baseline = it.next()
     case "--idle": idleSeconds = it.next().flatMap(Double.init)
     case "--watchers": idleWatchers = max(0, it.next().flatMap(Int.init) ?? 0)
+    case "--no-write-comparison": compareWrites = false
     default:
         say(
-            "usage: FanoutBench [--tiltd PATH] [--baseline PATH] [--idle S [--watchers N]] [--seconds S] [--rates 60,200] [--clients 100,1000] [--readers N]"
+            "usage: FanoutBench [--tiltd PATH] [--baseline PATH] [--idle S [--watchers N]] [--seconds S] [--rates 60,200] [--clients 100,1000] [--readers N] [--no-write-comparison]"
         )
         exit(2)
     }
@@ -99,8 +105,12 @@ say(
     "fanout benchmark: \(tiltd), \(Int(seconds)) s per configuration, \(readers) reader threads, "
         + "\(ProcessInfo.processInfo.activeProcessorCount) cores, open files \(fileLimit)")
 say("machine at start: \(uptime())")
-var servers: [FanoutServer] = [.tiltd(tiltd)]
-if let baseline { servers.insert(.baseline(baseline), at: 0) }
+// Each tiltd right after the C baseline that writes the same way.
+var servers: [FanoutServer] = []
+for ioURing in compareWrites ? [false, true] : [true] {
+    if let baseline { servers.append(.baseline(baseline, ioURing: ioURing)) }
+    servers.append(.tiltd(tiltd, ioURing: ioURing))
+}
 var results: [(server: FanoutServer, result: FanoutResult)] = []
 for rate in rates {
     for n in clientCounts {
@@ -128,17 +138,20 @@ let header = [
     "server", "Hz", "clients", "scans", "late", "p50 ms", "p99 ms", "max ms", "lost", "gaps", "CPU%",
     "µs/line", "× C", "bench CPU%", "RSS idle/conn/10s/end MiB", "stalled held+dropped", "load",
 ]
-/// The C baseline's µs per line for the same configuration, if it ran.
-@MainActor func baselineFigure(_ c: FanoutConfiguration) -> Double? {
+/// The µs per line of the C baseline writing the same way (io_uring or not) in the same
+/// configuration, if it ran.
+@MainActor func baselineFigure(_ c: FanoutConfiguration, ioURing: Bool) -> Double? {
     results.first {
-        if case .baseline = $0.server {
-            return $0.result.configuration.rateHz == c.rateHz && $0.result.configuration.clients == c.clients
-        }; return false
+        $0.server.isBaseline && $0.server.ioURing == ioURing && $0.result.configuration.rateHz == c.rateHz
+            && $0.result.configuration.clients == c.clients
     }?
     .result.daemonMicrosecondsPerLine
 }
 let rows: [[String]] = results.map { (server, r) in
-    let ratio = baselineFigure(r.configuration).map { String(format: "%.2f", r.daemonMicrosecondsPerLine / $0) } ?? "-"
+    let ratio =
+        baselineFigure(r.configuration, ioURing: server.ioURing).map {
+            String(format: "%.2f", r.daemonMicrosecondsPerLine / $0)
+        } ?? "-"
     let isTiltd = if case .tiltd = server { true } else { false }
     return [
         server.name, String(r.configuration.rateHz), String(r.configuration.clients), String(r.scansWritten),
@@ -161,10 +174,12 @@ say(
     latency = line read by a client − scan written (CLOCK_MONOTONIC), over every attitude line of every
     reading client. CPU% = the server's, of one core, from the first scan until every line was
     delivered; µs/line = that CPU time per line delivered to a reading client; × C = that over the C
-    baseline's in the same configuration. lost = scans written × clients − attitude lines received.
+    baseline's writing the same way (io_uring or write(2)) in the same configuration. lost = scans written × clients − attitude lines received.
     late = scans the feeder itself wrote > 1 period late (it was starved of CPU). tiltd reads the scans
     from the fake IIO device through libiio and fuses them; the C baseline reads 8-byte timestamps from
-    a FIFO and only formats and writes (cfanout.c). stalled held+dropped (tiltd) = attitude lines the
+    a FIFO and only formats and writes (cfanout.c): one write(2) per client, or one io_uring send per
+    client submitted 256 at a time. "tiltd" is the daemon as configured by default (io_uring);
+    "tiltd write(2)" has [socket] io_uring = false. stalled held+dropped (tiltd) = attitude lines the
     never-reading client still got when read at the end (kernel socket buffer + its bounded queue) +
     the count in its gap event; the two add up to the scans written when nothing else was lost.
     load = 1-minute load average before → after (the machine is shared; compare with the baseline).
@@ -177,14 +192,18 @@ var missed = 0
     if !ok { missed += 1 }
 }
 let tiltdResults = results.compactMap {
-    if case .tiltd = $0.server { return $0.result }; return nil
+    $0.server.isDefaultTiltd ? $0.result : nil
 }
+/// Both ways of writing keep every line and bound the stalled client.
+let everyTiltdResult = results.compactMap { $0.server.isBaseline ? nil : ($0.server.name, $0.result) }
 for r in tiltdResults where r.configuration.clients >= 1000 {
     target(
         r.daemonMicrosecondsPerLine <= 2,
         "≤ 2 µs per line per client at \(r.configuration.clients) clients, \(r.configuration.rateHz) Hz: "
             + String(format: "%.2f µs", r.daemonMicrosecondsPerLine)
-            + (baselineFigure(r.configuration).map { String(format: " (C baseline %.2f µs)", $0) } ?? ""))
+            + (baselineFigure(r.configuration, ioURing: true).map { String(format: " (C io_uring %.2f µs", $0) } ?? " (")
+            + (baselineFigure(r.configuration, ioURing: false).map { String(format: ", C write(2) %.2f µs)", $0) }
+                ?? ")"))
 }
 for (clients, limit) in [(100, 2_000_000), (1000, 5_000_000)] as [(Int, Int64)] {
     if let r = tiltdResults.first(where: { $0.configuration.rateHz == 60 && $0.configuration.clients == clients }) {
@@ -193,18 +212,18 @@ for (clients, limit) in [(100, 2_000_000), (1000, 5_000_000)] as [(Int, Int64)] 
             "p99 ≤ \(limit / 1_000_000) ms with \(clients) clients at 60 Hz: p99 = \(ms(r.latency.p99)) ms")
     }
 }
-for r in tiltdResults {
+for (name, r) in everyTiltdResult {
     target(
         r.linesLost == 0 && r.gapEvents == 0,
-        "no line lost by healthy clients, \(r.configuration.clients) clients at \(r.configuration.rateHz) Hz: lost \(r.linesLost) in \(r.clientsLosing) clients, \(r.gapEvents) gap events"
+        "\(name): no line lost by healthy clients, \(r.configuration.clients) clients at \(r.configuration.rateHz) Hz: lost \(r.linesLost) in \(r.clientsLosing) clients, \(r.gapEvents) gap events"
     )
 }
-for r in tiltdResults {
+for (name, r) in everyTiltdResult {
     let growth = r.rssEnd - r.rssAt10s
     let accounted = r.stalledHeld + r.stalledDropped == r.scansWritten
     target(
         growth <= 2048 && accounted,
-        "\(r.configuration.rateHz) Hz, \(r.configuration.clients) clients: stalled client keeps memory bounded: "
+        "\(name), \(r.configuration.rateHz) Hz, \(r.configuration.clients) clients: stalled client keeps memory bounded: "
             + "RSS 10 s → end \(growth >= 0 ? "+" : "")\(mib(growth)) MiB; it was left \(r.stalledHeld) lines, "
             + "\(r.stalledDropped) dropped (\(accounted ? "all \(r.scansWritten) accounted for" : "of \(r.scansWritten) written"))"
     )

@@ -50,6 +50,7 @@ public enum CommandCatalogue {
                 ReplyField("samples_dropped", "samples dropped because the event loop was behind"),
                 ReplyField("clients", "connected clients"),
                 ReplyField("lines_dropped", "lines dropped for slow clients, per event class, since start"),
+                ReplyField("fanout_writes", "how lines go out: \"io_uring\", or \"write (…)\" and why not io_uring"),
                 ReplyField("decisions", "game decisions per kind (correct, skip)"),
                 ReplyField("rounds", "rounds started and ended"),
                 ReplyField("fix_age_s", "seconds since the latest fix arrived (absent before the first)"),

@@ -75,6 +75,12 @@ public struct Daemon: Sendable {
             logger: logger)
         let (config, logger) = (self.config, self.logger)
         try await loop.submit {
+            if let why = hub.useWriteRing(config.socket.ioURing) {
+                logger.info("fan-out writes with write(2), one system call per client: no io_uring (\(why))")
+            }
+            hub.onWriteRingFailure = { why in
+                logger.warning("io_uring failed (\(why)); fan-out writes with write(2) from now on")
+            }
             let engine = Engine(hub: hub, config: config, logger: logger, store: store, services: services)
             engine.start(startup)
             let gate = sampler.replayGate

@@ -51,9 +51,14 @@ final class ClientsComponent: Component {
     }
 
     /// On the loop: new limits and default rate for new connections; trust re-judged for every
-    /// connected client, so a uid or gid taken off the lists loses its rights at once.
+    /// connected client, so a uid or gid taken off the lists loses its rights at once; fan-out
+    /// through io_uring or write(2) from the next line on.
     func apply(_ config: Configuration, notes: inout [String]) {
         context.hub.socketConfig = config.socket
+        // Idempotent: a ring in use stays; one refused at start is tried again.
+        if let why = context.hub.useWriteRing(config.socket.ioURing) {
+            notes.append("[socket] io_uring is unavailable (\(why)); fan-out writes with write(2)")
+        }
         for s in context.hub.sessions {
             guard let creds = s.credentials else { continue }
             s.trusted = SocketTrust.isTrusted(creds, config.socket)
@@ -97,6 +102,8 @@ extension Configuration {
         public var maxLineBytes = 4096
         /// Bad lines a client may send before it is disconnected.
         public var maxBadLines = 100
+        /// Fan-out writes through io_uring where the kernel allows it (else write(2) per client).
+        public var ioURing = true
         /// The defaults.
         public init() {}
     }
@@ -119,6 +126,7 @@ extension Configuration {
         socket.queueLines = try t.int("queue_lines", default: socket.queueLines, in: 16...1_000_000)
         socket.maxLineBytes = try t.int("max_line_bytes", default: socket.maxLineBytes, in: 256...1_048_576)
         socket.maxBadLines = try t.int("max_bad_lines", default: socket.maxBadLines, in: 1...1_000_000)
+        socket.ioURing = try t.bool("io_uring", default: socket.ioURing)
     }
 
     var socketTOML: String {
@@ -129,6 +137,7 @@ extension Configuration {
         out += "trusted_uids = \(s.trustedUIDs)\ntrusted_gids = \(s.trustedGIDs)\n"
         out += "attitude_hz = \(s.attitudeHz)\nqueue_lines = \(s.queueLines)\n"
         out += "max_line_bytes = \(s.maxLineBytes)\nmax_bad_lines = \(s.maxBadLines)\n"
+        out += "io_uring = \(s.ioURing)\n"
         return out
     }
 }

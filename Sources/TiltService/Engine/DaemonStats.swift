@@ -48,6 +48,7 @@ extension Engine {
         var dropped = JSONObject()
         for c in EventClass.allCases { dropped[c.rawValue] = .int(Int64(hub.droppedLines[c] ?? 0)) }
         o["lines_dropped"] = .object(dropped)
+        o["fanout_writes"] = .string(hub.fanoutWrites)
         var decisions = JSONObject()
         for kind in ["correct", "skip"] { decisions[kind] = .int(Int64(stats.decisions[kind] ?? 0)) }
         o["decisions"] = .object(decisions)

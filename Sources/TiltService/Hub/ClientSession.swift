@@ -1,5 +1,6 @@
 import DequeModule
 import NIOCore
+import SocketWriteRing
 import TiltCore
 
 #if canImport(Glibc)
@@ -22,7 +23,7 @@ import Glibc
 ///
 /// `@unchecked`: no lock guards the state; like the `Hub` that owns it, a session is confined to
 /// the hub's loop (its channel's), and only its `id` and credentials are read elsewhere.
-public final class ClientSession: @unchecked Sendable {
+public final class ClientSession: RingWriter, @unchecked Sendable {
     /// Peer credentials from SO_PEERCRED, and its supplementary groups from SO_PEERGROUPS.
     public struct Credentials: Sendable, Equatable {
         /// The peer's process id.
@@ -130,19 +131,25 @@ public final class ClientSession: @unchecked Sendable {
         case .hello, .reply, .gap: return true
         case .sample: return samples
         case .attitude:
-            guard watchesAttitude, attitudeHz > 0, let t = event.t else { return false }
-            // Beats on a grid of 1/attitude_hz from the first one; 10 % early is on time, so
-            // sample-time jitter does not skip a beat. After a pause the grid restarts, and so
-            // after sample time went back (a recording restarted by a reload): else the client
-            // would hear nothing until the new times caught up with the old grid.
-            let period = Int64(1e9 / attitudeHz)
-            if nextAttitudeDue != .min && t < nextAttitudeDue - 2 * period { nextAttitudeDue = .min }
-            if nextAttitudeDue != .min && t < nextAttitudeDue - period / 10 { return false }
-            nextAttitudeDue =
-                (nextAttitudeDue == .min || t - nextAttitudeDue > period) ? t + period : nextAttitudeDue + period
-            return true
+            guard let t = event.t else { return false }
+            return wantsAttitude(at: t)
         default: return classes.contains(event.cls)
         }
+    }
+
+    /// Whether this client gets the attitude of sample time `t`: paces attitude to its rate.
+    func wantsAttitude(at t: Nanoseconds) -> Bool {
+        guard watchesAttitude, attitudeHz > 0 else { return false }
+        // Beats on a grid of 1/attitude_hz from the first one; 10 % early is on time, so
+        // sample-time jitter does not skip a beat. After a pause the grid restarts, and so
+        // after sample time went back (a recording restarted by a reload): else the client
+        // would hear nothing until the new times caught up with the old grid.
+        let period = Int64(1e9 / attitudeHz)
+        if nextAttitudeDue != .min && t < nextAttitudeDue - 2 * period { nextAttitudeDue = .min }
+        if nextAttitudeDue != .min && t < nextAttitudeDue - period / 10 { return false }
+        nextAttitudeDue =
+            (nextAttitudeDue == .min || t - nextAttitudeDue > period) ? t + period : nextAttitudeDue + period
+        return true
     }
 
     /// Sends an event to this client only (replies, hello).
@@ -178,51 +185,73 @@ public final class ClientSession: @unchecked Sendable {
     /// Writes what is queued: one writev(2) for all of it (a few when it is long), until the
     /// queue is empty or the socket is full. On the hub's loop.
     func flush() {
+        if beginFlush() { writeQueued() }
+    }
+
+    /// Starts a flush: clears the flag and puts the gap notice for dropped lines in place.
+    /// Returns whether there is anything to write now. (The hub's `SocketWriteRing` then offers
+    /// `nextWrite` for many clients with one system call and hands each result to `finishWrite`.)
+    func beginFlush() -> Bool {
         needsFlush = false
-        guard fd >= 0, !waitingForSocket else { return }
+        guard fd >= 0, !waitingForSocket else { return false }
         if dropped > 0 {
             let n = dropped
             dropped = 0
             // Before the next whole line: after the head if that is partly written.
             queue.insert(hub.encode(.gap(dropped: n)), at: headWritten > 0 ? 1 : 0)
         }
-        while !queue.isEmpty {
-            let (n, wanted) = writeQueued()
-            if n < 0 {
-                switch errno {
-                case EINTR: continue
-                case EAGAIN: handHeadToNIO(); return
-                default:
-                    // The peer is gone (EPIPE, ECONNRESET): NIO sees it too and ends the session.
-                    queue.removeAll()
-                    context.close(promise: nil)
-                    return
-                }
+        return !queue.isEmpty
+    }
+
+    /// Writes the queue with write(2)/writev(2) until it is empty or the socket is full.
+    public func writeQueued() {
+        guard fd >= 0, !waitingForSocket, !queue.isEmpty else { return }
+        withUnsafeTemporaryAllocation(of: iovec.self, capacity: SocketWriteRing.iovecsPerWrite) { iov in
+            var more = true
+            while more {
+                let (count, wanted) = nextWrite(into: iov.baseAddress!)
+                let n =
+                    count == 1 ? write(fd, iov[0].iov_base, iov[0].iov_len) : writev(fd, iov.baseAddress, Int32(count))
+                more = finishWrite(n, error: n < 0 ? errno : 0, wanted: wanted)
             }
-            consume(n)
-            if n < wanted { handHeadToNIO(); return }
         }
     }
 
-    /// One writev(2) of up to 64 queued lines (write(2) for one, the common case at sample
-    /// rate); returns its result and the bytes it offered.
-    private func writeQueued() -> (Int, Int) {
-        let count = min(queue.count, 64)
-        if count == 1 {
-            let line = queue[0]
-            let wanted = line.bytes.count - headWritten
-            return (write(fd, line.bytes.baseAddress! + headWritten, wanted), wanted)
+    /// The session's descriptor, for a write the hub's `SocketWriteRing` makes on its behalf.
+    public var descriptor: CInt { fd }
+
+    /// Describes the next write in `iov` (room for `SocketWriteRing.iovecsPerWrite`): up to that
+    /// many queued lines from the head, less what is already out. Returns the iovec count and the
+    /// bytes offered. The bytes stay valid until `finishWrite`: the queue holds the lines.
+    public func nextWrite(into iov: UnsafeMutablePointer<iovec>) -> (count: Int, wanted: Int) {
+        let count = min(queue.count, SocketWriteRing.iovecsPerWrite)
+        var wanted = 0
+        for i in 0..<count {
+            let line = queue[i]
+            let skip = i == 0 ? headWritten : 0
+            iov[i] = iovec(iov_base: line.bytes.baseAddress! + skip, iov_len: line.bytes.count - skip)
+            wanted += line.bytes.count - skip
         }
-        return withUnsafeTemporaryAllocation(of: iovec.self, capacity: count) { iov in
-            var wanted = 0
-            for i in 0..<count {
-                let line = queue[i]
-                let skip = i == 0 ? headWritten : 0
-                iov[i] = iovec(iov_base: line.bytes.baseAddress! + skip, iov_len: line.bytes.count - skip)
-                wanted += line.bytes.count - skip
+        return (count, wanted)
+    }
+
+    /// Applies the result of the write `nextWrite` described: `n` bytes taken, or −1 and `error`.
+    /// Returns whether to write again now (more is queued and the socket took all it was offered).
+    public func finishWrite(_ n: Int, error: Int32, wanted: Int) -> Bool {
+        if n < 0 {
+            switch error {
+            case EINTR: return true
+            case EAGAIN: handHeadToNIO(); return false
+            default:
+                // The peer is gone (EPIPE, ECONNRESET): NIO sees it too and ends the session.
+                queue.removeAll()
+                context.close(promise: nil)
+                return false
             }
-            return (writev(fd, iov.baseAddress, Int32(count)), wanted)
         }
+        consume(n)
+        if n < wanted { handHeadToNIO(); return false }
+        return !queue.isEmpty
     }
 
     /// Drops `n` written bytes off the front of the queue.

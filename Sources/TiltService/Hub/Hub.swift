@@ -1,4 +1,5 @@
 import NIOCore
+import SocketWriteRing
 import TiltCore
 
 /// Receives requests from clients; implemented by the daemon, which alone changes state.
@@ -25,12 +26,19 @@ public final class Hub: @unchecked Sendable {
     public let loop: any EventLoop
     /// Who answers requests (the engine); weak, the daemon owns it.
     public weak var handler: (any RequestHandler)?
-    private var clients: [ObjectIdentifier: ClientSession] = [:]
+    /// Connected clients, in connection order (an array: fan-out walks it for every line).
+    private var clients: [ClientSession] = []
     private var seq: UInt64 = 0
     /// Clients with queued but unwritten lines, flushed together by one task (`flushSoon`).
     /// (`@exclusivity(unchecked)`, as `ClientSession.queue`: per client per line, loop only.)
     @exclusivity(unchecked) private var unflushed: [ClientSession] = []
     @exclusivity(unchecked) private var flushBatch: [ClientSession] = []
+    /// Writes each loop turn's flushes with one system call (`useWriteRing`); nil: write(2).
+    private var writeRing: SocketWriteRing?
+    /// How fan-out writes go out, for `stats`: "io_uring", or "write" and why not io_uring.
+    public private(set) var fanoutWrites = "write"
+    /// Told when the ring failed and fan-out went back to write(2) (the daemon logs it).
+    public var onWriteRingFailure: ((String) -> Void)?
     /// Latest sample time seen: stamps events that have no time of their own (replies, status).
     public private(set) var lastSampleTime: Nanoseconds?
     /// The socket settings in force (limits, trust); replaced on reload. On `loop`.
@@ -48,10 +56,10 @@ public final class Hub: @unchecked Sendable {
     }
 
     /// Connected clients, for status replies.
-    public var sessions: [ClientSession] { Array(clients.values) }
+    public var sessions: [ClientSession] { clients }
 
-    func add(_ c: ClientSession) { clients[ObjectIdentifier(c)] = c }
-    func remove(_ c: ClientSession) { clients[ObjectIdentifier(c)] = nil }
+    func add(_ c: ClientSession) { clients.append(c) }
+    func remove(_ c: ClientSession) { clients.removeAll { $0 === c } }
 
     /// The next sequence number. Monotonic for the daemon's lifetime, shared by all classes.
     func nextSeq() -> UInt64 {
@@ -72,7 +80,15 @@ public final class Hub: @unchecked Sendable {
         loop.preconditionInEventLoop()
         if let t = event.t, event.cls == .attitude || event.cls == .sample { lastSampleTime = t }
         var line: SharedLine?
-        for c in clients.values where c.wants(event) {
+        if event.cls == .attitude, let t = event.t {
+            // The line of every sample: the per-client test without the class switch.
+            for c in clients where c.wantsAttitude(at: t) {
+                if line == nil { line = encode(event) }
+                c.send(line!)
+            }
+            return
+        }
+        for c in clients where c.wants(event) {
             if line == nil { line = encode(event) }
             c.send(line!)
         }
@@ -88,8 +104,50 @@ public final class Hub: @unchecked Sendable {
 
     private func flushAll() {
         swap(&unflushed, &flushBatch)
-        for c in flushBatch { c.flush() }
+        if let ring = writeRing {
+            do {
+                for c in flushBatch where c.beginFlush() {
+                    if !ring.add(c) {
+                        try ring.submit()
+                        _ = ring.add(c)
+                    }
+                }
+                try ring.submit()
+            } catch {
+                // The ring wrote or gave back every session it had taken; the rest are written
+                // here, and later turns use write(2).
+                writeRing = nil
+                fanoutWrites = "write (\(error))"
+                onWriteRingFailure?(error.description)
+                for c in flushBatch { c.flush() }
+            }
+        } else {
+            for c in flushBatch { c.flush() }
+        }
         flushBatch.removeAll(keepingCapacity: true)
+    }
+
+    /// Fan-out through io_uring (`on`: one system call per 256 clients each loop turn) or with
+    /// write(2) per client. Returns why not when io_uring was asked for and is unavailable;
+    /// fan-out then uses write(2). On `loop`.
+    @discardableResult
+    public func useWriteRing(_ on: Bool) -> String? {
+        loop.preconditionInEventLoop()
+        guard on else {
+            writeRing = nil
+            fanoutWrites = "write (socket.io_uring = false)"
+            return nil
+        }
+        if writeRing != nil { return nil }
+        switch SocketWriteRing.make() {
+        case .success(let ring):
+            writeRing = ring
+            fanoutWrites = "io_uring"
+            return nil
+        case .failure(let failure):
+            fanoutWrites = "write (\(failure))"
+            return failure.description
+        }
     }
 
     /// Publishes from any thread.

@@ -1,0 +1,162 @@
+internal import CLibURing
+import Glibc
+
+/// One socket's queued output, as `SocketWriteRing` writes it: the daemon's `ClientSession`.
+public protocol RingWriter: AnyObject {
+    /// The socket (non-blocking) the next write goes to.
+    var descriptor: CInt { get }
+    /// Describes the next write in `iov` (room for `SocketWriteRing.iovecsPerWrite`) and returns
+    /// the iovec count (≥ 1) and the bytes offered. The bytes must stay put until `finishWrite`.
+    func nextWrite(into iov: UnsafeMutablePointer<Glibc.iovec>) -> (count: Int, wanted: Int)
+    /// Takes the write's result: `n` bytes, or −1 and `error` (an errno). Returns whether more
+    /// is queued that should be written now.
+    func finishWrite(_ n: Int, error: Int32, wanted: Int) -> Bool
+    /// Writes the rest itself, with write(2)/writev(2), until it is done or the socket is full.
+    func writeQueued()
+}
+
+/// Submits one event-loop turn's socket writes, one per socket, with one system call per
+/// `entries` sockets (io_uring), where a write(2) per socket would enter the kernel each time.
+///
+/// Why: at sample rate each client of the daemon gets about one line per turn, so fan-out is
+/// one write per client per sample, and entering and leaving the kernel was about a third of a
+/// 2.7–3 µs Unix-socket write on a 2-core VM (docs/protocol.md, "Fan-out"). The writes are
+/// the same: `send`/`sendmsg` with MSG_DONTWAIT, so a full socket answers EAGAIN at once, as a
+/// non-blocking write(2) does, and nothing is ever left for a kernel worker.
+///
+/// Every request so completes while it is submitted, and `submit` collects all of them before
+/// it returns: the writers' bytes and the iovecs pointing at them are only read during the call.
+/// Where io_uring is unavailable (an old kernel, a seccomp filter, `kernel.io_uring_disabled`),
+/// `make()` says why and the caller writes with write(2) instead.
+///
+/// Not thread-safe: one thread (the daemon's event loop) owns it.
+public final class SocketWriteRing {
+    /// Most iovecs one write may use.
+    public static let iovecsPerWrite = 64
+    /// Sockets per system call. 256 keeps the rings about 40 KB.
+    public let entries: Int
+    private let ring: UnsafeMutablePointer<io_uring>
+    /// Iovecs and message headers of the requests in flight (multi-line writes use them).
+    private let iovecs: UnsafeMutablePointer<iovec>
+    private let iovecCapacity: Int
+    private let headers: UnsafeMutablePointer<msghdr>
+    private let completions: UnsafeMutablePointer<UnsafeMutablePointer<io_uring_cqe>?>
+    /// Writer and bytes offered of each request in flight, by submission order (its user data).
+    private var inFlight: [(writer: any RingWriter, wanted: Int)] = []
+    private var iovecsUsed = 0
+
+    private init(ring: UnsafeMutablePointer<io_uring>, entries: Int) {
+        self.ring = ring
+        self.entries = entries
+        iovecCapacity = entries * 4
+        iovecs = .allocate(capacity: iovecCapacity)
+        headers = .allocate(capacity: entries)
+        completions = .allocate(capacity: entries)
+        inFlight.reserveCapacity(entries)
+    }
+
+    deinit {
+        io_uring_queue_exit(ring)
+        ring.deallocate()
+        iovecs.deallocate(); headers.deallocate(); completions.deallocate()
+    }
+
+    /// A ring, or why there is none (io_uring_setup's error).
+    public static func make(entries: Int = 256) -> Result<SocketWriteRing, Failure> {
+        let ring = UnsafeMutablePointer<io_uring>.allocate(capacity: 1)
+        ring.initialize(to: io_uring())
+        // SUBMIT_ALL (Linux 5.18): a request that fails early (say, a socket closed under it)
+        // completes with its error and the rest are still submitted; without it the kernel
+        // stops there, which `submit` would take for a broken ring. Older kernels: without.
+        var rc = io_uring_queue_init(UInt32(entries), ring, UInt32(IORING_SETUP_SUBMIT_ALL))
+        if rc == -EINVAL { rc = io_uring_queue_init(UInt32(entries), ring, 0) }
+        guard rc == 0 else {
+            ring.deallocate()
+            return .failure(Failure(call: "io_uring_setup", code: -rc))
+        }
+        return .success(SocketWriteRing(ring: ring, entries: entries))
+    }
+
+    /// A failed io_uring call and its errno.
+    public struct Failure: Error, CustomStringConvertible {
+        /// The call that failed.
+        public let call: String
+        /// Its errno.
+        public let code: Int32
+        /// "call: strerror(code)".
+        public var description: String { "\(call): \(String(cString: strerror(code)))" }
+    }
+
+    /// Queues `w`'s next write; false (and nothing queued) when the ring is full: `submit`
+    /// first. A writer's bytes must not change until `submit` returns.
+    public func add(_ w: any RingWriter) -> Bool {
+        guard inFlight.count < entries, iovecsUsed + Self.iovecsPerWrite <= iovecCapacity else { return false }
+        prepare(w)
+        return true
+    }
+
+    /// Writes what `add` queued, with one system call, and hands each writer its result; a
+    /// writer whose `finishWrite` asks for more writes the rest itself. Throws only when the
+    /// ring failed: every queued writer not yet answered has then written itself
+    /// (`writeQueued`), and the ring should not be used again.
+    public func submit() throws(Failure) {
+        defer {
+            inFlight.removeAll(keepingCapacity: true)
+            iovecsUsed = 0
+        }
+        guard !inFlight.isEmpty else { return }
+        let submitted = Int(io_uring_submit_and_wait(ring, UInt32(inFlight.count)))
+        guard submitted == inFlight.count else {
+            // Those submitted still complete; the others never reached the kernel.
+            let sent = max(0, submitted)
+            try? reap(sent)
+            for (w, _) in inFlight[sent...] { w.writeQueued() }
+            throw Failure(call: "io_uring_enter", code: submitted < 0 ? Int32(-submitted) : EIO)
+        }
+        try reap(inFlight.count)
+    }
+
+    /// Fills the next submission entry with `w`'s next write.
+    private func prepare(_ w: any RingWriter) {
+        // Never nil: at most `entries` are prepared between submissions.
+        let sqe = io_uring_get_sqe(ring)!
+        let flags = Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)
+        let iov = iovecs + iovecsUsed
+        let (count, wanted) = w.nextWrite(into: iov)
+        if count == 1 {
+            io_uring_prep_send(sqe, w.descriptor, iov.pointee.iov_base, iov.pointee.iov_len, flags)
+        } else {
+            let header = headers + inFlight.count
+            header.initialize(to: msghdr())
+            header.pointee.msg_iov = iov
+            header.pointee.msg_iovlen = count
+            io_uring_prep_sendmsg(sqe, w.descriptor, header, UInt32(bitPattern: flags))
+            iovecsUsed += count
+        }
+        io_uring_sqe_set_data64(sqe, UInt64(inFlight.count))
+        inFlight.append((w, wanted))
+    }
+
+    /// Collects `count` completions and hands each writer its result.
+    private func reap(_ count: Int) throws(Failure) {
+        var done = 0
+        while done < count {
+            let got = Int(io_uring_peek_batch_cqe(ring, completions, UInt32(min(count - done, entries))))
+            if got == 0 {
+                // Not expected (everything completes inline), but wait rather than lose one.
+                var cqe: UnsafeMutablePointer<io_uring_cqe>?
+                let rc = io_uring_wait_cqe(ring, &cqe)
+                if rc < 0 && rc != -EINTR { throw Failure(call: "io_uring_wait_cqe", code: -rc) }
+                continue
+            }
+            for i in 0..<got {
+                let cqe = completions[i]!
+                let (w, wanted) = inFlight[Int(cqe.pointee.user_data)]
+                let n = Int(cqe.pointee.res)
+                if w.finishWrite(n < 0 ? -1 : n, error: n < 0 ? Int32(-n) : 0, wanted: wanted) { w.writeQueued() }
+            }
+            io_uring_cq_advance(ring, UInt32(got))
+            done += got
+        }
+    }
+}
