@@ -10,8 +10,9 @@ import Glibc
 /// One connected client: what it watches, its bounded outgoing queue, and its credentials.
 ///
 /// Outgoing lines are shared (`SharedLine`: encoded once for every client) and queued here; once
-/// per event-loop turn the hub flushes the client with one writev(2) of everything queued,
-/// straight to the socket. Only when the kernel's send buffer is full does the rest of the line
+/// per event-loop turn the hub flushes the client with one write of everything queued, straight
+/// to the socket: through the hub's `SocketWriteRing` (io_uring, with every other client's) or
+/// with write(2)/writev(2). Only when the kernel's send buffer is full does the rest of the line
 /// at the head go to NIO, which waits for the socket to drain and then hands back (`handHeadToNIO`).
 /// Meanwhile at most `queueLimit` lines wait; past that the oldest are dropped and counted, and
 /// the client gets a `gap` event with the count before its next line, so a stalled reader never
