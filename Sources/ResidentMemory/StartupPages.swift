@@ -32,6 +32,8 @@ public enum StartupPages {
         public var residentBefore = 0
         /// The process's resident set (VmRSS) just after, bytes.
         public var residentAfter = 0
+        /// Mappings that changed between reading smaps and releasing them (madvise: ENOMEM).
+        public var skipped = 0
         /// Set when madvise refused (e.g. a seccomp filter); nothing else is tried after it.
         public var failure: String?
     }
@@ -45,6 +47,12 @@ public enum StartupPages {
         for mapping in releasable(smaps: smaps) {
             guard let start = UnsafeMutableRawPointer(bitPattern: mapping.start) else { continue }
             if madvise(start, Int(mapping.end - mapping.start), MADV_DONTNEED) != 0 {
+                // ENOMEM: part of the range is no longer mapped; another thread unmapped or
+                // remapped it since smaps was read. That mapping is skipped, the rest go on.
+                if errno == ENOMEM {
+                    report.skipped += 1
+                    continue
+                }
                 report.failure = "madvise: \(String(cString: strerror(errno)))"
                 break
             }
