@@ -11,8 +11,8 @@ import Glibc
 /// clear_refs: 1.0–1.4 MB of it is touched in 5 s). Mapped executable pages are also the
 /// ones the kernel reclaims last under memory pressure.
 ///
-/// `release()` unmaps the read-only, file-backed mappings of the process (`madvise
-/// MADV_DONTNEED`). The pages stay in the page cache; whatever code runs next faults its page
+/// `release()` unmaps the read-only mappings of the program's and its libraries' files
+/// (`madvise MADV_DONTNEED`). The pages stay in the page cache; whatever code runs next faults its page
 /// back in from there (a minor fault, no disk read), and the rest is left for the kernel to
 /// reclaim like any other cached file data. Call it once, when startup is over.
 ///
@@ -71,13 +71,19 @@ public enum StartupPages {
     }
 
     /// The mappings of `smaps` (the text of /proc/PID/smaps) that are private, not writable,
-    /// backed by a regular file, resident, and hold no anonymous page.
+    /// backed by a regular file that the process also maps executable (the program and its
+    /// libraries), resident, and hold no anonymous page.
+    ///
+    /// Why only code files: a data file another thread maps for a moment (a recording read
+    /// whole) can be unmapped between reading smaps and madvise, and its range reused by a new
+    /// mapping whose pages MADV_DONTNEED would drop. The program and its libraries stay mapped.
     static func releasable(smaps: String) -> [Mapping] {
-        var found: [Mapping] = []
-        var current: (mapping: Mapping, eligible: Bool, anonymous: Int)?
+        var candidates: [(mapping: Mapping, path: String)] = []
+        var codeFiles: Set<String> = []
+        var current: (mapping: Mapping, path: String, eligible: Bool, anonymous: Int)?
         func finish() {
             if let c = current, c.eligible, c.anonymous == 0, c.mapping.residentBytes > 0 {
-                found.append(c.mapping)
+                candidates.append((c.mapping, c.path))
             }
         }
         for line in smaps.split(separator: "\n") {
@@ -100,10 +106,11 @@ public enum StartupPages {
             let eligible =
                 perms.count == 4 && perms[1] == UInt8(ascii: "-") && perms[3] == UInt8(ascii: "p")
                 && path.hasPrefix("/") && !path.hasPrefix("/dev/") && !path.hasSuffix(" (deleted)")
-            current = (Mapping(start: start, end: end, residentBytes: 0), eligible, 0)
+            if perms.count == 4 && perms[2] == UInt8(ascii: "x") && path.hasPrefix("/") { codeFiles.insert(path) }
+            current = (Mapping(start: start, end: end, residentBytes: 0), path, eligible, 0)
         }
         finish()
-        return found
+        return candidates.filter { codeFiles.contains($0.path) }.map(\.mapping)
     }
 
     /// VmRSS from /proc/self/statm, bytes (0 if unreadable).

@@ -36,14 +36,21 @@ final class StartupPagesTests: XCTestCase {
         7fd4b6500000-7fd4b6501000 r--p 00000000 fe:00 80 /dev/shm/x
         Rss:                   4 kB
         Anonymous:             0 kB
-        7fd4b6600000-7fd4b6602000 r--p 00000000 fe:00 81 /var/lib/tiltd/a file with spaces
+        7fd4b6580000-7fd4b6590000 r-xp 00000000 fe:00 81 /opt/a lib/libx.so
+        Rss:                   0 kB
+        Anonymous:             0 kB
+        7fd4b6600000-7fd4b6602000 r--p 00010000 fe:00 81 /opt/a lib/libx.so
         Rss:                   8 kB
+        Anonymous:             0 kB
+        7fd4b6700000-7fd4b6708000 r--p 00000000 fe:00 82 /var/lib/tiltd/recording.csv
+        Rss:                  32 kB
         Anonymous:             0 kB
         7ffd1e3f0000-7ffd1e3f2000 r-xp 00000000 00:00 0                          [vdso]
         Rss:                   8 kB
         Anonymous:             0 kB
         """
 
+    /// Code files only: the mapped recording (a data file, mapped by nobody executable) stays.
     func testOnlyUnchangedReadOnlyFileMappingsAreReleasable() {
         let found = StartupPages.releasable(smaps: Self.smaps)
         XCTAssertEqual(
