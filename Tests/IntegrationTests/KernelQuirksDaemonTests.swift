@@ -82,7 +82,8 @@ final class KernelQuirksDaemonTests: XCTestCase {
 
         let reply = try c.request(#"{"cmd":"game.start","id":3}"#, id: 3, timeout: 10)
         XCTAssertEqual(reply["ok"], .bool(true), reply.jsonText)
-        let startedWall = Date()
+        // Elapsed time on a monotonic clock: the test host's own wall clock may be stepped too.
+        let started = ContinuousClock.now
 
         // Each phase: 1.5 s of streaming, then the clock steps; attitudes must keep coming.
         func phase(_ what: String) throws {
@@ -94,27 +95,40 @@ final class KernelQuirksDaemonTests: XCTestCase {
         try phase("after the step back")
         feeder.step(by: 3 * 86_400_000_000_000)
         try phase("after the step forward")
-        let elapsedMs = Date().timeIntervalSince(startedWall) * 1000
+        let elapsed = ContinuousClock.now - started
+        let elapsedMs = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
 
         // One status line per step, with its size.
-        let steps = log.lines.filter { $0["class"] == "status" && $0["state"] == "clock_step" }
+        let lines = log.lines
+        let steps = lines.filter { $0["class"] == "status" && $0["state"] == "clock_step" }
         XCTAssertEqual(steps.count, 2, steps.map(\.jsonText).joined(separator: "\n"))
         XCTAssertEqual(Double(steps.first?["step_ns"]?.intValue ?? 0) / 1e9, -3600, accuracy: 1)
         XCTAssertEqual(Double(steps.last?["step_ns"]?.intValue ?? 0) / 1e9, 259_200, accuracy: 1)
 
         // t_ns never goes backwards, never jumps, and advances like the samples do.
-        let times = log.attitudes.compactMap { $0["t_ns"]?.intValue }
+        let attitudes = lines.filter { $0["class"] == "attitude" }
+        let times = attitudes.compactMap { $0["t_ns"]?.intValue }
         let gaps = zip(times, times.dropFirst()).map { $1 - $0 }
-        XCTAssertEqual(gaps.filter { $0 <= 0 }.count, 0, "t_ns went backwards or stood still")
-        XCTAssertLessThanOrEqual(gaps.max() ?? 0, 100_000_000, "a jump reached the wire")
+        // On failure: the lines around each odd gap, and any gap notice, say what happened.
+        let odd = gaps.indices.filter { gaps[$0] <= 0 || gaps[$0] > 100_000_000 }
+        let context =
+            odd.prefix(3).map { i in attitudes[max(0, i - 1)...min(attitudes.count - 1, i + 2)].map(\.jsonText) }
+            .joined().joined(separator: "\n")
+            + lines.filter { $0["class"] == "gap" }.map(\.jsonText).joined(separator: "\n")
+        XCTAssertEqual(gaps.filter { $0 <= 0 }.count, 0, "t_ns went backwards or stood still:\n\(context)")
+        XCTAssertLessThanOrEqual(gaps.max() ?? 0, 100_000_000, "a jump reached the wire:\n\(context)")
         let spanS = Double(times.last! - times.first!) / 1e9
-        XCTAssertEqual(Double(times.count - 1) / spanS, 50, accuracy: 5, "attitude at the sample rate")
+        XCTAssertEqual(
+            Double(times.count - 1) / spanS, 50, accuracy: 5,
+            "attitude at the sample rate: \(times.count) lines over \(spanS) s")
 
         // The round runs on: not ended, and its remaining time is what the wall clock says.
         XCTAssertFalse(log.lines.contains { $0["class"] == "game" && $0["kind"] == "round_ended" })
         let after = try c.request(#"{"cmd":"status","id":4}"#, id: 4)
         let remaining = try XCTUnwrap(after["game"]?["remaining_ms"]?.intValue, after.jsonText)
-        XCTAssertEqual(Double(remaining), 30_000 - elapsedMs, accuracy: 1_500, after["game"]!.jsonText)
+        XCTAssertEqual(
+            Double(remaining), 30_000 - elapsedMs, accuracy: 1_500,
+            "\(elapsedMs) ms since the start: \(after["game"]!.jsonText)")
     }
 
     // MARK: BMI160 without its interrupt
@@ -124,7 +138,7 @@ final class KernelQuirksDaemonTests: XCTestCase {
         let tilted = d.rawCounts(
             Quaternion(roll: 0.5, pitch: -0.3, yaw: 0).conjugate.rotate(Vector3(0, 0, FakeIIODevice.g)),
             group: d.accel!)
-        let launched = Date()
+        let launched = ContinuousClock.now
         let (s, c) = try start([d], rateHz: 100)
         try s.setRaw(d, d.accel!, tilted)
         try s.setRaw(d, d.gyro!, [0, 0, 0])
@@ -132,7 +146,7 @@ final class KernelQuirksDaemonTests: XCTestCase {
         try waitUntil("an attitude of the tilt", timeout: 10) {
             log.attitudes.contains { abs(($0["roll_deg"]?.doubleValue ?? 0) - 0.5 * 180 / .pi) < 1 }
         }
-        XCTAssertLessThan(Date().timeIntervalSince(launched), 2, "attitude within 2 s of start")
+        XCTAssertLessThan(ContinuousClock.now - launched, .seconds(2), "attitude within 2 s of start")
         let st = try c.request(#"{"cmd":"status","id":2}"#, id: 2)
         let imu = try XCTUnwrap(st["sources"]?.arrayValue?.first { $0["source"] == "imu" }, st.jsonText)
         XCTAssertEqual(imu["state"], "streaming")
