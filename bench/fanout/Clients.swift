@@ -30,6 +30,11 @@ final class ReaderShard: @unchecked Sendable {
     private var pending: [[UInt8]]
     /// Latencies (ns) of every `attitude` line, in arrival order.
     private(set) var latencies: [Int64] = []
+    /// Per scan: the latency of its first and of its last line to this shard's clients (ns;
+    /// `Int64.max` / `Int64.min` when none arrived). Separates the time to the first client (the
+    /// server's pipeline) from the spread over all of them (its fan-out).
+    private(set) var firstLatency: [Int64]
+    private(set) var lastLatency: [Int64]
     /// Running totals the main thread watches while the shard runs.
     let attitudeLines = Atomic<Int>(0)
     let replies = Atomic<Int>(0)
@@ -45,6 +50,8 @@ final class ReaderShard: @unchecked Sendable {
         tallies = Array(repeating: ClientTally(), count: fds.count)
         pending = Array(repeating: [], count: fds.count)
         latencies.reserveCapacity(expectedLines)
+        firstLatency = Array(repeating: .max, count: timeline.capacity)
+        lastLatency = Array(repeating: .min, count: timeline.capacity)
         epfd = epoll_create1(Int32(EPOLL_CLOEXEC))
         guard epfd >= 0 else { throw BenchError("epoll_create1: \(String(cString: strerror(errno)))") }
         for (i, fd) in fds.enumerated() {
@@ -136,7 +143,10 @@ final class ReaderShard: @unchecked Sendable {
         }
         if isClass("attitude") {
             guard let t = Self.integer(after: Self.tKey, in: line), let i = timeline.index(of: t) else { return }
-            latencies.append(readAt - timeline.writeTime(i))
+            let latency = readAt - timeline.writeTime(i)
+            latencies.append(latency)
+            firstLatency[i] = min(firstLatency[i], latency)
+            lastLatency[i] = max(lastLatency[i], latency)
             var tally = tallies[c]
             tally.attitudeLines += 1
             if i > tally.lastIndex {

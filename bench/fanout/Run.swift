@@ -17,6 +17,8 @@ struct FanoutResult {
     /// Scans the feeder wrote more than one period late (it was starved of CPU itself).
     var lateScans = 0
     var latency = LatencySummary()
+    /// Over scans: the latency of each scan's first line to any client, and of its last.
+    var firstLine = LatencySummary(), lastLine = LatencySummary()
     /// Σ over reading clients of (scans written − attitude lines received).
     var linesLost = 0
     /// Reading clients that lost at least one line.
@@ -165,6 +167,15 @@ func runConfiguration(_ cfg: FanoutConfiguration, server: FanoutServer) throws -
         }
     }
     result.latency = LatencySummary(&all)
+    var firstLines: [Int64] = [], lastLines: [Int64] = []
+    for i in 0..<min(result.scansWritten, timeline.capacity) {
+        let f = shards.map { $0.firstLatency[i] }.min() ?? .max
+        let l = shards.map { $0.lastLatency[i] }.max() ?? .min
+        if f != .max { firstLines.append(f) }
+        if l != .min { lastLines.append(l) }
+    }
+    result.firstLine = LatencySummary(&firstLines)
+    result.lastLine = LatencySummary(&lastLines)
     (result.stalledHeld, result.stalledDropped) = drainStalled(stalled)
     result.loadAfter = ProcStats.loadAverage()
     return result

@@ -168,6 +168,23 @@ let widths = header.indices.map { i in max(header[i].count, rows.map { $0[i].cou
 say("")
 say(header.indices.map { pad(header[$0], widths[$0]) }.joined(separator: "  "))
 for row in rows { say(row.indices.map { pad(row[$0], widths[$0]) }.joined(separator: "  ")) }
+say("")
+say("per scan, ms: when its first line and its last line reached a reading client (p50 / p99 / max over scans)")
+let spreadHeader = [
+    "server", "Hz", "clients", "first p50", "first p99", "first max", "last p50", "last p99", "last max",
+]
+let spreadRows: [[String]] = results.map { (server, r) in
+    [
+        server.name, String(r.configuration.rateHz), String(r.configuration.clients),
+        ms(r.firstLine.p50), ms(r.firstLine.p99), ms(r.firstLine.max), ms(r.lastLine.p50), ms(r.lastLine.p99),
+        ms(r.lastLine.max),
+    ]
+}
+let spreadWidths = spreadHeader.indices.map { i in
+    max(spreadHeader[i].count, spreadRows.map { $0[i].count }.max() ?? 0)
+}
+say(spreadHeader.indices.map { pad(spreadHeader[$0], spreadWidths[$0]) }.joined(separator: "  "))
+for row in spreadRows { say(row.indices.map { pad(row[$0], spreadWidths[$0]) }.joined(separator: "  ")) }
 say(
     """
 
