@@ -43,6 +43,63 @@ final class SocketWriteRingTests: XCTestCase {
         }
         let reply = try clients[0].request(#"{"cmd":"stats","id":7}"#, id: 7)
         XCTAssertEqual(reply["fanout_writes"], "io_uring")
+        XCTAssertEqual(reply["fanout_registered_clients"]?.intValue, Int64(n - 1), "every socket in the file table")
         XCTAssertEqual(reply["lines_dropped"]?["attitude"]?.intValue, 0)
+    }
+
+    /// The ring's file table holds each client's socket open: a client the daemon closes must
+    /// still see the end of the stream, and every client that goes gives its slot back.
+    func testClientsLeaveTheFileTableWhenTheyGo() throws {
+        let f = try ServerFixture(writeRing: true) { $0.attitudeHz = 1000 }
+        // Closures run on the loop capture the hub, not the fixture: its last release must not
+        // happen there (its deinit waits for the loop).
+        let hub = f.hub
+        let free = try XCTUnwrap(f.onLoop { hub.freeRingFileSlots })
+        guard free > 0 else {
+            let why = "this kernel gave the ring no file table (Linux < 5.19)"
+            if ProcessInfo.processInfo.environment["CI"] == "true" { return XCTFail("\(why); CI's kernel has one") }
+            throw XCTSkip(why)
+        }
+        var t: Nanoseconds = 1_000_000_000
+        /// One line to everyone connected, read by each of `readers`.
+        func line(to readers: [LineClient]) throws {
+            f.publishAttitudes(1, from: t, hz: 1000)
+            for c in readers { XCTAssertEqual(try c.next("attitude")["t_ns"]?.intValue, t) }
+            t += 1_000_000
+        }
+        func freeSlots() -> Int? { f.onLoop { hub.freeRingFileSlots } }
+
+        var clients = try (0..<3).map { _ in try LineClient(path: f.path) }
+        try waitUntil("3 clients") { f.onLoop { hub.clientCount } == 3 }
+        for c in clients { _ = try c.next("hello") }
+        XCTAssertEqual(freeSlots(), free - 3, "each client's socket entered the table when it connected")
+        try line(to: clients)
+
+        // The daemon closes the first client: it reads the end of the stream.
+        f.onLoop { hub.clients[0].close() }
+        let closed = clients.removeFirst()
+        do {
+            while let v = try closed.readJSON(timeout: 5) { XCTAssertEqual(v["class"], "attitude") }
+        } catch {
+            XCTFail("the client the daemon closed did not see the end of the stream: \(error)")
+        }
+        try waitUntil("its slot is free") { freeSlots() == free - 2 }
+        // The second hangs up itself.
+        clients.removeFirst()
+        try waitUntil("the hung-up client's slot is free") { freeSlots() == free - 1 }
+
+        // New clients take free slots; lines still reach everyone.
+        clients += try (0..<2).map { _ in try LineClient(path: f.path) }
+        try waitUntil("3 clients again") { f.onLoop { hub.clientCount } == 3 }
+        for c in clients.suffix(2) { _ = try c.next("hello") }
+        try line(to: clients)
+        XCTAssertEqual(freeSlots(), free - 3)
+
+        // Without the ring and with a new one: the old table went with the old ring.
+        XCTAssertNil(f.onLoop { hub.useWriteRing(false) })
+        try line(to: clients)
+        XCTAssertNil(f.onLoop { hub.useWriteRing(true) })
+        XCTAssertEqual(freeSlots(), free - 3, "the new ring's table has the clients, and no old slot")
+        try line(to: clients)
     }
 }

@@ -51,6 +51,8 @@ public enum CommandCatalogue {
                 ReplyField("clients", "connected clients"),
                 ReplyField("lines_dropped", "lines dropped for slow clients, per event class, since start"),
                 ReplyField("fanout_writes", "how lines go out: \"io_uring\", or \"write (…)\" and why not io_uring"),
+                ReplyField(
+                    "fanout_registered_clients", "clients whose socket is in io_uring's registered-file table"),
                 ReplyField("decisions", "game decisions per kind (correct, skip)"),
                 ReplyField("rounds", "rounds started and ended"),
                 ReplyField("fix_age_s", "seconds since the latest fix arrived (absent before the first)"),

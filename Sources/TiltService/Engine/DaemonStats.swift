@@ -49,6 +49,7 @@ extension Engine {
         for c in EventClass.allCases { dropped[c.rawValue] = .int(Int64(hub.droppedLines[c] ?? 0)) }
         o["lines_dropped"] = .object(dropped)
         o["fanout_writes"] = .string(hub.fanoutWrites)
+        o["fanout_registered_clients"] = .int(Int64(hub.registeredClients))
         var decisions = JSONObject()
         for kind in ["correct", "skip"] { decisions[kind] = .int(Int64(stats.decisions[kind] ?? 0)) }
         o["decisions"] = .object(decisions)

@@ -1,4 +1,3 @@
-import DequeModule
 import NIOCore
 import SocketWriteRing
 import TiltCore
@@ -65,7 +64,7 @@ public final class ClientSession: RingWriter, @unchecked Sendable {
     /// Lines not yet written; `headWritten` bytes of the first are already out.
     /// (`@exclusivity(unchecked)`: touched per client for every line, and only on the hub's loop,
     /// never while another access to it is open, so the run-time exclusivity check is skipped.)
-    @exclusivity(unchecked) private var queue = Deque<SharedLine>()
+    @exclusivity(unchecked) private var queue = LineQueue()
     private var headWritten = 0
     /// Lines dropped since the last gap notice.
     private var dropped = 0
@@ -124,6 +123,7 @@ public final class ClientSession: RingWriter, @unchecked Sendable {
             if s { classes.insert(.sample) } else { classes.remove(.sample) }
         }
         nextAttitudeDue = .min
+        hub.recountWatchers()
     }
 
     /// Whether this client gets `event`; also paces attitude to the client's rate.
@@ -220,6 +220,8 @@ public final class ClientSession: RingWriter, @unchecked Sendable {
 
     /// The session's descriptor, for a write the hub's `SocketWriteRing` makes on its behalf.
     public var descriptor: CInt { fd }
+    /// The socket's slot in the hub's `SocketWriteRing` file table (−1: none); `ended` releases it.
+    public var registeredSlot: Int32 = -1
 
     /// Describes the next write in `iov` (room for `SocketWriteRing.iovecsPerWrite`): up to that
     /// many queued lines from the head, less what is already out. Returns the iovec count and the
@@ -263,7 +265,7 @@ public final class ClientSession: RingWriter, @unchecked Sendable {
             if left < rest { headWritten += left; return }
             left -= rest
             headWritten = 0
-            queue.removeFirst()
+            _ = queue.popFirst()
             sentTotal += 1
         }
     }
@@ -296,10 +298,12 @@ public final class ClientSession: RingWriter, @unchecked Sendable {
         context.close(promise: nil)
     }
 
-    /// The channel is gone: no more writes, and our descriptor is closed (which, NIO's being
-    /// closed already, releases the socket).
+    /// The channel is gone: no more writes, and our descriptor and file-table slot are released
+    /// (which, NIO's descriptor being closed already, releases the socket).
     func ended() {
         queue.removeAll()
+        // The ring's file table holds the socket open too: the peer sees EOF once both are gone.
+        hub.releaseRingSlot(of: self)
         if fd >= 0 { Glibc.close(fd); fd = -1 }
     }
 

@@ -27,8 +27,11 @@ public final class Hub: @unchecked Sendable {
     /// Who answers requests (the engine); weak, the daemon owns it.
     public weak var handler: (any RequestHandler)?
     /// Connected clients, in connection order (an array: fan-out walks it for every line).
-    private var clients: [ClientSession] = []
+    private(set) var clients: [ClientSession] = []
     private var seq: UInt64 = 0
+    /// Clients that receive every calibrated sample (`watch` with `samples`); usually none, and
+    /// then a sample's line is not offered to each client in turn (`recountWatchers`).
+    private var sampleWatchers = 0
     /// Clients with queued but unwritten lines, flushed together by one task (`flushSoon`).
     /// (`@exclusivity(unchecked)`, as `ClientSession.queue`: per client per line, loop only.)
     @exclusivity(unchecked) private var unflushed: [ClientSession] = []
@@ -58,8 +61,21 @@ public final class Hub: @unchecked Sendable {
     /// Connected clients, for status replies.
     public var sessions: [ClientSession] { clients }
 
-    func add(_ c: ClientSession) { clients.append(c) }
-    func remove(_ c: ClientSession) { clients.removeAll { $0 === c } }
+    func add(_ c: ClientSession) {
+        clients.append(c)
+        writeRing?.register(c)
+        recountWatchers()
+    }
+
+    func remove(_ c: ClientSession) {
+        clients.removeAll { $0 === c }
+        recountWatchers()
+    }
+
+    /// After a client came, went or changed what it watches.
+    func recountWatchers() {
+        sampleWatchers = clients.reduce(0) { $0 + ($1.samples ? 1 : 0) }
+    }
 
     /// The next sequence number. Monotonic for the daemon's lifetime, shared by all classes.
     func nextSeq() -> UInt64 {
@@ -88,6 +104,7 @@ public final class Hub: @unchecked Sendable {
             }
             return
         }
+        if event.cls == .sample && sampleWatchers == 0 { return }
         for c in clients where c.wants(event) {
             if line == nil { line = encode(event) }
             c.send(line!)
@@ -116,7 +133,7 @@ public final class Hub: @unchecked Sendable {
             } catch {
                 // The ring wrote or gave back every session it had taken; the rest are written
                 // here, and later turns use write(2).
-                writeRing = nil
+                dropWriteRing()
                 fanoutWrites = "write (\(error))"
                 onWriteRingFailure?(error.description)
                 for c in flushBatch { c.flush() }
@@ -134,7 +151,7 @@ public final class Hub: @unchecked Sendable {
     public func useWriteRing(_ on: Bool) -> String? {
         loop.preconditionInEventLoop()
         guard on else {
-            writeRing = nil
+            dropWriteRing()
             fanoutWrites = "write (socket.io_uring = false)"
             return nil
         }
@@ -142,12 +159,30 @@ public final class Hub: @unchecked Sendable {
         switch SocketWriteRing.make() {
         case .success(let ring):
             writeRing = ring
+            for c in clients { ring.register(c) }
             fanoutWrites = "io_uring"
             return nil
         case .failure(let failure):
             fanoutWrites = "write (\(failure))"
             return failure.description
         }
+    }
+
+    /// Closes the ring, which releases every socket in its file table: no client has a slot now.
+    private func dropWriteRing() {
+        writeRing = nil
+        for c in clients { c.registeredSlot = -1 }
+    }
+
+    /// Clients whose socket is in the ring's registered-file table (`stats`).
+    public var registeredClients: Int { clients.reduce(0) { $0 + ($1.registeredSlot >= 0 ? 1 : 0) } }
+
+    /// Free slots in the ring's file table (nil without a ring), for tests.
+    var freeRingFileSlots: Int? { writeRing?.freeFileSlots }
+
+    /// Takes an ending client's socket out of the ring's file table (see `SocketWriteRing`).
+    func releaseRingSlot(of client: ClientSession) {
+        writeRing?.release(client)
     }
 
     /// Publishes from any thread.
