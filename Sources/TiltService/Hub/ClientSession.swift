@@ -51,7 +51,11 @@ public final class ClientSession: RingWriter, @unchecked Sendable {
     /// `classes.contains(.attitude)`, asked per client for every attitude line (no hashing then).
     private var watchesAttitude: Bool
     /// This client's attitude rate, Hz (0 = none).
-    public private(set) var attitudeHz: Double
+    public private(set) var attitudeHz: Double {
+        didSet { attitudePeriod = Self.period(attitudeHz) }
+    }
+    /// 1/`attitudeHz` in ns (0 when attitude is off): computed when the rate changes, not per line.
+    private var attitudePeriod: Int64
     /// Whether this client receives every calibrated sample.
     public private(set) var samples = false
     private var nextAttitudeDue: Nanoseconds = .min
@@ -87,6 +91,7 @@ public final class ClientSession: RingWriter, @unchecked Sendable {
     ) {
         self.id = id; self.context = context; self.fd = fd; self.hub = hub; self.credentials = credentials
         self.trusted = trusted; self.attitudeHz = attitudeHz; self.queueLimit = queueLimit
+        self.attitudePeriod = Self.period(attitudeHz)
         self.classes = EventClass.defaultStream
         self.watchesAttitude = EventClass.defaultStream.contains(.attitude)
     }
@@ -126,6 +131,9 @@ public final class ClientSession: RingWriter, @unchecked Sendable {
         hub.recountWatchers()
     }
 
+    /// The attitude period of a rate, ns; 0 for none.
+    private static func period(_ hz: Double) -> Int64 { hz > 0 ? Int64(1e9 / hz) : 0 }
+
     /// Whether this client gets `event`; also paces attitude to the client's rate.
     func wants(_ event: Event) -> Bool {
         switch event.cls {
@@ -140,12 +148,12 @@ public final class ClientSession: RingWriter, @unchecked Sendable {
 
     /// Whether this client gets the attitude of sample time `t`: paces attitude to its rate.
     func wantsAttitude(at t: Nanoseconds) -> Bool {
-        guard watchesAttitude, attitudeHz > 0 else { return false }
+        guard watchesAttitude, attitudePeriod > 0 else { return false }
         // Beats on a grid of 1/attitude_hz from the first one; 10 % early is on time, so
         // sample-time jitter does not skip a beat. After a pause the grid restarts, and so
         // after sample time went back (a recording restarted by a reload): else the client
         // would hear nothing until the new times caught up with the old grid.
-        let period = Int64(1e9 / attitudeHz)
+        let period = attitudePeriod
         if nextAttitudeDue != .min && t < nextAttitudeDue - 2 * period { nextAttitudeDue = .min }
         if nextAttitudeDue != .min && t < nextAttitudeDue - period / 10 { return false }
         nextAttitudeDue =
