@@ -27,6 +27,11 @@ public protocol RingWriter: AnyObject {
 /// the same: `send`/`sendmsg` with MSG_DONTWAIT, so a full socket answers EAGAIN at once, as a
 /// non-blocking write(2) does, and nothing is ever left for a kernel worker.
 ///
+/// Two kinds of request share a submission: a writer's (`add`: a client's queue, which describes
+/// its write and takes the result itself) and a plain send (`addSend`: one buffer to one socket,
+/// the result handed back by tag), which the daemon uses for a line going to every client that
+/// has nothing else queued, so that the client is not asked anything.
+///
 /// Every request so completes while it is submitted, and `submit` collects all of them before
 /// it returns: the writers' bytes and the iovecs pointing at them are only read during the call.
 /// Where io_uring is unavailable (an old kernel, a seccomp filter, `kernel.io_uring_disabled`),
@@ -53,8 +58,12 @@ public final class SocketWriteRing {
     private let iovecCapacity: Int
     private let headers: UnsafeMutablePointer<msghdr>
     private let completions: UnsafeMutablePointer<UnsafeMutablePointer<io_uring_cqe>?>
-    /// Writer and bytes offered of each request in flight, by submission order (its user data).
+    /// Writer and bytes offered of each writer's request in flight (its user data is the index).
     private var inFlight: [(writer: any RingWriter, wanted: Int)] = []
+    /// The user data of every request in flight, in submission order: a writer's index, or a
+    /// plain send's tag with `sendBit` set (`addSend`).
+    private var order: [UInt64] = []
+    private static let sendBit: UInt64 = 1 << 63
     private var iovecsUsed = 0
     /// Free slots of the registered-file table, taken from the end (empty: none registered).
     private var freeSlots: [Int32] = []
@@ -67,6 +76,7 @@ public final class SocketWriteRing {
         headers = .allocate(capacity: entries)
         completions = .allocate(capacity: entries)
         inFlight.reserveCapacity(entries)
+        order.reserveCapacity(entries)
     }
 
     deinit {
@@ -140,37 +150,65 @@ public final class SocketWriteRing {
     /// Queues `w`'s next write; false (and nothing queued) when the ring is full: `submit`
     /// first. A writer's bytes must not change until `submit` returns.
     public func add(_ w: any RingWriter) -> Bool {
-        guard inFlight.count < entries, iovecsUsed + Self.iovecsPerWrite <= iovecCapacity else { return false }
+        guard order.count < entries, iovecsUsed + Self.iovecsPerWrite <= iovecCapacity else { return false }
         prepare(w)
         return true
     }
 
-    /// Writes what `add` queued, with one system call, and hands each writer its result; a
-    /// writer whose `finishWrite` asks for more writes the rest itself. Throws only when the
-    /// ring failed: every queued writer not yet answered has then written itself
-    /// (`writeQueued`), and the ring should not be used again.
-    public func submit() throws(Failure) {
+    /// Queues one send of `bytes` to a socket: its registered slot, or `descriptor` when `slot`
+    /// is −1. `submit` hands `tag` and the result (bytes taken, or −errno) to its `sent`.
+    /// False (and nothing queued) when the ring is full. The bytes must stay put until `submit`
+    /// returns. For the hub's common case, one line to a client with nothing else queued: no
+    /// writer is asked for its iovecs or told the result, so the client's memory is not touched.
+    public func addSend(_ bytes: UnsafeRawBufferPointer, descriptor: CInt, slot: Int32, tag: Int) -> Bool {
+        guard order.count < entries else { return false }
+        // Never nil: at most `entries` are prepared between submissions.
+        let sqe = io_uring_get_sqe(ring)!
+        io_uring_prep_send(sqe, slot >= 0 ? slot : descriptor, bytes.baseAddress, bytes.count, Self.sendFlags)
+        if slot >= 0 { sqe.pointee.flags |= Self.fixedFile }
+        let data = UInt64(tag) | Self.sendBit
+        io_uring_sqe_set_data64(sqe, data)
+        order.append(data)
+        return true
+    }
+
+    /// MSG_DONTWAIT: a full socket answers EAGAIN at once; MSG_NOSIGNAL: a gone peer is EPIPE.
+    private static let sendFlags = Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)
+
+    /// Writes what `add` and `addSend` queued, with one system call, and hands each writer its
+    /// result (a writer whose `finishWrite` asks for more writes the rest itself) and each plain
+    /// send's to `sent`. Throws only when the ring failed: every queued writer not yet answered
+    /// has then written itself (`writeQueued`), every such send was reported as −EINTR (not
+    /// sent), and the ring should not be used again.
+    public func submit(sent: (_ tag: Int, _ result: Int32) -> Void = { _, _ in }) throws(Failure) {
         defer {
             inFlight.removeAll(keepingCapacity: true)
+            order.removeAll(keepingCapacity: true)
             iovecsUsed = 0
         }
-        guard !inFlight.isEmpty else { return }
-        let submitted = Int(io_uring_submit_and_wait(ring, UInt32(inFlight.count)))
-        guard submitted == inFlight.count else {
+        guard !order.isEmpty else { return }
+        let submitted = Int(io_uring_submit_and_wait(ring, UInt32(order.count)))
+        guard submitted == order.count else {
             // Those submitted still complete; the others never reached the kernel.
-            let sent = max(0, submitted)
-            try? reap(sent)
-            for (w, _) in inFlight[sent...] { w.writeQueued() }
+            let done = max(0, submitted)
+            try? reap(done, sent: sent)
+            for data in order[done...] {
+                if data & Self.sendBit != 0 {
+                    sent(Int(data & ~Self.sendBit), -EINTR)
+                } else {
+                    inFlight[Int(data)].writer.writeQueued()
+                }
+            }
             throw Failure(call: "io_uring_enter", code: submitted < 0 ? Int32(-submitted) : EIO)
         }
-        try reap(inFlight.count)
+        try reap(order.count, sent: sent)
     }
 
     /// Fills the next submission entry with `w`'s next write.
     private func prepare(_ w: any RingWriter) {
         // Never nil: at most `entries` are prepared between submissions.
         let sqe = io_uring_get_sqe(ring)!
-        let flags = Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)
+        let flags = Self.sendFlags
         let iov = iovecs + iovecsUsed
         let (count, wanted) = w.nextWrite(into: iov)
         if w.registeredSlot < 0 { register(w) }
@@ -188,11 +226,12 @@ public final class SocketWriteRing {
         }
         if slot >= 0 { sqe.pointee.flags |= Self.fixedFile }
         io_uring_sqe_set_data64(sqe, UInt64(inFlight.count))
+        order.append(UInt64(inFlight.count))
         inFlight.append((w, wanted))
     }
 
-    /// Collects `count` completions and hands each writer its result.
-    private func reap(_ count: Int) throws(Failure) {
+    /// Collects `count` completions and hands each writer (or `sent`) its result.
+    private func reap(_ count: Int, sent: (Int, Int32) -> Void) throws(Failure) {
         var done = 0
         while done < count {
             let got = Int(io_uring_peek_batch_cqe(ring, completions, UInt32(min(count - done, entries))))
@@ -205,7 +244,12 @@ public final class SocketWriteRing {
             }
             for i in 0..<got {
                 let cqe = completions[i]!
-                let (w, wanted) = inFlight[Int(cqe.pointee.user_data)]
+                let data = cqe.pointee.user_data
+                if data & Self.sendBit != 0 {
+                    sent(Int(data & ~Self.sendBit), cqe.pointee.res)
+                    continue
+                }
+                let (w, wanted) = inFlight[Int(data)]
                 let n = Int(cqe.pointee.res)
                 if w.finishWrite(n < 0 ? -1 : n, error: n < 0 ? Int32(-n) : 0, wanted: wanted) { w.writeQueued() }
             }

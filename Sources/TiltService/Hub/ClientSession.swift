@@ -24,6 +24,38 @@ import Glibc
 /// `@unchecked`: no lock guards the state; like the `Hub` that owns it, a session is confined to
 /// the hub's loop (its channel's), and only its `id` and credentials are read elsewhere.
 public final class ClientSession: RingWriter, @unchecked Sendable {
+    // Read or written for every line the hub fans out, so declared first: Swift lays a class's
+    // stored properties out in this order, and together they take one or two cache lines per
+    // client where, spread among the others, they took four (`Hub.publish`'s cost at 1000
+    // clients is mostly these loads).
+    /// `classes.contains(.attitude)`, asked per client for every attitude line (no hashing then).
+    private var watchesAttitude: Bool
+    /// The rest of a line is with NIO, waiting for the socket to take it.
+    private var waitingForSocket = false
+    /// Queued since the last flush; the hub flushes once per loop turn.
+    private var needsFlush = false
+    /// The session's own descriptor for the socket (closed by `ended`).
+    private var fd: CInt
+    /// The socket's slot in the hub's `SocketWriteRing` file table (−1: none); `ended` releases it.
+    public var registeredSlot: Int32 = -1
+    /// This client's place in the hub's direct batch numbered `directBatch` (`claimDirect`).
+    private(set) var directIndex: Int32 = 0
+    /// 1/`attitudeHz` in ns (0 when attitude is off): computed when the rate changes, not per line.
+    private var attitudePeriod: Int64
+    private var nextAttitudeDue: Nanoseconds = .min
+    /// The hub's direct batch this client's next line is in; any other number: none
+    /// (`DirectWrites`: a batch is over once the hub takes it, without touching its clients).
+    private var directBatch: UInt64 = 0
+    /// Lines not yet written; `headWritten` bytes of the first are already out.
+    /// (`@exclusivity(unchecked)`: touched per client for every line, and only on the hub's loop,
+    /// never while another access to it is open, so the run-time exclusivity check is skipped.)
+    @exclusivity(unchecked) private var queue = LineQueue()
+    /// Lines handed to the socket for this client since it connected (a line in a direct batch
+    /// counts from the moment it joins; taken back if it does not go that way).
+    public private(set) var sentTotal = 0
+    /// Lines dropped since the last gap notice (its line goes before the next one).
+    private var dropped = 0
+
     /// Peer credentials from SO_PEERCRED, and its supplementary groups from SO_PEERGROUPS.
     public struct Credentials: Sendable, Equatable {
         /// The peer's process id.
@@ -48,38 +80,19 @@ public final class ClientSession: RingWriter, @unchecked Sendable {
     public private(set) var classes: Set<EventClass> {
         didSet { watchesAttitude = classes.contains(.attitude) }
     }
-    /// `classes.contains(.attitude)`, asked per client for every attitude line (no hashing then).
-    private var watchesAttitude: Bool
     /// This client's attitude rate, Hz (0 = none).
     public private(set) var attitudeHz: Double {
         didSet { attitudePeriod = Self.period(attitudeHz) }
     }
-    /// 1/`attitudeHz` in ns (0 when attitude is off): computed when the rate changes, not per line.
-    private var attitudePeriod: Int64
     /// Whether this client receives every calibrated sample.
     public private(set) var samples = false
-    private var nextAttitudeDue: Nanoseconds = .min
 
     // Outgoing.
     let context: ChannelHandlerContext
-    /// The session's own descriptor for the socket (closed by `ended`).
-    private var fd: CInt
     let queueLimit: Int
-    /// Lines not yet written; `headWritten` bytes of the first are already out.
-    /// (`@exclusivity(unchecked)`: touched per client for every line, and only on the hub's loop,
-    /// never while another access to it is open, so the run-time exclusivity check is skipped.)
-    @exclusivity(unchecked) private var queue = LineQueue()
     private var headWritten = 0
-    /// Lines dropped since the last gap notice.
-    private var dropped = 0
-    /// The rest of a line is with NIO, waiting for the socket to take it.
-    private var waitingForSocket = false
-    /// Queued since the last flush; the hub flushes once per loop turn.
-    private var needsFlush = false
     /// Lines dropped for this client since it connected (its queue was full).
     public private(set) var droppedTotal = 0
-    /// Lines handed to the socket for this client since it connected.
-    public private(set) var sentTotal = 0
     unowned let hub: Hub
 
     // Incoming.
@@ -175,6 +188,7 @@ public final class ClientSession: RingWriter, @unchecked Sendable {
     /// Queues an encoded line; it goes out at the next flush. On the hub's loop.
     func send(_ line: SharedLine) {
         guard fd >= 0 else { return }
+        reclaimDirect()
         if queue.count >= queueLimit {
             // The oldest whole line goes; a line partly written must be finished, and a gap
             // notice still queued stays (dropping it would lose the count it carries).
@@ -201,6 +215,7 @@ public final class ClientSession: RingWriter, @unchecked Sendable {
     /// Returns whether there is anything to write now. (The hub's `SocketWriteRing` then offers
     /// `nextWrite` for many clients with one system call and hands each result to `finishWrite`.)
     func beginFlush() -> Bool {
+        reclaimDirect()
         needsFlush = false
         guard fd >= 0, !waitingForSocket else { return false }
         if dropped > 0 {
@@ -228,8 +243,6 @@ public final class ClientSession: RingWriter, @unchecked Sendable {
 
     /// The session's descriptor, for a write the hub's `SocketWriteRing` makes on its behalf.
     public var descriptor: CInt { fd }
-    /// The socket's slot in the hub's `SocketWriteRing` file table (−1: none); `ended` releases it.
-    public var registeredSlot: Int32 = -1
 
     /// Describes the next write in `iov` (room for `SocketWriteRing.iovecsPerWrite`): up to that
     /// many queued lines from the head, less what is already out. Returns the iovec count and the
@@ -297,6 +310,40 @@ public final class ClientSession: RingWriter, @unchecked Sendable {
         context.writeAndFlush(NIOAny(buffer), promise: promise)
     }
 
+    /// Joins the hub's direct batch `batch` at `index` if nothing of this client's waits (queued,
+    /// with NIO, or in the batch already): its next line then goes straight from the shared
+    /// bytes to the socket (`DirectWrites`). On the hub's loop.
+    func claimDirect(batch: UInt64, index: Int) -> Bool {
+        guard queue.isEmpty, dropped == 0, !waitingForSocket, fd >= 0, directBatch != batch else { return false }
+        directBatch = batch
+        directIndex = Int32(truncatingIfNeeded: index)
+        sentTotal += 1
+        return true
+    }
+
+    /// Something else is about to be queued or written for this client: its line in the hub's
+    /// pending direct batch, if any, comes out of the batch and goes first in the queue.
+    private func reclaimDirect() {
+        guard directBatch == hub.directBatch else { return }
+        directBatch = 0
+        guard let line = hub.cancelDirect(at: directIndex) else { return }
+        sentTotal -= 1
+        queue.insert(line, at: 0)
+    }
+
+    /// The socket did not take all of a direct line (`result`: bytes taken, or −errno): the rest
+    /// is queued and goes as a queued line's would (NIO when the socket is full, a write(2) now
+    /// when the ring failed before sending it, the end of the session on a dead peer).
+    func directWriteFailed(_ line: SharedLine, result: Int32) {
+        sentTotal -= 1
+        guard fd >= 0 else { return }
+        // The queue is empty: anything queued since the line joined the batch took it back.
+        queue.insert(line, at: 0)
+        headWritten = 0
+        let n = Int(result)
+        if finishWrite(n < 0 ? -1 : n, error: n < 0 ? -result : 0, wanted: line.bytes.count) { writeQueued() }
+    }
+
     /// Queued line count (for status).
     public var queued: Int { queue.count }
 
@@ -309,6 +356,7 @@ public final class ClientSession: RingWriter, @unchecked Sendable {
     /// The channel is gone: no more writes, and our descriptor and file-table slot are released
     /// (which, NIO's descriptor being closed already, releases the socket).
     func ended() {
+        if directBatch == hub.directBatch { _ = hub.cancelDirect(at: directIndex) }
         queue.removeAll()
         // The ring's file table holds the socket open too: the peer sees EOF once both are gone.
         hub.releaseRingSlot(of: self)

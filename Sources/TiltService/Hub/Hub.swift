@@ -36,6 +36,16 @@ public final class Hub: @unchecked Sendable {
     /// (`@exclusivity(unchecked)`, as `ClientSession.queue`: per client per line, loop only.)
     @exclusivity(unchecked) private var unflushed: [ClientSession] = []
     @exclusivity(unchecked) private var flushBatch: [ClientSession] = []
+    /// This turn's attitude line for the clients with nothing queued (`DirectWrites`), and the
+    /// batch being written. (`@exclusivity(unchecked)`: per client per line, loop only.)
+    @exclusivity(unchecked) private(set) var directWrites = DirectWrites()
+    @exclusivity(unchecked) var directTaken: [DirectWrites.Target] = []
+    /// The direct batch being gathered (`DirectWrites.batch`).
+    var directBatch: UInt64 { directWrites.batch }
+    /// Takes a client's line out of the batch being gathered (`DirectWrites.cancel`).
+    func cancelDirect(at i: Int32) -> SharedLine? { directWrites.cancel(at: i) }
+    /// A `flushAll` task is queued.
+    private var flushQueued = false
     /// Writes each loop turn's flushes with one system call (`useWriteRing`); nil: write(2).
     private var writeRing: SocketWriteRing?
     /// How fan-out writes go out, for `stats`: "io_uring", or "write" and why not io_uring.
@@ -97,11 +107,22 @@ public final class Hub: @unchecked Sendable {
         if let t = event.t, event.cls == .attitude || event.cls == .sample { lastSampleTime = t }
         var line: SharedLine?
         if event.cls == .attitude, let t = event.t {
-            // The line of every sample: the per-client test without the class switch.
+            // The line of every sample: the per-client test without the class switch, and the
+            // clients with nothing queued get it straight from the shared bytes (one line per
+            // turn goes that way; a second one in the same turn goes through the queues).
+            var direct = false
             for c in clients where c.wantsAttitude(at: t) {
-                if line == nil { line = encode(event) }
-                c.send(line!)
+                if line == nil {
+                    line = encode(event)
+                    direct = directWrites.line == nil
+                }
+                if direct && c.claimDirect(batch: directWrites.batch, index: directWrites.targets.count) {
+                    directWrites.append(c, line: line!)
+                } else {
+                    c.send(line!)
+                }
             }
+            if directWrites.line != nil { flushSoon() }
             return
         }
         if event.cls == .sample && sampleWatchers == 0 { return }
@@ -115,14 +136,23 @@ public final class Hub: @unchecked Sendable {
     /// (see `ClientSession.send`): one task per loop turn, however many clients and lines.
     func flushSoon(_ client: ClientSession) {
         unflushed.append(client)
-        guard unflushed.count == 1 else { return }
+        flushSoon()
+    }
+
+    /// Queues the turn's `flushAll`, if not queued yet.
+    private func flushSoon() {
+        guard !flushQueued else { return }
+        flushQueued = true
         loop.execute { self.flushAll() }
     }
 
     private func flushAll() {
+        flushQueued = false
         swap(&unflushed, &flushBatch)
+        let line = directWrites.take(into: &directTaken)
         if let ring = writeRing {
             do {
+                if let line { try writeDirect(line, through: ring) }
                 for c in flushBatch where c.beginFlush() {
                     if !ring.add(c) {
                         try ring.submit()
@@ -136,12 +166,15 @@ public final class Hub: @unchecked Sendable {
                 dropWriteRing()
                 fanoutWrites = "write (\(error))"
                 onWriteRingFailure?(error.description)
+                if let line { writeDirect(line) }
                 for c in flushBatch { c.flush() }
             }
         } else {
+            if let line { writeDirect(line) }
             for c in flushBatch { c.flush() }
         }
         flushBatch.removeAll(keepingCapacity: true)
+        directTaken.removeAll(keepingCapacity: true)
     }
 
     /// Fan-out through io_uring (`on`: one system call per 256 clients each loop turn) or with
@@ -172,6 +205,7 @@ public final class Hub: @unchecked Sendable {
     private func dropWriteRing() {
         writeRing = nil
         for c in clients { c.registeredSlot = -1 }
+        directWrites.forgetSlots()
     }
 
     /// Clients whose socket is in the ring's registered-file table (`stats`).
