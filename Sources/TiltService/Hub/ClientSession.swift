@@ -11,8 +11,11 @@ import Glibc
 /// Outgoing lines are shared (`SharedLine`: encoded once for every client) and queued here; once
 /// per event-loop turn the hub flushes the client with one write of everything queued, straight
 /// to the socket: through the hub's `SocketWriteRing` (io_uring, with every other client's) or
-/// with write(2)/writev(2). Only when the kernel's send buffer is full does the rest of the line
-/// at the head go to NIO, which waits for the socket to drain and then hands back (`handHeadToNIO`).
+/// with write(2)/writev(2). A client with nothing queued gets the turn's attitude line without
+/// it passing through this queue (`DirectWrites`, `claimDirect`); only what the socket does not
+/// take comes here (`directWriteFailed`). Only when the kernel's send buffer is full does the
+/// rest of the line at the head go to NIO, which waits for the socket to drain and then hands
+/// back (`handHeadToNIO`).
 /// Meanwhile at most `queueLimit` lines wait; past that the oldest are dropped and counted, and
 /// the client gets a `gap` event with the count before its next line, so a stalled reader never
 /// holds more than a fixed amount of memory and never slows the sampler or other clients.
