@@ -1,4 +1,5 @@
 import Foundation
+import SocketWriteRing
 import TestSupport
 import TiltCore
 import XCTest
@@ -101,5 +102,62 @@ final class SocketWriteRingTests: XCTestCase {
         XCTAssertNil(f.onLoop { hub.useWriteRing(true) })
         XCTAssertEqual(freeSlots(), free - 3, "the new ring's table has the clients, and no old slot")
         try line(to: clients)
+    }
+
+    /// Plain sends (`addSend`, the hub's direct path): more than one submission holds, each
+    /// result handed back with its tag; a full socket answers −EAGAIN and a gone peer −EPIPE,
+    /// at once, without a signal.
+    func testPlainSendsReportEachResultByTag() throws {
+        let ring: SocketWriteRing
+        switch SocketWriteRing.make(entries: 256, files: 0) {
+        case .success(let made): ring = made
+        case .failure(let failure):
+            let why = "io_uring is unavailable here (\(failure))"
+            if ProcessInfo.processInfo.environment["CI"] == "true" { return XCTFail("\(why); CI's kernel has it") }
+            throw XCTSkip(why)
+        }
+        var pairs: [(ours: Int32, theirs: Int32)] = []
+        defer { for p in pairs { close(p.ours); close(p.theirs) } }
+        for _ in 0..<300 {
+            var fds: [Int32] = [-1, -1]
+            XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds), 0)
+            pairs.append((fds[0], fds[1]))
+        }
+        let line = Array(#"{"class":"attitude","seq":1}"#.utf8) + [0x0A]
+        var results = [Int32?](repeating: nil, count: pairs.count + 2)
+        func record(_ tag: Int, _ result: Int32) {
+            XCTAssertNil(results[tag], "tag \(tag) answered twice")
+            results[tag] = result
+        }
+        // A socket with a full send buffer, and one whose peer is gone.
+        let full = pairs[0].ours
+        var small: Int32 = 4096
+        setsockopt(full, SOL_SOCKET, SO_SNDBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+        _ = fcntl(full, F_SETFL, fcntl(full, F_GETFL) | O_NONBLOCK)
+        let filler = [UInt8](repeating: 0x20, count: 1024)
+        while write(full, filler, filler.count) > 0 {}
+        let orphan = pairs[1].ours
+        close(pairs[1].theirs)
+        pairs[1].theirs = -1
+
+        try line.withUnsafeBytes { bytes in
+            for (i, p) in pairs.enumerated() {
+                if !ring.addSend(bytes, descriptor: p.ours, slot: -1, tag: i) {
+                    XCTAssertEqual(i, 256, "the ring holds 256 requests")
+                    try ring.submit(sent: record)
+                    XCTAssertTrue(ring.addSend(bytes, descriptor: p.ours, slot: -1, tag: i))
+                }
+            }
+            try ring.submit(sent: record)
+        }
+        XCTAssertEqual(results[0], -EAGAIN, "a full socket")
+        XCTAssertEqual(results[1], -EPIPE, "a gone peer (fd \(orphan))")
+        for i in 2..<pairs.count {
+            XCTAssertEqual(results[i], Int32(line.count), "tag \(i)")
+            var got = [UInt8](repeating: 0, count: 100)
+            XCTAssertEqual(read(pairs[i].theirs, &got, got.count), line.count)
+            XCTAssertEqual(Array(got.prefix(line.count)), line, "tag \(i)")
+        }
+        XCTAssertNil(results[pairs.count], "no answer for a tag never sent")
     }
 }
