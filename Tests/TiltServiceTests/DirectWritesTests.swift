@@ -23,19 +23,13 @@ final class DirectWritesTests: XCTestCase {
     /// reads its lines once, in that order; the closed one reads the first line, then the end
     /// of the stream.
     private func checkOrderInOneTurn(writeRing: Bool) throws {
-        let f = try ServerFixture(writeRing: writeRing) { $0.attitudeHz = 1000 }
+        let (f, clients) = try serverWithClients(3, writeRing: writeRing)
         let hub = f.hub
         nonisolated(unsafe) let engine = f.engine
-        let clients = try (0..<3).map { _ in try LineClient(path: f.path) }
-        try waitUntil("3 clients") { f.onLoop { hub.clientCount } == 3 }
-        for c in clients { _ = try c.next("hello") }
 
         let t1: Nanoseconds = 1_000_000_000, t2 = t1 + 1_000_000
         let inBatch = f.onLoop {
-            func attitude(_ t: Nanoseconds) {
-                let s = IMUSample(t: t, accel: Vector3(0, 0, 9.81), gyro: .zero)
-                engine.ingest(sample: s, attitude: Attitude(t: t, q: .identity, atRest: false, gyroBias: .zero))
-            }
+            let attitude = { (t: Nanoseconds) in Self.ingestAttitude(at: t, into: engine) }
             attitude(t1)
             let joined = hub.directWrites.targets.count
             let sessions = hub.sessions
@@ -74,17 +68,13 @@ final class DirectWritesTests: XCTestCase {
     /// A client whose connection ends while its line waits in the batch leaves the batch: the
     /// line is not written to its (closed, perhaps reused) descriptor, and the others get it.
     func testAClientThatEndsLeavesTheBatch() throws {
-        let f = try ServerFixture(writeRing: true) { $0.attitudeHz = 1000 }
+        let (f, clients) = try serverWithClients(2, writeRing: true)
         let hub = f.hub
         nonisolated(unsafe) let engine = f.engine
-        let clients = try (0..<2).map { _ in try LineClient(path: f.path) }
-        try waitUntil("2 clients") { f.onLoop { hub.clientCount } == 2 }
-        for c in clients { _ = try c.next("hello") }
 
         let t: Nanoseconds = 1_000_000_000
         let left = f.onLoop {
-            let s = IMUSample(t: t, accel: Vector3(0, 0, 9.81), gyro: .zero)
-            engine.ingest(sample: s, attitude: Attitude(t: t, q: .identity, atRest: false, gyroBias: .zero))
+            Self.ingestAttitude(at: t, into: engine)
             let gone = hub.sessions[0]
             // What the socket server does when the channel goes inactive.
             hub.remove(gone)
@@ -93,5 +83,21 @@ final class DirectWritesTests: XCTestCase {
         }
         XCTAssertEqual(left, [true, false], "the ended client's target is out of the batch, the other's is not")
         XCTAssertEqual(try clients[1].readJSON(timeout: 5)?["t_ns"]?.intValue, t)
+    }
+
+    /// A server sending every attitude line, and `n` clients that have read their `hello`.
+    private func serverWithClients(_ n: Int, writeRing: Bool) throws -> (ServerFixture, [LineClient]) {
+        let f = try ServerFixture(writeRing: writeRing) { $0.attitudeHz = 1000 }
+        let hub = f.hub
+        let clients = try (0..<n).map { _ in try LineClient(path: f.path) }
+        try waitUntil("\(n) clients") { f.onLoop { hub.clientCount } == n }
+        for c in clients { _ = try c.next("hello") }
+        return (f, clients)
+    }
+
+    /// What the sampler hands the engine for a sample at `t` (on the loop).
+    private static func ingestAttitude(at t: Nanoseconds, into engine: Engine) {
+        let s = IMUSample(t: t, accel: Vector3(0, 0, 9.81), gyro: .zero)
+        engine.ingest(sample: s, attitude: Attitude(t: t, q: .identity, atRest: false, gyroBias: .zero))
     }
 }
