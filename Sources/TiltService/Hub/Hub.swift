@@ -14,8 +14,9 @@ public protocol RequestHandler: AnyObject {
 /// Numbers events and fans them out to every connected client.
 ///
 /// Every event is encoded once and the same bytes are queued on each client that watches its
-/// class; per-client queues are bounded (`ClientSession`), so a slow reader costs only its own
-/// lines. All state is confined to `loop`: publish from elsewhere with `publishSoon`.
+/// class (a turn's attitude line to a client with nothing queued is written straight from them:
+/// `DirectWrites`); per-client queues are bounded (`ClientSession`), so a slow reader costs only
+/// its own lines. All state is confined to `loop`: publish from elsewhere with `publishSoon`.
 ///
 /// `@unchecked`: no lock guards the state; it is confined to `loop` (checked at run time by
 /// `preconditionInEventLoop`). Other threads touch only `loop` and `publishSoon`. Making the
@@ -36,9 +37,10 @@ public final class Hub: @unchecked Sendable {
     /// (`@exclusivity(unchecked)`, as `ClientSession.queue`: per client per line, loop only.)
     @exclusivity(unchecked) private var unflushed: [ClientSession] = []
     @exclusivity(unchecked) private var flushBatch: [ClientSession] = []
-    /// This turn's attitude line for the clients with nothing queued (`DirectWrites`), and the
-    /// batch being written. (`@exclusivity(unchecked)`: per client per line, loop only.)
+    /// This turn's attitude line for the clients with nothing queued (`DirectWrites`).
+    /// (`@exclusivity(unchecked)`: per client per line, loop only.)
     @exclusivity(unchecked) private(set) var directWrites = DirectWrites()
+    /// The batch `flushAll` took from `directWrites` and is writing (`writeDirect`).
     @exclusivity(unchecked) var directTaken: [DirectWrites.Target] = []
     /// The direct batch being gathered (`DirectWrites.batch`).
     var directBatch: UInt64 { directWrites.batch }
