@@ -165,10 +165,7 @@ public final class SocketWriteRing {
         // Never nil: at most `entries` are prepared between submissions.
         let sqe = io_uring_get_sqe(ring)!
         io_uring_prep_send(sqe, slot >= 0 ? slot : descriptor, bytes.baseAddress, bytes.count, Self.sendFlags)
-        if slot >= 0 { sqe.pointee.flags |= Self.fixedFile }
-        let data = UInt64(tag) | Self.sendBit
-        io_uring_sqe_set_data64(sqe, data)
-        order.append(data)
+        finish(sqe, slot: slot, data: UInt64(tag) | Self.sendBit)
         return true
     }
 
@@ -224,10 +221,16 @@ public final class SocketWriteRing {
             io_uring_prep_sendmsg(sqe, target, header, UInt32(bitPattern: flags))
             iovecsUsed += count
         }
-        if slot >= 0 { sqe.pointee.flags |= Self.fixedFile }
-        io_uring_sqe_set_data64(sqe, UInt64(inFlight.count))
-        order.append(UInt64(inFlight.count))
+        finish(sqe, slot: slot, data: UInt64(inFlight.count))
         inFlight.append((w, wanted))
+    }
+
+    /// Completes a prepared entry, either kind: names the file-table slot (when `slot` ≥ 0) and
+    /// tags the entry with `data`, in submission order.
+    private func finish(_ sqe: UnsafeMutablePointer<io_uring_sqe>, slot: Int32, data: UInt64) {
+        if slot >= 0 { sqe.pointee.flags |= Self.fixedFile }
+        io_uring_sqe_set_data64(sqe, data)
+        order.append(data)
     }
 
     /// Collects `count` completions and hands each writer (or `sent`) its result.

@@ -42,7 +42,7 @@ public final class ClientSession: RingWriter, @unchecked Sendable {
     /// The socket's slot in the hub's `SocketWriteRing` file table (−1: none); `ended` releases it.
     public var registeredSlot: Int32 = -1
     /// This client's place in the hub's direct batch numbered `directBatch` (`claimDirect`).
-    private(set) var directIndex: Int32 = 0
+    private var directIndex: Int32 = 0
     /// 1/`attitudeHz` in ns (0 when attitude is off): computed when the rate changes, not per line.
     private var attitudePeriod: Int64
     private var nextAttitudeDue: Nanoseconds = .min
