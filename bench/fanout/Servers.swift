@@ -4,27 +4,34 @@ import TiltCore
 
 /// What serves the clients: the real daemon (fan-out through io_uring as configured by default,
 /// or with `[socket] io_uring = false`: write(2) per client), or the plain C baseline (cfanout.c)
-/// making the same writes the same way.
+/// making the same writes the same way — with `hop`, from a thread other than the one that reads
+/// the scans, as tiltd's event loop writes what its sampler thread read.
 enum FanoutServer {
     case tiltd(String, ioURing: Bool)
-    case baseline(String, ioURing: Bool)
+    case baseline(String, ioURing: Bool, hop: Bool = false)
 
     var name: String {
         switch self {
         case .tiltd(_, let ioURing): ioURing ? "tiltd" : "tiltd write(2)"
-        case .baseline(_, let ioURing): ioURing ? "C io_uring" : "C write(2)"
+        case .baseline(_, let ioURing, let hop): (ioURing ? "C io_uring" : "C write(2)") + (hop ? " hop" : "")
         }
     }
 
     /// Whether its writes go through io_uring.
     var ioURing: Bool {
         switch self {
-        case .tiltd(_, let on), .baseline(_, let on): on
+        case .tiltd(_, let on), .baseline(_, let on, _): on
         }
     }
 
     var isBaseline: Bool {
         if case .baseline = self { return true }
+        return false
+    }
+
+    /// The C baseline with the thread hop.
+    var isHopBaseline: Bool {
+        if case .baseline(_, _, true) = self { return true }
         return false
     }
 
@@ -54,20 +61,21 @@ func startServer(
     case .tiltd(let tiltd, let ioURing):
         return try startTiltd(
             tiltd, ioURing: ioURing, cfg: cfg, dir: dir, socketPath: socketPath, timeline: timeline, count: count)
-    case .baseline(let path, let ioURing):
-        return try startBaseline(path, ioURing: ioURing, dir: dir, socketPath: socketPath, timeline: timeline)
+    case .baseline(let path, let ioURing, let hop):
+        return try startBaseline(
+            path, ioURing: ioURing, hop: hop, dir: dir, socketPath: socketPath, timeline: timeline)
     }
 }
 
 /// The C baseline: scans are 8-byte timestamps written into a FIFO it reads.
 func startBaseline(
-    _ path: String, ioURing: Bool, dir: String, socketPath: String, timeline: ScanTimeline
+    _ path: String, ioURing: Bool, hop: Bool, dir: String, socketPath: String, timeline: ScanTimeline
 ) throws -> StartedServer {
     let fifo = "\(dir)/ticks"
     guard mkfifo(fifo, 0o600) == 0 else { throw BenchError("mkfifo \(fifo): \(String(cString: strerror(errno)))") }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: path)
-    process.arguments = [socketPath, fifo] + (ioURing ? ["io_uring"] : [])
+    process.arguments = [socketPath, fifo] + (ioURing ? ["io_uring"] : []) + (hop ? ["hop"] : [])
     let logPath = "\(dir)/baseline.log"
     _ = FileManager.default.createFile(atPath: logPath, contents: nil)
     let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))

@@ -2,7 +2,7 @@
  * The plain C fan-out baseline for bench/fanout/run: the least a daemon can do to deliver one JSON
  * line per sample to N Unix-socket clients, with the same socket writes tiltd makes.
  *
- *   cfanout SOCKET_PATH TICK_FIFO [io_uring]
+ *   cfanout SOCKET_PATH TICK_FIFO [io_uring] [hop]
  *
  * Listens on SOCKET_PATH. A client that connects sends one command line and gets one reply line
  * (as the benchmark's `watch` gets from tiltd). Every 8-byte record read from TICK_FIFO is a scan
@@ -15,6 +15,12 @@
  * With "io_uring" the writes of a line go to the kernel together, as tiltd's do by default: one
  * send (MSG_DONTWAIT) per client queued on an io_uring and submitted with one system call per
  * 256 clients, waiting for all of them to complete.
+ *
+ * With "hop" a second thread reads the FIFO and hands each timestamp to the writing thread
+ * through a queue and an eventfd, as tiltd's sampler thread (blocked in libiio) hands each sample
+ * to its event loop (a task queue and NIO's eventfd): the same writes, one thread hop more. It
+ * shows what that hop costs the writes themselves (the scheduler places the woken writer and the
+ * readers its writes wake differently), apart from anything tiltd computes.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,6 +32,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -65,6 +74,33 @@ static void accept_client(int lfd) {
     clients[nclients++] = fd;
 }
 
+/* "hop": timestamps from the FIFO's reader thread to the writing thread, oldest first. */
+#define HOP_QUEUE 4096
+static int64_t hop_queue[HOP_QUEUE];
+static atomic_uint_fast64_t hop_head, hop_tail; /* written by the reader, by the writer */
+static atomic_int hop_done;
+static int hop_tick, hop_doorbell;
+
+/* The reader thread: each scan's timestamp into the queue, then the doorbell (an eventfd). */
+static void *hop_reader(void *arg) {
+    (void)arg;
+    for (;;) {
+        int64_t t;
+        ssize_t n = read(hop_tick, &t, sizeof t);
+        if (n != (ssize_t)sizeof t) atomic_store(&hop_done, 1);
+        else {
+            uint_fast64_t head = atomic_load(&hop_head);
+            if (head - atomic_load(&hop_tail) < HOP_QUEUE) { /* else the writer is 4096 behind: drop */
+                hop_queue[head % HOP_QUEUE] = t;
+                atomic_store(&hop_head, head + 1);
+            }
+        }
+        uint64_t one = 1;
+        if (write(hop_doorbell, &one, sizeof one) < 0) perror("cfanout: eventfd write");
+        if (n != (ssize_t)sizeof t) return NULL;
+    }
+}
+
 /* One send per client through the ring, 256 per submission; counts what each wrote. */
 static void write_all_uring(struct io_uring *ring, const char *line, int len, uint64_t *written, uint64_t *dropped) {
     for (int first = 0; first < nclients; first += 256) {
@@ -84,28 +120,48 @@ static void write_all_uring(struct io_uring *ring, const char *line, int len, ui
 }
 
 int main(int argc, char **argv) {
-    if (argc < 3 || argc > 4 || (argc == 4 && strcmp(argv[3], "io_uring") != 0)) {
-        fprintf(stderr, "usage: cfanout SOCKET_PATH TICK_FIFO [io_uring]\n");
+    int use_ring = 0, hop = 0, usage_error = argc < 3;
+    for (int i = 3; i < argc; i++) {
+        if (strcmp(argv[i], "io_uring") == 0) use_ring = 1;
+        else if (strcmp(argv[i], "hop") == 0) hop = 1;
+        else usage_error = 1;
+    }
+    if (usage_error) {
+        fprintf(stderr, "usage: cfanout SOCKET_PATH TICK_FIFO [io_uring] [hop]\n");
         return 2;
     }
     struct io_uring ring;
-    int use_ring = argc == 4;
     if (use_ring && io_uring_queue_init(256, &ring, 0) != 0) { perror("io_uring_queue_init"); return 1; }
     signal(SIGPIPE, SIG_IGN);
     int lfd = listen_on(argv[1]);
     if (lfd < 0) { perror("listen"); return 1; }
     int tick = open(argv[2], O_RDONLY | O_CLOEXEC);
     if (tick < 0) { perror("open tick fifo"); return 1; }
+    if (hop) {
+        hop_tick = tick;
+        hop_doorbell = tick = eventfd(0, EFD_CLOEXEC);
+        pthread_t reader;
+        if (tick < 0 || pthread_create(&reader, NULL, hop_reader, NULL) != 0) { perror("cfanout: hop"); return 1; }
+    }
     uint64_t seq = 0, dropped = 0, written = 0;
     char line[256];
     for (;;) {
         struct pollfd p[2] = {{.fd = lfd, .events = POLLIN}, {.fd = tick, .events = POLLIN}};
         if (poll(p, 2, -1) < 0) { if (errno == EINTR) continue; break; }
         if (p[0].revents & POLLIN) accept_client(lfd);
-        if (p[1].revents & (POLLIN | POLLHUP)) {
+        if (!(p[1].revents & (POLLIN | POLLHUP))) continue;
+        uint64_t rings;
+        if (hop && read(tick, &rings, sizeof rings) != (ssize_t)sizeof rings) break;
+        for (;;) {
             int64_t t;
-            ssize_t n = read(tick, &t, sizeof t);
-            if (n != (ssize_t)sizeof t) break; /* the feeder is done */
+            if (hop) {
+                uint_fast64_t tail = atomic_load(&hop_tail);
+                if (tail == atomic_load(&hop_head)) break;
+                t = hop_queue[tail % HOP_QUEUE];
+                atomic_store(&hop_tail, tail + 1);
+            } else if (read(tick, &t, sizeof t) != (ssize_t)sizeof t) {
+                goto done; /* the feeder is done */
+            }
             /* The length of tiltd's attitude line, so both move the same bytes. */
             int len = snprintf(line, sizeof line,
                                "{\"class\":\"attitude\",\"seq\":%" PRIu64 ",\"t_ns\":%" PRId64
@@ -119,8 +175,11 @@ int main(int argc, char **argv) {
                     if (write(clients[i], line, (size_t)len) == len) written++;
                     else dropped++;
                 }
+            if (!hop) break; /* one scan per poll, as before */
         }
+        if (hop && atomic_load(&hop_done) && atomic_load(&hop_tail) == atomic_load(&hop_head)) break;
     }
+done:
     fprintf(stderr, "cfanout: %" PRIu64 " lines written, %" PRIu64 " not (socket full)\n", written, dropped);
     return 0;
 }

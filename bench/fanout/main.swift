@@ -21,7 +21,11 @@
 // system call per 256 clients per loop turn) and with `[socket] io_uring = false` (one write(2)
 // per client), so what io_uring buys shows in the same run; --no-write-comparison skips the latter.
 //
-//   FanoutBench [--tiltd PATH] [--baseline PATH] [--idle S [--watchers N]] [--seconds S] [--rates 60,200] [--clients 100,1000] [--readers 2] [--no-write-comparison]
+// Before the default tiltd, the C baseline also runs with a thread hop (`cfanout … io_uring hop`:
+// one thread reads the scans, another writes, as tiltd's sampler thread and event loop do), so
+// what that hop costs the same writes shows apart from what tiltd itself adds; --no-hop skips it.
+//
+//   FanoutBench [--tiltd PATH] [--baseline PATH] [--idle S [--watchers N]] [--seconds S] [--rates 60,200] [--clients 100,1000] [--readers 2] [--no-write-comparison] [--no-hop]
 
 import FakeHardware
 import Foundation
@@ -40,6 +44,7 @@ var baseline: String?
 var idleSeconds: Double?
 var idleWatchers = 0
 var compareWrites = true
+var hopBaseline = true
 var it = CommandLine.arguments.dropFirst().makeIterator()
 func list(_ s: String?) -> [Int] { (s ?? "").split(separator: ",").compactMap { Int($0) } }
 while let a = it.next() {
@@ -53,9 +58,10 @@ while let a = it.next() {
     case "--idle": idleSeconds = it.next().flatMap(Double.init)
     case "--watchers": idleWatchers = max(0, it.next().flatMap(Int.init) ?? 0)
     case "--no-write-comparison": compareWrites = false
+    case "--no-hop": hopBaseline = false
     default:
         say(
-            "usage: FanoutBench [--tiltd PATH] [--baseline PATH] [--idle S [--watchers N]] [--seconds S] [--rates 60,200] [--clients 100,1000] [--readers N] [--no-write-comparison]"
+            "usage: FanoutBench [--tiltd PATH] [--baseline PATH] [--idle S [--watchers N]] [--seconds S] [--rates 60,200] [--clients 100,1000] [--readers N] [--no-write-comparison] [--no-hop]"
         )
         exit(2)
     }
@@ -105,10 +111,14 @@ say(
     "fanout benchmark: \(tiltd), \(Int(seconds)) s per configuration, \(readers) reader threads, "
         + "\(ProcessInfo.processInfo.activeProcessorCount) cores, open files \(fileLimit)")
 say("machine at start: \(uptime())")
-// Each tiltd right after the C baseline that writes the same way.
+// Each tiltd right after the C baseline that writes the same way (and, before the default one,
+// the C baseline with the thread hop).
 var servers: [FanoutServer] = []
 for ioURing in compareWrites ? [false, true] : [true] {
-    if let baseline { servers.append(.baseline(baseline, ioURing: ioURing)) }
+    if let baseline {
+        servers.append(.baseline(baseline, ioURing: ioURing))
+        if ioURing && hopBaseline { servers.append(.baseline(baseline, ioURing: true, hop: true)) }
+    }
     servers.append(.tiltd(tiltd, ioURing: ioURing))
 }
 var results: [(server: FanoutServer, result: FanoutResult)] = []
@@ -136,14 +146,14 @@ func mib(_ kib: Int) -> String { String(format: "%.1f", Double(kib) / 1024) }
 func pad(_ s: String, _ w: Int) -> String { s.count >= w ? s : String(repeating: " ", count: w - s.count) + s }
 let header = [
     "server", "Hz", "clients", "scans", "late", "p50 ms", "p99 ms", "max ms", "lost", "gaps", "CPU%",
-    "µs/line", "× C", "bench CPU%", "RSS idle/conn/10s/end MiB", "stalled held+dropped", "load",
+    "µs/line", "× C", "× C hop", "bench CPU%", "RSS idle/conn/10s/end MiB", "stalled held+dropped", "load",
 ]
-/// The µs per line of the C baseline writing the same way (io_uring or not) in the same
-/// configuration, if it ran.
-@MainActor func baselineFigure(_ c: FanoutConfiguration, ioURing: Bool) -> Double? {
+/// The µs per line of the C baseline writing the same way (io_uring or not; with the thread hop
+/// or not) in the same configuration, if it ran.
+@MainActor func baselineFigure(_ c: FanoutConfiguration, ioURing: Bool, hop: Bool = false) -> Double? {
     results.first {
-        $0.server.isBaseline && $0.server.ioURing == ioURing && $0.result.configuration.rateHz == c.rateHz
-            && $0.result.configuration.clients == c.clients
+        $0.server.isBaseline && $0.server.ioURing == ioURing && $0.server.isHopBaseline == hop
+            && $0.result.configuration.rateHz == c.rateHz && $0.result.configuration.clients == c.clients
     }?
     .result.daemonMicrosecondsPerLine
 }
@@ -152,13 +162,19 @@ let rows: [[String]] = results.map { (server, r) in
         baselineFigure(r.configuration, ioURing: server.ioURing).map {
             String(format: "%.2f", r.daemonMicrosecondsPerLine / $0)
         } ?? "-"
+    let hopRatio =
+        server.isBaseline && !server.isHopBaseline
+        ? "-"
+        : baselineFigure(r.configuration, ioURing: server.ioURing, hop: true).map {
+            String(format: "%.2f", r.daemonMicrosecondsPerLine / $0)
+        } ?? "-"
     let isTiltd = if case .tiltd = server { true } else { false }
     return [
         server.name, String(r.configuration.rateHz), String(r.configuration.clients), String(r.scansWritten),
         String(r.lateScans),
         ms(r.latency.p50), ms(r.latency.p99), ms(r.latency.max),
         r.clientsLosing > 0 ? "\(r.linesLost) (\(r.clientsLosing) cl)" : "0", String(r.gapEvents),
-        String(format: "%.1f", r.daemonCPU), String(format: "%.2f", r.daemonMicrosecondsPerLine), ratio,
+        String(format: "%.1f", r.daemonCPU), String(format: "%.2f", r.daemonMicrosecondsPerLine), ratio, hopRatio,
         String(format: "%.1f", r.benchCPU),
         "\(mib(r.rssIdle))/\(mib(r.rssConnected))/\(mib(r.rssAt10s))/\(mib(r.rssEnd))",
         isTiltd ? "\(r.stalledHeld)+\(r.stalledDropped)" : "-", String(format: "%.1f→%.1f", r.loadBefore, r.loadAfter),
@@ -191,7 +207,10 @@ say(
     latency = line read by a client − scan written (CLOCK_MONOTONIC), over every attitude line of every
     reading client. CPU% = the server's, of one core, from the first scan until every line was
     delivered; µs/line = that CPU time per line delivered to a reading client; × C = that over the C
-    baseline's writing the same way (io_uring or write(2)) in the same configuration. lost = scans written × clients − attitude lines received.
+    baseline's writing the same way (io_uring or write(2)) in the same configuration; × C hop = over
+    the C baseline's with the thread hop ("C io_uring hop": one thread reads the scans and hands
+    each to the writing thread through a queue and an eventfd, as tiltd's sampler thread hands each
+    sample to its event loop). lost = scans written × clients − attitude lines received.
     late = scans the feeder itself wrote > 1 period late (it was starved of CPU). tiltd reads the scans
     from the fake IIO device through libiio and fuses them; the C baseline reads 8-byte timestamps from
     a FIFO and only formats and writes (cfanout.c): one write(2) per client, or one io_uring send per
@@ -219,14 +238,24 @@ for r in tiltdResults where r.configuration.clients >= 1000 {
         "≤ 2 µs per line per client at \(r.configuration.clients) clients, \(r.configuration.rateHz) Hz: "
             + String(format: "%.2f µs", r.daemonMicrosecondsPerLine)
             + (baselineFigure(r.configuration, ioURing: true).map { String(format: " (C io_uring %.2f µs", $0) } ?? " (")
+            + (baselineFigure(r.configuration, ioURing: true, hop: true).map {
+                String(format: ", C io_uring hop %.2f µs", $0)
+            } ?? "")
             + (baselineFigure(r.configuration, ioURing: false).map { String(format: ", C write(2) %.2f µs)", $0) }
                 ?? ")"))
 }
 for (clients, limit) in [(100, 2_000_000), (1000, 5_000_000)] as [(Int, Int64)] {
     if let r = tiltdResults.first(where: { $0.configuration.rateHz == 60 && $0.configuration.clients == clients }) {
+        let beside = [false, true].compactMap { hop in
+            results.first {
+                $0.server.isBaseline && $0.server.ioURing && $0.server.isHopBaseline == hop
+                    && $0.result.configuration.rateHz == 60 && $0.result.configuration.clients == clients
+            }.map { "\($0.server.name) \(ms($0.result.latency.p99)) ms" }
+        }
         target(
             r.latency.p99 <= limit,
-            "p99 ≤ \(limit / 1_000_000) ms with \(clients) clients at 60 Hz: p99 = \(ms(r.latency.p99)) ms")
+            "p99 ≤ \(limit / 1_000_000) ms with \(clients) clients at 60 Hz: p99 = \(ms(r.latency.p99)) ms"
+                + (beside.isEmpty ? "" : " (\(beside.joined(separator: ", ")))"))
     }
 }
 for (name, r) in everyTiltdResult {
