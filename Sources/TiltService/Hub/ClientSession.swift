@@ -37,6 +37,11 @@ public final class ClientSession: RingWriter, @unchecked Sendable {
     private var waitingForSocket = false
     /// Queued since the last flush; the hub flushes once per loop turn.
     private var needsFlush = false
+    /// In the hub's list of clients its next `flushAll` writes (`Hub.flushSoon`). Apart from
+    /// `needsFlush`: a flush of its own (`flushNow`, `close`) empties the queue but leaves the
+    /// client in that list, and a client listed twice would have its queue offered twice to one
+    /// io_uring submission, which writes it twice.
+    var inHubFlushList = false
     /// The session's own descriptor for the socket (closed by `ended`).
     private var fd: CInt
     /// The socket's slot in the hub's `SocketWriteRing` file table (−1: none); `ended` releases it.
@@ -202,8 +207,9 @@ public final class ClientSession: RingWriter, @unchecked Sendable {
             droppedTotal += 1
         }
         queue.append(line)
-        if !needsFlush {
-            needsFlush = true
+        needsFlush = true
+        if !inHubFlushList {
+            inHubFlushList = true
             hub.flushSoon(self)
         }
     }

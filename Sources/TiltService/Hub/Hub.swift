@@ -135,7 +135,8 @@ public final class Hub: @unchecked Sendable {
     }
 
     /// Arranges for `client` to be flushed by a task queued behind the loop's pending work
-    /// (see `ClientSession.send`): one task per loop turn, however many clients and lines.
+    /// (see `ClientSession.send`): one task per loop turn, however many clients and lines. A
+    /// client is listed once (`ClientSession.inHubFlushList`) until that task takes the list.
     func flushSoon(_ client: ClientSession) {
         unflushed.append(client)
         flushSoon()
@@ -151,6 +152,9 @@ public final class Hub: @unchecked Sendable {
     private func flushAll() {
         flushQueued = false
         swap(&unflushed, &flushBatch)
+        // Out of the list before anything is written: what a write's result queues for a
+        // client (a close, a gap) lists it again, for the next turn.
+        for c in flushBatch { c.inHubFlushList = false }
         let line = directWrites.take(into: &directTaken)
         if let ring = writeRing {
             do {
