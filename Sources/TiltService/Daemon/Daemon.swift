@@ -94,7 +94,7 @@ public struct Daemon: Sendable {
             }
             engine.onReload = { done in
                 let done = NIOLoopBound(done, eventLoop: loop)
-                reloader.reload { result in loop.execute { done.value(result) } }
+                reloader.reload { result in done.value(result) }
             }
             handle.attach(engine)
         }.get()

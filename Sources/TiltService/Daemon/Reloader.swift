@@ -31,34 +31,38 @@ public final class Reloader: Sendable {
         self.notifier = notifier; self.logger = logger
     }
 
-    /// Reloads on the reload queue; `done` gets the `reload` reply's fields or the refusal.
-    public func reload(then done: @escaping @Sendable (Result<JSONObject, ConfigError>) -> Void = { _ in }) {
-        queue.async { [self] in done(reloadNow()) }
+    /// The `reload` command's reply: the fields, or why the reload was refused. Called on the
+    /// engine's loop, before the `config` status line that every client gets.
+    public typealias Answer = @Sendable (Result<JSONObject, ConfigError>) -> Void
+
+    /// Reloads on the reload queue; `answer` (on the loop) gets the `reload` reply's fields or
+    /// the refusal.
+    public func reload(answer: Answer? = nil) {
+        queue.async { [self] in reloadNow(answer: answer) }
     }
 
     /// One reload, blocking (on `queue`).
-    private func reloadNow() -> Result<JSONObject, ConfigError> {
+    private func reloadNow(answer: Answer?) {
         guard let path else {
-            return .failure(
-                ConfigError(file: "-", line: nil, key: "", message: "the daemon was started without a config file"))
+            let e = ConfigError(file: "-", line: nil, key: "", message: "the daemon was started without a config file")
+            engine.execute { _ in answer?(.failure(e)) }
+            return
         }
         try? notifier.reloading()
-        let result: Result<JSONObject, ConfigError>
         do {
             let new = try Configuration.load(path: path)
             let current = try engine.submit { $0.config }.wait()
             let staged = try Engine.stage(new, current: current, store: store, services: services)
-            result = .success(try engine.submit { $0.apply(staged) }.wait())
+            _ = try engine.submit { $0.apply(staged, answer: answer) }.wait()
         } catch let e as ConfigError {
-            engine.execute { $0.refuse(e) }
-            result = .failure(e)
+            engine.execute { $0.refuse(e, answer: answer) }
         } catch {
-            result = .failure(ConfigError(file: path, line: nil, key: "", message: "the daemon is stopping: \(error)"))
+            let e = ConfigError(file: path, line: nil, key: "", message: "the daemon is stopping: \(error)")
+            engine.execute { _ in answer?(.failure(e)) }
         }
         // READY=1 ends the reload for systemd either way; STATUS= says what runs now.
         let line = (try? engine.submit { $0.statusLine() }.wait()) ?? "reloaded"
         sentStatus.withLock { $0 = line }
         try? notifier.ready(status: line)
-        return result
     }
 }

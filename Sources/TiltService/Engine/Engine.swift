@@ -30,7 +30,8 @@ public final class Engine: RequestHandler {
         set { game.onRoundStarted = newValue }
     }
     /// Runs a `reload` (the daemon's `Reloader`); the callback gets the reply's fields or why
-    /// it was refused, on the loop. Nil when there is no config file to reload.
+    /// it was refused, on the loop, before the `config` status line the reload sends every
+    /// client. Nil when there is no config file to reload.
     public var onReload: ((@escaping (Result<JSONObject, ConfigError>) -> Void) -> Void)?
 
     /// - Parameters:

@@ -33,9 +33,11 @@ extension Engine {
         return StagedReload(config: new, attitude: attitude, places: places, quests: quests, gps: gps)
     }
 
-    /// On the loop: every component takes its part; clients get a `config` status line.
+    /// On the loop: every component takes its part; clients get a `config` status line, after
+    /// `answer` (the `reload` command's reply, when a client asked) has the reply's fields.
     /// Returns the `reload` reply's fields.
-    public func apply(_ staged: StagedReload) -> JSONObject {
+    @discardableResult
+    public func apply(_ staged: StagedReload, answer: Reloader.Answer? = nil) -> JSONObject {
         let old = context.config
         let new = staged.config
         var notes: [String] = []
@@ -56,18 +58,23 @@ extension Engine {
             + (notes.isEmpty ? "" : " (\(notes.joined(separator: "; ")))")
         context.logger.notice("\(message)")
         context.stats.countReload(applied: true, message: message)
-        context.publish(.status(source: "config", state: "loaded", message: message))
-        return [
+        let fields: JSONObject = [
             "file": .string(file), "changed": .array(changed.map { .string($0) }),
             "notes": .array(notes.map { .string($0) }),
         ]
+        // What the command caused follows its reply (docs/protocol.md, "Commands").
+        answer?(.success(fields))
+        context.publish(.status(source: "config", state: "loaded", message: message))
+        return fields
     }
 
-    /// On the loop: a reload was refused; the running configuration stays.
-    public func refuse(_ error: ConfigError) {
+    /// On the loop: a reload was refused; the running configuration stays. `answer` (the
+    /// `reload` command's reply, when a client asked) has the refusal before the status line.
+    public func refuse(_ error: ConfigError, answer: Reloader.Answer? = nil) {
         let message = "reload refused: \(error.description)"
         context.logger.error("reload refused, keeping the running config: \(error)")
         context.stats.countReload(applied: false, message: message)
+        answer?(.failure(error))
         context.publish(.status(source: "config", state: "error", message: message))
     }
 

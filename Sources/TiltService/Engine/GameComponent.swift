@@ -149,11 +149,10 @@ final class GameComponent: Component {
             let events = try game.start(
                 at: context.now, roundSeconds: command.number("round_s"), gestures: gestures, deck: deck)
             var result: JSONObject = ["round": .int(Int64(game.roundID ?? 0)), "deck": .string(deck.deckName)]
-            if let note {
-                result["deck_note"] = .string(note)
-                context.publish(.status(source: "game", state: "fallback", message: note))
-            }
+            if let note { result["deck_note"] = .string(note) }
             reply.ok(result)
+            // What the command caused follows its reply (docs/protocol.md, "Commands").
+            if let note { context.publish(.status(source: "game", state: "fallback", message: note)) }
             emit(events)
             onRoundStarted?()
         } catch {

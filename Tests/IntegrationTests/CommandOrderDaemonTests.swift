@@ -1,0 +1,85 @@
+import Foundation
+import TestSupport
+import TiltCore
+import XCTest
+
+/// "Events caused by a command follow its reply" (docs/protocol.md, "Commands"), on the real
+/// daemon: the asking client reads the reply first, then what the command made every client see.
+final class CommandOrderDaemonTests: XCTestCase {
+    var dir = ""
+    var daemon: DaemonProcess?
+    override func setUp() { dir = makeTempDir("order") }
+    override func tearDown() {
+        if let d = daemon { _ = d.stop() }
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+
+    func writeConfig(_ extra: String = "") throws -> String {
+        let path = "\(dir)/tiltd.toml"
+        try """
+        [socket]
+        path = "\(dir)/tiltd.sock"
+        [store]
+        path = "\(dir)/tiltd.sqlite"
+        \(extra)
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// Sends `line` and reads until both the reply with `id` and the line `caused` matches; returns
+    /// the reply and whether it came first.
+    func replyAndCause(
+        _ c: LineClient, _ line: String, id: Int, caused: (JSONValue) -> Bool
+    ) throws -> (reply: JSONValue, replyFirst: Bool) {
+        try c.send(line)
+        var reply: JSONValue?
+        var causeSeen = false
+        var replyFirst = false
+        while reply == nil || !causeSeen {
+            guard let v = try c.readJSON(timeout: 10) else { throw RigError("the daemon closed the connection") }
+            if v["class"] == "reply", v["id"] == .int(Int64(id)) {
+                reply = v
+                replyFirst = !causeSeen
+            } else if caused(v) {
+                causeSeen = true
+            }
+        }
+        return (reply!, replyFirst)
+    }
+
+    func testReloadRepliesBeforeTheConfigStatusLineApplyingAndRefusing() throws {
+        let config = try writeConfig()
+        let d = try DaemonProcess(
+            ["run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv"], logPath: "\(dir)/log")
+        daemon = d
+        let c = try LineClient(path: "\(dir)/tiltd.sock")
+        _ = try c.next("hello")
+        let isConfigStatus = { (v: JSONValue) in v["class"] == "status" && v["source"] == "config" }
+
+        let applied = try replyAndCause(c, #"{"cmd":"reload","id":1}"#, id: 1, caused: isConfigStatus)
+        XCTAssertEqual(applied.reply["ok"], .bool(true), "\(applied.reply)")
+        XCTAssertTrue(applied.replyFirst, "the reload reply comes before its config status line")
+
+        try "[socket\n".write(toFile: config, atomically: true, encoding: .utf8)
+        let refused = try replyAndCause(c, #"{"cmd":"reload","id":2}"#, id: 2, caused: isConfigStatus)
+        XCTAssertEqual(refused.reply["error"]?["code"], "reload_refused", "\(refused.reply)")
+        XCTAssertTrue(refused.replyFirst, "the refusal comes before its config status line")
+    }
+
+    func testGameStartRepliesBeforeTheFallbackDeckStatus() throws {
+        let config = try writeConfig()
+        let d = try DaemonProcess(
+            ["run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv"], logPath: "\(dir)/log")
+        daemon = d
+        let c = try LineClient(path: "\(dir)/tiltd.sock")
+        _ = try c.next("hello")
+        _ = try c.next("attitude", timeout: 10)
+        // No GPS: a "nearby" deck has no fix to draw from, so the fallback deck is used.
+        let started = try replyAndCause(c, #"{"cmd":"game.start","id":3,"deck":"nearby"}"#, id: 3) {
+            $0["class"] == "status" && $0["source"] == "game" && $0["state"] == "fallback"
+        }
+        XCTAssertEqual(started.reply["ok"], .bool(true), "\(started.reply)")
+        XCTAssertNotNil(started.reply["deck_note"], "\(started.reply)")
+        XCTAssertTrue(started.replyFirst, "the game.start reply comes before the fallback status line")
+    }
+}
