@@ -62,7 +62,7 @@ struct Estimate: ParsableCommand {
         }
         let dataset: DatasetReader.Dataset
         do { dataset = try DatasetReader.read(path: input) } catch {
-            throw ValidationError(error.description)
+            throw ValidationFailure(message: "tiltd estimate: \(error)")
         }
         let samples = DatasetReader.decimate(dataset.samples, keepingEvery: rateDivisor)
 

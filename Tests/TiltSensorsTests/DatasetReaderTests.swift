@@ -66,7 +66,7 @@ final class DatasetReaderTests: XCTestCase {
             XCTAssertTrue("\(error)".hasPrefix("\(header):1: expected header"), "\(error)")
         }
         XCTAssertThrowsError(try DatasetReader.read(path: "/nonexistent/x.csv")) { error in
-            XCTAssertTrue("\(error)".hasPrefix("/nonexistent/x.csv: cannot read"), "\(error)")
+            XCTAssertEqual("\(error)", "/nonexistent/x.csv: cannot read: No such file or directory")
         }
     }
 }

@@ -46,9 +46,9 @@ public enum DatasetReader {
     public static func read(path: String) throws(ReadError) -> Dataset {
         let data: Data
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+            data = Data(try FileIO.readAll(path))
         } catch {
-            throw ReadError(path: path, line: nil, message: "cannot read: \(error)")
+            throw ReadError(path: path, line: nil, message: error.reason)
         }
         let text: Data
         if data.count >= 2 && data[data.startIndex] == 0x1f && data[data.startIndex + 1] == 0x8b {
