@@ -130,6 +130,30 @@ final class MonitorViewTests: XCTestCase {
         XCTAssertNil(s.disconnectReason)
     }
 
+    /// A daemon that restarted without GPS and with no round: its hello replaces what the
+    /// previous one said (fix, sources, the last decision, the thresholds).
+    func testANewDaemonsHelloReplacesTheOldReadings() {
+        var s = sessionState()
+        s.apply(line: Array(#"{"class":"status","seq":7,"source":"gps","state":"streaming","message":"gpsd"}"#.utf8))
+        s.didDisconnect(reason: "the daemon closed the connection")
+        s.didConnect()
+        s.apply(
+            line: Array(
+                #"{"class":"hello","seq":1,"version":"0.3.1","protocol":1,"sources":[{"source":"imu","state":"starting","message":"opening"}],"game":{"state":"idle","round":null,"score":0,"prompt":null,"config":{"low_threshold_deg":63,"high_threshold_deg":117}},"last_round":null}"#
+                    .utf8))
+        XCTAssertEqual(s.daemonVersion, "0.3.1")
+        XCTAssertEqual(s.sources, [.init(source: "imu", state: "starting", message: "opening")])
+        XCTAssertNil(s.fix, "the new daemon reported no fix")
+        XCTAssertNil(s.attitude, "no attitude from the new daemon yet")
+        XCTAssertEqual(s.game.state, "idle")
+        XCTAssertNil(s.game.lastKind, "the last decision was the old daemon's")
+        XCTAssertEqual(s.game.score, 0)
+        XCTAssertEqual(s.lowThresholdDeg, 63)
+        XCTAssertNil(s.sampleRateHz)
+        XCTAssertEqual(s.gapDropped, 17, "what the monitor counted itself stays")
+        XCTAssertEqual(s.connections, 2)
+    }
+
     func testSummaryLine() {
         XCTAssertEqual(
             MonitorView.summary(sessionState()),
@@ -162,11 +186,11 @@ final class MonitorViewTests: XCTestCase {
         // Thresholds out of order or out of range keep the last good pair.
         s.apply(
             line: Array(
-                #"{"class":"hello","game":{"state":"idle","config":{"low_threshold_deg":150,"high_threshold_deg":20}}}"#
+                #"{"class":"reply","cmd":"status","ok":true,"sample_rate_hz":59.9,"game":{"state":"idle","config":{"low_threshold_deg":150,"high_threshold_deg":20}}}"#
                     .utf8))
         s.apply(
             line: Array(
-                #"{"class":"hello","game":{"state":"idle","config":{"low_threshold_deg":-5,"high_threshold_deg":400}}}"#
+                #"{"class":"reply","cmd":"status","ok":true,"sample_rate_hz":59.9,"game":{"state":"idle","config":{"low_threshold_deg":-5,"high_threshold_deg":400}}}"#
                     .utf8))
         XCTAssertEqual(s.lowThresholdDeg, 60)
         XCTAssertEqual(s.highThresholdDeg, 120)

@@ -136,7 +136,8 @@ public struct MonitorState: Sendable, Equatable {
     /// A fresh state for the monitor of `socketPath`.
     public init(socketPath: String) { self.socketPath = socketPath }
 
-    /// Records a successful connect; readings from the previous connection stay on screen.
+    /// Records a successful connect; readings from the previous connection stay on screen
+    /// until the daemon's `hello` replaces them.
     public mutating func didConnect() {
         connected = true
         disconnectReason = nil
@@ -159,7 +160,8 @@ public struct MonitorState: Sendable, Equatable {
     public mutating func apply(_ o: JSONObject) {
         switch o["class"]?.stringValue {
         case "hello":
-            daemonVersion = o["version"]?.stringValue ?? daemonVersion
+            forgetDaemonReadings()
+            daemonVersion = o["version"]?.stringValue
             applySources(o["sources"])
             if let g = o["game"]?.objectValue { applyGameSnapshot(g) }
             if let f = o["fix"]?.objectValue { applyFix(f) }
@@ -183,6 +185,22 @@ public struct MonitorState: Sendable, Equatable {
         default:
             break
         }
+    }
+
+    /// A `hello` starts a connection to a daemon that may have restarted, with other sources
+    /// and no fix: what the previous one said is dropped, and the hello says what is now.
+    /// (What this monitor counted itself — gaps, bad lines, connections — stays.)
+    mutating func forgetDaemonReadings() {
+        daemonVersion = nil
+        attitude = nil
+        game = GameReading()
+        lowThresholdDeg = Self.defaultLowThresholdDeg
+        highThresholdDeg = Self.defaultHighThresholdDeg
+        fix = nil
+        sources = []
+        sampleRateHz = nil
+        clients = nil
+        droppedLinesAllClients = nil
     }
 
     mutating func applyAttitude(_ o: JSONObject) {
