@@ -75,6 +75,25 @@ final class ReplayDaemonTests: XCTestCase {
         XCTAssertTrue(out2.contains("\(path):3"), out2)
     }
 
+    /// A start that fails (the socket path is a regular file) says why and stops every part in
+    /// order: the sampler is stopped before the event loop it hands samples to.
+    func testAFailedStartSaysWhyAndStopsInOrder() throws {
+        FileManager.default.createFile(atPath: "\(dir)/not-a-socket", contents: Data("keep me".utf8))
+        let path = "\(dir)/tiltd.toml"
+        try """
+        [socket]
+        path = "\(dir)/not-a-socket"
+        [store]
+        path = "\(dir)/tiltd.sqlite"
+        """.write(toFile: path, atomically: true, encoding: .utf8)
+        let (status, out) = try runTiltd(
+            ["run", "--config", path, "--replay", "\(repositoryRoot)/config/demo/head.csv"])
+        XCTAssertEqual(status, 1, out)
+        XCTAssertTrue(out.contains("not-a-socket exists and is not a socket; refusing to replace it"), out)
+        XCTAssertFalse(out.contains("EventLoop"), "nothing is handed to a stopped event loop: \(out)")
+        XCTAssertEqual(try String(contentsOfFile: "\(dir)/not-a-socket", encoding: .utf8), "keep me")
+    }
+
     func testCheckConfigPrintsEffectiveValues() throws {
         let path = try writeConfig("[imu]\nrate_hz = 100")
         let (status, out) = try runTiltd(["check-config", "--config", path])

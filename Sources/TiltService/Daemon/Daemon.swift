@@ -103,7 +103,12 @@ public struct Daemon: Sendable {
             inheritedFD: inheritedFD)
 
         func service(_ s: any Service) -> ServiceGroupConfiguration.ServiceConfiguration {
-            .init(service: s, successTerminationBehavior: .gracefullyShutdownGroup)
+            // A service that fails (a socket path that is not a socket) stops the others in
+            // order too, the event loop last: the sampler thread must not hand a sample to a
+            // loop that is already gone.
+            .init(
+                service: s, successTerminationBehavior: .gracefullyShutdownGroup,
+                failureTerminationBehavior: .gracefullyShutdownGroup)
         }
         return [
             service(EventLoopService(group: group)),
