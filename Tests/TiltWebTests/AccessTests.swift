@@ -89,7 +89,8 @@ final class AccessTests: XCTestCase {
         XCTAssertEqual(refusal(#"{"cmd":"fly"}"#, paired: true), "unknown_command")
         // Arguments are checked as the daemon checks them, before anything is sent.
         XCTAssertEqual(refusal(#"{"cmd":"game.start","deck":{"a":1}}"#, paired: true), "bad_argument")
-        XCTAssertEqual(refusal(#"{"cmd":"game.start","round_s":1}"#, paired: true), "bad_argument")
+        XCTAssertEqual(refusal(#"{"cmd":"game.start","round_s":1}"#, paired: true), "invalid_round_length")
+        XCTAssertEqual(refusal(#"{"cmd":"game.start","round_s":"x"}"#, paired: true), "bad_argument")
         XCTAssertEqual(refusal(#"{"cmd":"game.stop","extra":true}"#, paired: true), "bad_argument")
         XCTAssertEqual(Set(BrowserCommands.pairedOnly), ["game.start", "game.stop", "game.reset", "game.neutral"])
         let line = BrowserCommands.refusalLine(.init(code: "not_allowed", message: "no"), id: .int(7), cmd: "fly")

@@ -145,7 +145,7 @@ public struct Request: Sendable, Equatable {
                 throw ProtocolError(.badArgument, "\"\(k)\" must be a number, got \(v.typeName)")
             }
             guard range.contains(d) else {
-                throw ProtocolError(.badArgument, "\"\(k)\" must be within \(range.lowerBound)…\(range.upperBound)")
+                throw ProtocolError(a.outOfRange, "\"\(k)\" must be within \(range.lowerBound)…\(range.upperBound)")
             }
             if case .wholeNumber = a.kind, d != d.rounded() {
                 throw ProtocolError(.badArgument, "\"\(k)\" must be a whole number")

@@ -61,7 +61,9 @@ public enum CommandCatalogue {
         CommandSpec(
             "game.start", "starts a round", trust: .trusted,
             arguments: [
-                ArgumentSpec("round_s", .number(5...3600), "round length (default [game] round_s)"),
+                ArgumentSpec(
+                    "round_s", .number(5...3600), "round length (default [game] round_s)",
+                    outOfRange: .invalidRoundLength),
                 ArgumentSpec(
                     "deck", .string(maxLength: 4096), "\"nearby\" or a deck file name in the config's directory"),
                 ArgumentSpec(

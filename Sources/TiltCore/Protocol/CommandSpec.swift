@@ -32,10 +32,13 @@ public struct ArgumentSpec: Sendable {
     public let kind: Kind
     /// What it does, and its default when absent (for `help` and docs/protocol.md).
     public let meaning: String
+    /// The error code of a number outside its range (`bad_argument` unless the command has a
+    /// code of its own for it, as `game.start` has `invalid_round_length`).
+    public let outOfRange: ProtocolError.Code
 
     /// Declares an argument.
-    public init(_ name: String, _ kind: Kind, _ meaning: String) {
-        self.name = name; self.kind = kind; self.meaning = meaning
+    public init(_ name: String, _ kind: Kind, _ meaning: String, outOfRange: ProtocolError.Code = .badArgument) {
+        self.name = name; self.kind = kind; self.meaning = meaning; self.outOfRange = outOfRange
     }
 
     /// The type as written in docs/protocol.md and `help`: "number 5–3600", "string ≤ 64".
