@@ -49,6 +49,24 @@ final class CatalogueDocTests: XCTestCase {
         XCTAssertEqual(Set(known).count, ProtocolError.Code.all.count)
     }
 
+    /// An id is a number or a string of at most 128 bytes (null counts as none); anything else
+    /// is refused before the command is looked at.
+    func testRequestIDs() {
+        func idOutcome(_ id: String) -> Result<JSONValue?, ProtocolError> {
+            switch Request.parse(Array(#"{"cmd":"ping","id":\#(id)}"#.utf8)) {
+            case .success(let r): return .success(r.id)
+            case .failure(let e): return .failure(e.error)
+            }
+        }
+        XCTAssertEqual(try idOutcome("7").get(), .int(7))
+        XCTAssertEqual(try idOutcome(#""a""#).get(), .string("a"))
+        XCTAssertEqual(try idOutcome("null").get(), .null)
+        for bad in ["true", "false", "[1]", #"{"a":1}"#, "\"" + String(repeating: "x", count: 129) + "\""] {
+            guard case .failure(let e) = idOutcome(bad) else { return XCTFail("id \(bad) was accepted") }
+            XCTAssertEqual(e.code, .badArgument, bad)
+        }
+    }
+
     /// The parser follows the catalogue: a declared argument of the wrong type, one out of
     /// bounds and an undeclared field are each refused, for every command.
     func testParserChecksEveryDeclaredArgument() {

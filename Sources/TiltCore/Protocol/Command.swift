@@ -91,7 +91,7 @@ public struct Request: Sendable, Equatable {
         var id: JSONValue? = o["id"]
         if let i = id {
             switch i {
-            case .int, .double, .null, .bool: break
+            case .int, .double, .null: break
             case .string(let s) where s.utf8.count <= maxIDLength: break
             default:
                 id = nil
