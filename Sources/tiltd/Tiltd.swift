@@ -48,7 +48,11 @@ extension Tiltd {
         reload) re-reads the configuration, keeping the running one if the new one is invalid. \
         Files: /etc/tiltd/tiltd.toml (configuration, tiltd.toml(5)), /etc/tiltd/calibration.toml \
         (written by tiltd calibrate), /var/lib/tiltd/tiltd.sqlite (rounds, visits, credits, \
-        quests). The socket protocol is in tiltd-protocol(7).
+        quests). The socket protocol is in tiltd-protocol(7). Times: the t_ns of IMU lines \
+        (attitude, sample, game) is CLOCK_MONOTONIC in nanoseconds and never goes backwards (a \
+        device clock that steps is re-anchored and reported once as a status line with state \
+        clock_step); GPS lines carry GPS time since the Unix epoch; with --replay, the \
+        recording's own time.
         """
 }
 
