@@ -14,16 +14,13 @@ final class CommandOrderDaemonTests: XCTestCase {
         try? FileManager.default.removeItem(atPath: dir)
     }
 
-    func writeConfig(_ extra: String = "") throws -> String {
-        let path = "\(dir)/tiltd.toml"
-        try """
-        [socket]
-        path = "\(dir)/tiltd.sock"
-        [store]
-        path = "\(dir)/tiltd.sqlite"
-        \(extra)
-        """.write(toFile: path, atomically: true, encoding: .utf8)
-        return path
+    /// The daemon on the demo head recording, and a client that has read its hello.
+    func startDaemon(config: String) throws -> LineClient {
+        daemon = try DaemonProcess(
+            ["run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv"], logPath: "\(dir)/log")
+        let c = try LineClient(path: "\(dir)/tiltd.sock")
+        _ = try c.next("hello")
+        return c
     }
 
     /// Sends `line` and reads until both the reply with `id` and the line `caused` matches; returns
@@ -48,12 +45,8 @@ final class CommandOrderDaemonTests: XCTestCase {
     }
 
     func testReloadRepliesBeforeTheConfigStatusLineApplyingAndRefusing() throws {
-        let config = try writeConfig()
-        let d = try DaemonProcess(
-            ["run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv"], logPath: "\(dir)/log")
-        daemon = d
-        let c = try LineClient(path: "\(dir)/tiltd.sock")
-        _ = try c.next("hello")
+        let config = try writeDaemonConfig(in: dir)
+        let c = try startDaemon(config: config)
         let isConfigStatus = { (v: JSONValue) in v["class"] == "status" && v["source"] == "config" }
 
         let applied = try replyAndCause(c, #"{"cmd":"reload","id":1}"#, id: 1, caused: isConfigStatus)
@@ -67,12 +60,7 @@ final class CommandOrderDaemonTests: XCTestCase {
     }
 
     func testGameStartRepliesBeforeTheFallbackDeckStatus() throws {
-        let config = try writeConfig()
-        let d = try DaemonProcess(
-            ["run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv"], logPath: "\(dir)/log")
-        daemon = d
-        let c = try LineClient(path: "\(dir)/tiltd.sock")
-        _ = try c.next("hello")
+        let c = try startDaemon(config: try writeDaemonConfig(in: dir))
         _ = try c.next("attitude", timeout: 10)
         // No GPS: a "nearby" deck has no fix to draw from, so the fallback deck is used.
         let started = try replyAndCause(c, #"{"cmd":"game.start","id":3,"deck":"nearby"}"#, id: 3) {

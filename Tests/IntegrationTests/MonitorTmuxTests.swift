@@ -79,18 +79,7 @@ final class MonitorTmuxTests: XCTestCase {
         try tmux(["new-session", "-d", "-s", session, "-x", "100", "-y", "30", "sh", "-c", script])
     }
 
-    func writeConfig() throws -> String {
-        let path = "\(dir)/tiltd.toml"
-        try """
-        [socket]
-        path = "\(dir)/tiltd.sock"
-        [store]
-        path = "\(dir)/tiltd.sqlite"
-        [log]
-        level = "warning"
-        """.write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
+    func writeConfig() throws -> String { try writeDaemonConfig(in: dir, "[log]\nlevel = \"warning\"") }
 
     func startDaemon(_ config: String, log: String) throws -> DaemonProcess {
         try DaemonProcess(

@@ -9,17 +9,7 @@ final class ReplayDaemonTests: XCTestCase {
     override func setUp() { dir = makeTempDir("replay") }
     override func tearDown() { try? FileManager.default.removeItem(atPath: dir) }
 
-    func writeConfig(_ extra: String = "") throws -> String {
-        let path = "\(dir)/tiltd.toml"
-        try """
-        [socket]
-        path = "\(dir)/tiltd.sock"
-        [store]
-        path = "\(dir)/tiltd.sqlite"
-        \(extra)
-        """.write(toFile: path, atomically: true, encoding: .utf8)
-        return path
-    }
+    func writeConfig(_ extra: String = "") throws -> String { try writeDaemonConfig(in: dir, extra) }
 
     func testReplayStreamsHelloStatusAndAttitude() throws {
         let config = try writeConfig()

@@ -86,3 +86,17 @@ public func exchangeAsNobody(_ lines: [String], socket: String) throws -> [JSONV
     return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         .split(separator: "\n").compactMap { try? JSONParser.parse(String($0)) }
 }
+
+/// Writes `dir/tiltd.toml` for a daemon of the tests' own: its socket and store in `dir`, then
+/// `extra` (more tables). Returns the file's path.
+public func writeDaemonConfig(in dir: String, _ extra: String = "") throws -> String {
+    let path = "\(dir)/tiltd.toml"
+    try """
+    [socket]
+    path = "\(dir)/tiltd.sock"
+    [store]
+    path = "\(dir)/tiltd.sqlite"
+    \(extra)
+    """.write(toFile: path, atomically: true, encoding: .utf8)
+    return path
+}
