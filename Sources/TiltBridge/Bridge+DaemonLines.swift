@@ -37,8 +37,7 @@ extension Bridge {
                     topic: topics.status(source: RoomState.isValidID(source) ? source : "daemon"), payload: raw,
                     qos: qos(cls), retain: true))
         case "fix":
-            lastFixAt = now
-            lastFixAgeAt = -(1 << 62)
+            fixAge.fixArrived(at: now)
             send(OutgoingMessage(topic: topics.events(cls), payload: raw, qos: qos(cls), retain: true))
         case "game", "place", "quest", "credit":
             // Credit and the game's score are states for Home Assistant's sensors: retained.

@@ -43,8 +43,8 @@ public final class Bridge {
     /// without persistence has forgotten them.
     var retained: [String: OutgoingMessage] = [:]
     var lastAttitudeAt: Int64 = -(1 << 62)  // long ago, without overflowing a subtraction
-    var lastFixAt: Int64?
-    var lastFixAgeAt: Int64 = -(1 << 62)
+    /// When `fix_age` is due.
+    var fixAge = FixAgeClock()
     /// Drops counted at the last log line and at the last status line; that line's state.
     private var loggedOverflow = 0
     private var statusOverflow = 0
@@ -319,9 +319,7 @@ public final class Bridge {
                 logger.warning("could not release startup pages: \(failure)")
             }
         }
-        if let f = lastFixAt, now - lastFixAgeAt >= 5_000_000_000 {
-            lastFixAgeAt = now
-            let age = Double((now - f) / 100_000_000) / 10
+        if let age = fixAge.due(at: now) {
             // QoS 0: a periodic value, the next one replaces a lost one (and it never fills the buffer).
             send(
                 OutgoingMessage(topic: topics.fixAge, payload: Array(#"{"age_s":\#(age)}"#.utf8), qos: 0, retain: true))

@@ -34,9 +34,10 @@ struct CommandGate {
             return .refuse(
                 Self.reply(id: .null, cmd: nil, code: "not_an_object", "expected a JSON object, got \(value.typeName)"))
         }
-        var id = o["id"] ?? .null
-        if case .string(let s) = id, s.utf8.count > 128 { id = .null }
-        if id != .null, id.intValue == nil, id.stringValue == nil { id = .null }
+        let id = o["id"] ?? .null
+        guard Request.isValidID(id) else {
+            return .refuse(Self.reply(id: .null, cmd: nil, code: "bad_argument", Request.invalidIDMessage))
+        }
         guard let cmd = o["cmd"]?.stringValue else {
             return .refuse(
                 Self.reply(id: id, cmd: nil, code: "bad_argument", "\"cmd\" must be a string naming a command"))

@@ -39,6 +39,21 @@ final class BridgePartsTests: XCTestCase {
         XCTAssertTrue(q.waiting.isEmpty)
     }
 
+    /// `fix_age` every 5 s once a fix has arrived, however often fixes come.
+    func testFixAgeEveryPeriodNotEveryFix() {
+        var clock = FixAgeClock(period: 5_000_000_000)
+        XCTAssertNil(clock.due(at: 0), "no fix yet")
+        var published: [(t: Int64, age: Double)] = []
+        // 20 s of ticks every 0.1 s, a fix every second (as a GPS gives them) for the first 12 s.
+        for tick in 1...200 {
+            let now = Int64(tick) * 100_000_000
+            if tick % 10 == 0 && now <= 12_000_000_000 { clock.fixArrived(at: now) }
+            if let age = clock.due(at: now) { published.append((now, age)) }
+        }
+        XCTAssertEqual(published.map(\.t), [1, 6, 11, 16].map { Int64($0) * 1_000_000_000 }, "every 5 s")
+        XCTAssertEqual(published.map(\.age), [0, 0, 0, 4], "seconds since the latest fix")
+    }
+
     func testCommandGate() {
         let gate = CommandGate(
             allowed: ["status", "room.start"], maxPayloadBytes: 64, bridgeCommands: ["room.start", "room.stop"])
@@ -49,6 +64,8 @@ final class BridgePartsTests: XCTestCase {
         XCTAssertEqual(code("{"), "invalid_json")
         XCTAssertEqual(code("[1]"), "not_an_object")
         XCTAssertEqual(code(#"{"id":1}"#), "bad_argument")
+        XCTAssertEqual(code(#"{"cmd":"status","id":{"a":1}}"#), "bad_argument", "an id the daemon would refuse")
+        XCTAssertEqual(code(#"{"cmd":"status","id":true}"#), "bad_argument")
         XCTAssertEqual(code(#"{"cmd":"fly"}"#), "unknown_command")
         XCTAssertEqual(code(#"{"cmd":"game.stop"}"#), "forbidden")
         XCTAssertEqual(code(#"{"cmd":"room.stop"}"#), "forbidden")

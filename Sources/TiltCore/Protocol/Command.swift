@@ -72,6 +72,17 @@ public struct Request: Sendable, Equatable {
 
     /// The longest id echoed back, so a reply cannot be made huge by its request.
     public static let maxIDLength = 128
+    /// Whether `id` may be a request's id: a number or a string of at most `maxIDLength` bytes
+    /// (null counts as none). The socket and the MQTT bridge's command topic check the same.
+    public static func isValidID(_ id: JSONValue) -> Bool {
+        switch id {
+        case .int, .double, .null: return true
+        case .string(let s): return s.utf8.count <= maxIDLength
+        default: return false
+        }
+    }
+    /// Why an id was refused.
+    public static let invalidIDMessage = "id must be a number or a string of at most \(maxIDLength) bytes"
 
     /// Parses one line (without its newline). On failure returns the error and whatever id could
     /// be read, so the error reply still echoes it.
@@ -88,19 +99,9 @@ public struct Request: Sendable, Equatable {
                     id: nil, cmd: nil,
                     error: ProtocolError(.notAnObject, "a request is a JSON object like {\"cmd\":\"ping\"}")))
         }
-        var id: JSONValue? = o["id"]
-        if let i = id {
-            switch i {
-            case .int, .double, .null: break
-            case .string(let s) where s.utf8.count <= maxIDLength: break
-            default:
-                id = nil
-                return .failure(
-                    RequestError(
-                        id: nil, cmd: nil,
-                        error: ProtocolError(
-                            .badArgument, "id must be a number or a string of at most \(maxIDLength) bytes")))
-            }
+        let id: JSONValue? = o["id"]
+        if let i = id, !isValidID(i) {
+            return .failure(RequestError(id: nil, cmd: nil, error: ProtocolError(.badArgument, invalidIDMessage)))
         }
         guard let cmdValue = o["cmd"] else {
             return .failure(RequestError(id: id, cmd: nil, error: ProtocolError(.badArgument, "missing \"cmd\"")))
