@@ -1,6 +1,7 @@
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import TiltService
 
 /// The bridge's connection to the daemon's Unix socket: JSON lines in, commands out.
 /// Everything it learns becomes an event handed to `onEvent` (in order, from one NIO thread);
@@ -48,7 +49,7 @@ final class DaemonLink: Sendable {
                     box.withLockedValue { $0 = ch }
                     onEvent(.connected)
                 case .failure(let e):
-                    onEvent(.disconnected("cannot connect to \(self.path): \(e)"))
+                    onEvent(.disconnected("cannot connect to \(self.path): \(ConnectErrorText.describe(e))"))
                 }
             }
     }

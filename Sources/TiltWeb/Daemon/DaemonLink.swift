@@ -5,6 +5,7 @@ import NIOExtras
 import NIOPosix
 import ServiceLifecycle
 import TiltCore
+import TiltService
 
 /// The web process's connection to the daemon's Unix socket. It is an ordinary client of the
 /// socket protocol (docs/protocol.md): it reconnects with backoff whenever the daemon goes away,
@@ -190,8 +191,5 @@ public final class DaemonLink: Service, Sendable {
         onState(s)
     }
 
-    static func describe(_ error: any Error) -> String {
-        if let e = error as? IOError { return e.description }
-        return "\(error)"
-    }
+    static func describe(_ error: any Error) -> String { ConnectErrorText.describe(error) }
 }
