@@ -48,6 +48,10 @@ public final class LiveRelay: Service, Sendable {
             hub.broadcast(line.text)
             updateMap(line.value)
         case "hello":
+            // A daemon that (re)started may have no GPS: its fix and map come anew, if at all.
+            state.withLockedValue { s in
+                s.lastMap = nil; s.lastFixTime = nil; s.lastMapTime = -.infinity
+            }
             hub.broadcast(line.text)
             // Browsers' game commands go out as this process's: say so at once if they will fail.
             if let client = line.value["client"], client["trusted"]?.boolValue == false {
@@ -64,7 +68,12 @@ public final class LiveRelay: Service, Sendable {
     /// The link's state changed (its `onState`).
     public func linkChanged(_ s: DaemonLink.State) {
         let text = Self.linkLine(s)
-        state.withLockedValue { $0.linkLine = text }
+        state.withLockedValue { st in
+            st.linkLine = text
+            // A browser that connects while the daemon is away gets the link's state, not the
+            // gone daemon's status and map as if they were current.
+            if case .reconnecting = s { st.lastStatus = nil; st.lastMap = nil; st.lastMapTime = -.infinity }
+        }
         hub.broadcast(text)
     }
 
