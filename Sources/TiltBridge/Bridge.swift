@@ -333,10 +333,12 @@ public final class Bridge {
 
     // MARK: shutdown
 
-    /// Ends a hosted round and says `offline` (a clean disconnect sends no will); `run` then
+    /// Ends a hosted round, says the bridge stopped on `status/mqtt` (its retained line must not
+    /// go on saying "connected") and `offline` (a clean disconnect sends no will); `run` then
     /// waits up to 3 s for the broker to acknowledge before disconnecting.
     private func sayGoodbye() {
         room?.shutdown(now: Self.now())
+        bridgeStatus("stopped", "tiltd mqtt stopped")
         send(
             OutgoingMessage(topic: topics.availability, payload: Array("offline".utf8), qos: 1, retain: true),
             remember: false)

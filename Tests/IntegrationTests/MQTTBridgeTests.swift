@@ -113,6 +113,15 @@ final class MQTTBridgeTests: XCTestCase {
             after.messages.filter { $0.topic.hasPrefix("homeassistant/") }.count, 0, "no retained config is left")
         after.stop()
         sub.stop()
+
+        // A clean stop: the bridge's own retained status says so, then it goes offline.
+        let end = try b.subscribe(["tiltd/kitchen/status", "tiltd/kitchen/status/mqtt"])
+        try end.wait("tiltd/kitchen/status") { $0 == "online" }
+        let (_, bridgeExit) = d.stop()
+        XCTAssertEqual(bridgeExit, 0)
+        try end.wait("tiltd/kitchen/status/mqtt", timeout: 10) { json($0)?["state"]?.stringValue == "stopped" }
+        try end.wait("tiltd/kitchen/status", timeout: 10) { $0 == "offline" }
+        end.stop()
     }
 
     func testCommandsOnlyWhenAllowedAndBadInputChangesNothing() throws {
