@@ -135,7 +135,7 @@ final class LoggingTests: XCTestCase {
         XCTAssertEqual(
             Array(capture.lines.dropFirst(5)),
             [
-                "<3>last message repeated 175 more times in 10 s: iio: read failed at sample 179",
+                "<3>175 more lines from the same statement held back in 10 s, the last: iio: read failed at sample 179",
                 "<6>iio: device back",
             ])
     }

@@ -38,11 +38,20 @@ public struct RepeatSummary: Sendable, Equatable {
     public var priority: Int
     /// The window length, for the summary text.
     public var windowNanoseconds: UInt64
+    /// Whether every line held back was `lastMessage` word for word. One statement can log
+    /// different things (a refusal's reason); then the summary must not call them repeats.
+    public var allSame = true
 
-    /// The summary text, e.g. `last message repeated 57 more times in 10 s: read failed (EIO)`.
+    /// The summary text, e.g. `last message repeated 57 more times in 10 s: read failed (EIO)`, or
+    /// `5 more lines from the same statement held back in 10 s, the last: …` when they differed.
     public var text: String {
         let seconds = Double(windowNanoseconds) / 1e9
         let window = seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+        guard allSame else {
+            let lines = suppressed == 1 ? "line" : "lines"
+            return
+                "\(suppressed) more \(lines) from the same statement held back in \(window) s, the last: \(lastMessage)"
+        }
         let times = suppressed == 1 ? "time" : "times"
         return "last message repeated \(suppressed) more \(times) in \(window) s: \(lastMessage)"
     }
@@ -61,6 +70,7 @@ public struct RepeatLimiter: Sendable {
         var suppressed: Int
         var lastMessage: String
         var priority: Int
+        var allSame = true
     }
 
     /// The limit applied to every key.
@@ -101,6 +111,7 @@ public struct RepeatLimiter: Sendable {
         entry.count += 1
         let emit = entry.count <= limit.burst
         if !emit {
+            if entry.suppressed > 0 && message != entry.lastMessage { entry.allSame = false }
             entry.suppressed += 1
             entry.lastMessage = message
             entry.priority = priority
@@ -134,6 +145,6 @@ public struct RepeatLimiter: Sendable {
         guard entry.suppressed > 0 else { return nil }
         return RepeatSummary(
             key: key, suppressed: entry.suppressed, lastMessage: entry.lastMessage,
-            priority: entry.priority, windowNanoseconds: limit.windowNanoseconds)
+            priority: entry.priority, windowNanoseconds: limit.windowNanoseconds, allSame: entry.allSame)
     }
 }
