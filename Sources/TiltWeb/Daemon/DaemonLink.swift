@@ -100,7 +100,7 @@ public final class DaemonLink: Service, Sendable {
             } catch is CancellationError {
                 return
             } catch {
-                reason = "\(options.socketPath): \(Self.describe(error))"
+                reason = "\(options.socketPath): \(ConnectErrorText.describe(error))"
             }
             failPending(.connectionLost)
             if Task.isCancelled { return }
@@ -190,6 +190,4 @@ public final class DaemonLink: Service, Sendable {
         inner.withLockedValue { $0.state = s }
         onState(s)
     }
-
-    static func describe(_ error: any Error) -> String { ConnectErrorText.describe(error) }
 }
