@@ -80,6 +80,20 @@ extension FakeIIODevice {
         return [accel, gyro]
     }
 
+    /// The same LSM6DS3 probed without an interrupt: the driver sets up no FIFO buffer, so
+    /// there is no `buffer/`, no scan elements and no timestamp channel — only `*_raw`, each
+    /// read a one-shot that switches the sensor on and waits for fresh data (here a plain file:
+    /// the kernel test rig, scripts/kernel-test, measures the real driver's wait).
+    public static func lsm6dsxPairWithoutInterrupt(accelNumber: Int = 0, gyroNumber: Int = 1) -> [FakeIIODevice] {
+        lsm6dsxPair(accelNumber: accelNumber, gyroNumber: gyroNumber).map { d in
+            var d = d
+            d.buffered = false
+            d.timestampIndex = nil
+            d.hasBuffer0 = false
+            return d
+        }
+    }
+
     /// `drivers/iio/imu/bmi160` (bmi160_core.c, Linux 6.6), a BMI160 breakout wired without its
     /// interrupt line: one device "bmi160" with a triggered buffer but no trigger (the driver
     /// makes "bmi160-devN" only when it has an IRQ), so the buffer can never fill; scan order as
@@ -141,6 +155,16 @@ extension FakeIIODevice {
             ownTrigger: "accel_3d-dev\(number)", triggerNumber: number)
         d.timestampClock = "realtime"
         d.hasBuffer0 = true
+        return d
+    }
+
+    /// iio-sensor-proxy's buffered test device (its `tests/` use the kernel's `iio_dummy`-style
+    /// layout): device "IIO Test Accelerometer", whose trigger is named after the HID convention
+    /// "accel_3d-devN" rather than after the device, with `current_trigger` empty. iio-sensor-proxy
+    /// pairs a trigger with device N by the "-devN" suffix alone.
+    public static func iioSensorProxyTestAccel(number: Int = 0) -> FakeIIODevice {
+        var d = hidAccel3D(number: number)
+        d.name = "IIO Test Accelerometer"
         return d
     }
 }

@@ -210,11 +210,11 @@ public final class FakeScenario: Sendable {
         if d.ownTrigger == nil && d.triggeredWithoutInterrupt {
             // A triggered buffer whose driver made no data-ready trigger (no IRQ in the device tree).
             try fm.createDirectory(atPath: "\(base)/trigger", withIntermediateDirectories: true)
-            try writeFile("\(base)/trigger/current_trigger", "")
+            try writeFile("\(base)/trigger/current_trigger", "", newline: false)
         }
         if let trigger = d.ownTrigger {
             try fm.createDirectory(atPath: "\(base)/trigger", withIntermediateDirectories: true)
-            try writeFile("\(base)/trigger/current_trigger", "")
+            try writeFile("\(base)/trigger/current_trigger", "", newline: false)
             let tdir = "\(sysRoot)/trigger\(d.triggerNumber)"
             try fm.createDirectory(atPath: tdir, withIntermediateDirectories: true)
             try writeFile("\(tdir)/name", trigger)
@@ -246,8 +246,11 @@ public final class FakeScenario: Sendable {
     }
 
     /// Writes `value` plus the newline sysfs shows (libiio drops the last byte it reads).
-    private func writeFile(_ path: String, _ value: String) throws {
-        guard FileManager.default.createFile(atPath: path, contents: Data((value + "\n").utf8)) else {
+    /// Writes an attribute as the kernel shows it: the value and a newline, except where the kernel
+    /// prints nothing at all (an unset `current_trigger` is a zero-byte file, which libiio 0.24
+    /// reads as an error, not as an empty name).
+    private func writeFile(_ path: String, _ value: String, newline: Bool = true) throws {
+        guard FileManager.default.createFile(atPath: path, contents: Data((value + (newline ? "\n" : "")).utf8)) else {
             throw FakeHardwareError("cannot write \(path)")
         }
     }

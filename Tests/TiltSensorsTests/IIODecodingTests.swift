@@ -1,7 +1,8 @@
 import FakeHardware
 import TiltCore
-import TiltSensors
 import XCTest
+
+@testable import TiltSensors
 
 /// The pure parts of the IIO source: scan-type parsing and decoding, attribute text, pairing.
 final class IIODecodingTests: XCTestCase {
@@ -111,5 +112,45 @@ final class IIODecodingTests: XCTestCase {
         for i in 0..<20 { _ = p.addAccel(t: Int64(i) * 10_000_000, .zero) }
         XCTAssertEqual(p.dropped, 12)
         XCTAssertEqual(p.addGyro(t: 190_000_000, .zero).map(\.t), [190_000_000])
+    }
+}
+
+/// Which trigger is a device's own, and the rate a source reports.
+final class IIOTriggerAndRateTests: XCTestCase {
+    func testOwnTriggerByTheKernelsNameThenPrefixThenDevNSuffix() {
+        let own = { (name: String, n: Int?, triggers: [String]) in
+            IIOText.ownTrigger(deviceName: name, number: n, among: triggers)
+        }
+        XCTAssertEqual(own("bmi160", 1, ["bmi160-dev0", "bmi160-dev1"]), "bmi160-dev1")
+        XCTAssertEqual(own("lis3dh", 0, ["lis3dh-trigger"]), "lis3dh-trigger", "st_sensors' naming")
+        XCTAssertEqual(own("IIO Test Accelerometer", 0, ["accel_3d-dev0"]), "accel_3d-dev0", "iio-sensor-proxy's rule")
+        XCTAssertNil(own("IIO Test Accelerometer", 1, ["accel_3d-dev0"]), "another device's trigger")
+        XCTAssertNil(own("accel", 1, ["x-dev11", "accel-dev0"]), "-dev11 is not -dev1; accel-dev0 is device 0's")
+        XCTAssertNil(own("bmi160", 0, ["sysfstrig0", "-dev0"]))
+        XCTAssertNil(own("bmi160", nil, ["gyro-dev0"]))
+    }
+
+    func testDeliveredRateReportsNominalWithinToleranceAndMeasuredBeyond() {
+        var rate = DeliveredRate(nominalHz: 100)
+        var t: Int64 = 0
+        var changes: [Double] = []
+        func feed(hz: Double, seconds: Double) {
+            for _ in 0..<Int(hz * seconds) {
+                t += Int64(1e9 / hz)
+                if let r = rate.add(at: t) { changes.append(r) }
+            }
+        }
+        feed(hz: 98.5, seconds: 5)  // a chip 1.5 % slow: within tolerance
+        XCTAssertEqual(rate.reportedHz, 100)
+        XCTAssertEqual(changes, [])
+        feed(hz: 20, seconds: 5)  // one-shot reads that cannot keep up
+        XCTAssertEqual(rate.reportedHz, 20, accuracy: 0.2)
+        XCTAssertTrue(rate.isShort)
+        let reports = changes.count
+        feed(hz: 20.3, seconds: 10)
+        XCTAssertEqual(changes.count, reports, "a steady rate is reported once: \(changes)")
+        feed(hz: 100, seconds: 5)
+        XCTAssertEqual(rate.reportedHz, 100)
+        XCTAssertFalse(rate.isShort)
     }
 }

@@ -153,4 +153,35 @@ final class IIODriverHarnessTests: XCTestCase {
         XCTAssertTrue(r.wait { !r.samples.isEmpty })
         assertClose(r.samples[0].accel, Vector3(-1000, 32767, -32768) * 0.00980665, 1e-9)
     }
+
+    func testATriggerNamedAfterTheHIDConventionIsTheDevicesOwn() throws {
+        // iio-sensor-proxy's test device: "IIO Test Accelerometer" beside trigger "accel_3d-dev0".
+        let d = FakeIIODevice.iioSensorProxyTestAccel()
+        let (s, r) = try start([d], .init(device: "auto", rateHz: 10))
+        let streaming = try XCTUnwrap(r.waitForStatus(.streaming), "\(r.statuses)")
+        XCTAssertTrue(streaming.message.hasPrefix("buffered"), streaming.message)
+        XCTAssertTrue(streaming.message.contains("trigger accel_3d-dev0"), streaming.message)
+        XCTAssertEqual(s.attribute(d, "trigger/current_trigger"), "accel_3d-dev0")
+        let writer = try ScanWriter(scenario: s, device: d)
+        try writer.write([ScanWriter.scan(t: 3_000_000_000, accel: [0, 0, 1000])])
+        XCTAssertTrue(r.wait { !r.samples.isEmpty })
+        XCTAssertEqual(r.samples[0].accel.z, 1000 * 0.00980665, accuracy: 1e-9)
+    }
+
+    func testSplitDevicesWithoutBufferArePolledAtTheRateTheyReport() throws {
+        // An LSM6DS3 probed without its interrupt has no buffer: both halves are polled at the
+        // chip rate nearest the asked one, and what the status says is what arrives.
+        let pair = FakeIIODevice.lsm6dsxPairWithoutInterrupt()
+        let (s, r) = try start(pair, .init(device: "auto", rateHz: 60))
+        try s.setRaw(pair[0], pair[0].accel!, [0, 0, 16393])
+        try s.setRaw(pair[1], pair[1].gyro!, [0, 0, 0])
+        let streaming = try XCTUnwrap(r.waitForStatus(.streaming), "\(r.statuses)")
+        XCTAssertTrue(streaming.message.hasPrefix("polled (no buffer)"), streaming.message)
+        XCTAssertEqual(streaming.rateHz, 52)
+        XCTAssertTrue(r.wait(timeout: 10) { r.samples.count >= 160 })
+        let recent = r.samples.suffix(100)
+        let delivered = Double(recent.count - 1) * 1e9 / Double(recent.last!.t - recent.first!.t)
+        XCTAssertEqual(delivered, 52, accuracy: 52 * 0.05)
+        XCTAssertFalse(r.statuses.contains { $0.state == .streaming && $0.rateHz != 52 }, "\(r.statuses)")
+    }
 }

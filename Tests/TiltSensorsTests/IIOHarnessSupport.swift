@@ -61,6 +61,18 @@ final class SourceRun: Sendable {
         return found
     }
 
+    /// Waits for the first status in `state` that `matches`.
+    func waitForStatus(
+        _ state: SourceStatus.State, timeout: Double = 5, where matches: (SourceStatus) -> Bool
+    ) -> SourceStatus? {
+        var found: SourceStatus?
+        wait(timeout: timeout) {
+            found = statuses.first { $0.state == state && matches($0) }
+            return found != nil
+        }
+        return found
+    }
+
     /// Stops the source and waits for `run` to return.
     func finish(file: StaticString = #filePath, line: UInt = #line) {
         stop.stop()

@@ -206,27 +206,76 @@ enum IIODeviceSetup {
         return rates.min() ?? requested
     }
 
+    /// The sampling rates the device offers (`sampling_frequency_available`, device-level or of
+    /// the first channel type that has one); empty when it lists none.
+    static func offeredRates(_ ref: IIODeviceRef, types: [IIOAxes]) -> [Double] {
+        let text =
+            ref.attribute("sampling_frequency_available")
+            ?? types.lazy.compactMap { IIOChannel.attribute($0.channels[0], "sampling_frequency_available") }.first
+        return (text ?? "").split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" })
+            .compactMap { Double($0) }.filter { $0 > 0 && $0.isFinite }
+    }
+
     /// Attaches the device's own trigger when it needs one: `trigger/current_trigger` exists and
-    /// is empty, and a trigger named "<name>-dev<N>" (the kernel's convention for data-ready
-    /// triggers), or else one starting with "<name>-", exists. Devices fed by a hardware FIFO have
-    /// no `trigger/` directory and need none. Throws `IIOMissingTrigger` when the device needs a
-    /// trigger and has none (a BMI160 or MPU-6050 whose interrupt line is not wired): its buffer
-    /// would never fill.
+    /// is empty, and a trigger of its own exists — named "<name>-dev<N>" (the kernel's convention
+    /// for data-ready triggers), else starting with "<name>-", else any "<anything>-dev<N>" for
+    /// device N (iio-sensor-proxy's rule: the HID hub's "accel_3d-dev0" beside a device of another
+    /// name). Devices fed by a hardware FIFO have no `trigger/` directory and need none. Throws
+    /// `IIOMissingTrigger` when the device needs a trigger and has none (a BMI160 or MPU-6050 whose
+    /// interrupt line is not wired): its buffer would never fill.
+    ///
+    /// `current_trigger` is read from sysfs, not through `iio_device_get_trigger`: the kernel shows
+    /// an unset trigger as a zero-byte file, which libiio 0.24 reports as -EIO — indistinguishable
+    /// from "no trigger directory" by its return code alone.
     static func attachTrigger(_ ref: IIODeviceRef, in ctx: IIOContext, logger: Logger?) throws -> String? {
-        var current: OpaquePointer?
-        let r = iio_device_get_trigger(ref.handle, &current)
-        if r < 0 { return nil }  // no trigger/current_trigger: the device needs no trigger
-        if let current { return iio_device_get_name(current).map { String(cString: $0) } }
+        switch IIOTriggerFile.read(ref) {
+        case .absent: return nil
+        case .set(let name): return name
+        case .unreadable(let why): throw IIOError("\(ref.id): cannot read trigger/current_trigger: \(why)")
+        case .empty: break
+        }
         let triggers = ctx.triggers
-        let preferred = ref.number.map { "\(ref.name)-dev\($0)" }
         guard
-            let trigger = triggers.first(where: { $0.name == preferred })
-                ?? triggers.first(where: { $0.name.hasPrefix("\(ref.name)-") })
+            let trigger = ownTrigger(of: ref, among: triggers.map(\.name)).flatMap({ n in
+                triggers.first { $0.name == n }
+            })
         else {
             throw IIOMissingTrigger(device: "\(ref.name) (\(ref.id))")
         }
         let w = iio_device_set_trigger(ref.handle, trigger.handle)
         if w < 0 { throw IIOError.call("\(ref.id): attaching trigger \(trigger.name)", Int(w)) }
         return trigger.name
+    }
+
+    /// Which of `triggers` (names) is the device's own, by the rules `attachTrigger` lists.
+    static func ownTrigger(of ref: IIODeviceRef, among triggers: [String]) -> String? {
+        IIOText.ownTrigger(deviceName: ref.name, number: ref.number, among: triggers)
+    }
+}
+
+/// What a device's `trigger/current_trigger` holds.
+enum IIOTriggerFile: Equatable {
+    /// No such file: the device's buffer needs no trigger (or it has no buffer).
+    case absent
+    /// The file is empty (zero bytes, or a bare newline): a trigger is needed and none is set.
+    case empty
+    /// A trigger is set (a udev rule, a previous run, a driver that sets its own).
+    case set(String)
+    /// The file exists but cannot be read.
+    case unreadable(String)
+
+    static func read(_ ref: IIODeviceRef) -> IIOTriggerFile {
+        let path = "\(IIOPaths.sysfs)/\(ref.id)/trigger/current_trigger"
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 {
+            let code = errno
+            return code == ENOENT ? .absent : .unreadable(String(cString: strerror(code)))
+        }
+        defer { close(fd) }
+        var buf = [UInt8](repeating: 0, count: 256)
+        let n = buf.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        if n < 0 { return .unreadable(String(cString: strerror(errno))) }
+        let name = String(decoding: buf[0..<n], as: UTF8.self).trimming { $0.isWhitespace || $0 == "\0" }
+        return name.isEmpty ? .empty : .set(name)
     }
 }

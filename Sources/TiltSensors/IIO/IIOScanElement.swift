@@ -123,4 +123,24 @@ public enum IIOText {
     public static func rateText(_ hz: Double) -> String {
         hz == hz.rounded() ? String(Int(hz)) : cFormat("%.3f", hz)
     }
+
+    /// The name of device `number`'s own trigger among `triggers`: "<name>-dev<N>" (the kernel's
+    /// data-ready triggers), else the first starting with "<name>-" ("lis3dh-trigger", as
+    /// st_sensors names them) that is not another device's "-dev<M>", else the first
+    /// "<anything>-dev<N>" (iio-sensor-proxy's rule, for HID-style triggers named after the sensor
+    /// type). Nil when none is.
+    public static func ownTrigger(deviceName: String, number: Int?, among triggers: [String]) -> String? {
+        let suffix = number.map { "-dev\($0)" }
+        if let suffix, let exact = triggers.first(where: { $0 == deviceName + suffix }) { return exact }
+        func isOtherDevices(_ t: String) -> Bool {
+            let digits = t.reversed().prefix { $0.isASCII && $0.isNumber }
+            guard !digits.isEmpty, t.dropLast(digits.count).hasSuffix("-dev") else { return false }
+            return Int(String(digits.reversed())) != number
+        }
+        if let prefixed = triggers.first(where: { $0.hasPrefix("\(deviceName)-") && !isOtherDevices($0) }) {
+            return prefixed
+        }
+        guard let suffix else { return nil }
+        return triggers.first { $0.hasSuffix(suffix) && $0.count > suffix.count }
+    }
 }

@@ -12,9 +12,19 @@ final class IIOSession {
     let devices: [IIOConfiguredDevice]
     private let configuration: IIOSource.Settings
     private var buffered: [IIOBufferedReader] = []
-    private var polled: [IIOPolledReader] = []
-    /// The rate the device(s) run at (the slower one for split devices), Hz.
+    /// The readers of a polled session (empty when buffered).
+    private(set) var polled: [IIOPolledReader] = []
+    /// The rate the device(s) run at (the slower one for split devices), Hz: polled reads are
+    /// paced at it.
     let rateHz: Double
+    /// What is really delivered (`rate_hz` in statuses is `deliveredRate.reportedHz`).
+    private var deliveredRate: DeliveredRate
+    /// Why the delivered rate is short, or what was done to reach it (for the status message).
+    private var rateNote: String?
+    /// What `tunePolledReads` changed, for the status message.
+    var tuneNote: String?
+    /// How long the last polled read of every axis took, ns.
+    var lastReadNs: Int64 = 0
     /// "mpu6050 (iio:device0)" or "lsm6ds3_accel (iio:device0) + lsm6ds3_gyro (iio:device1)".
     let deviceSummary: String
     /// False for an accelerometer alone: samples carry no gyro and attitude is tilt only.
@@ -36,6 +46,7 @@ final class IIOSession {
                 mountOverride: configuration.mountMatrix, logger: logger)
         }
         rateHz = devices.map(\.rateHz).min() ?? configuration.rateHz
+        deliveredRate = DeliveredRate(nominalHz: rateHz)
         deviceSummary = devices.map(\.summary).joined(separator: " + ")
         hasGyro = devices.contains { $0.gyro != nil }
         mode = ""
@@ -68,6 +79,12 @@ final class IIOSession {
                 closeBuffers()
                 logger?.notice("polling instead of buffering", metadata: ["reason": "\(missing)"])
                 startPolled("polled: \(missing)")
+            } catch let refused as IIOError where pollable {
+                // The kernel refused the buffer (a triggered buffer whose trigger cannot be set
+                // answers EINVAL on enable): polling needs neither.
+                closeBuffers()
+                logger?.notice("polling instead of buffering", metadata: ["reason": "\(refused)"])
+                startPolled("polled: the buffer cannot be used (\(refused))")
             }
         }
     }
@@ -76,12 +93,13 @@ final class IIOSession {
     func status(_ state: SourceStatus.State, _ detail: String? = nil) -> SourceStatus {
         SourceStatus(
             source: "imu", state: state, message: detail.map { "\($0); \(message)" } ?? message,
-            device: deviceSummary, rateHz: rateHz, hasGyroscope: hasGyro)
+            device: deviceSummary, rateHz: deliveredRate.reportedHz, hasGyroscope: hasGyro)
     }
 
     /// "buffered, 1 scan per buffer, trigger mpu6050-dev0; timestamps CLOCK_MONOTONIC".
     var message: String {
-        [mode, clockNote, hasGyro ? nil : SourceStatus.noGyroscopeNote].compactMap { $0 }.joined(separator: "; ")
+        [mode, rateNote, clockNote, hasGyro ? nil : SourceStatus.noGyroscopeNote].compactMap { $0 }
+            .joined(separator: "; ")
     }
 
     private func startPolled(_ why: String) {
@@ -131,7 +149,7 @@ final class IIOSession {
             startPolled(why)
             emit(.status(status(.streaming)))
         }
-        try streamPolled(stop: stop, wake: wake, emit: emit)
+        try streamPolled(stop: stop, wake: wake, emit: emit, logger: logger)
     }
 
     /// How long a buffer may stay silent before it counts as `no_data` (and, in auto mode
@@ -163,6 +181,7 @@ final class IIOSession {
                 throw IIOError("poll: \(String(cString: strerror(errno)))")
             }
             var got = 0
+            let deliveredBefore = delivered
             for (i, reader) in buffered.enumerated() where fds[i].revents != 0 {
                 if fds[i].revents & Int16(POLLERR | POLLNVAL) != 0 {
                     throw IIOError("\(reader.device.summary): data node failed")
@@ -188,9 +207,11 @@ final class IIOSession {
                 lastData = now
                 if silent {
                     silent = false
+                    deliveredRate.restart()
                     emit(.status(status(.streaming)))
                 }
             }
+            noteDeliveries(delivered - deliveredBefore, at: now, emit: emit)
             // Data flowing proves the node is alive; when silent, check often that it still exists
             // (a FIFO or a removed device never reports EOF: libiio holds it open read-write).
             if now - lastCheck >= (got > 0 ? 1_000_000_000 : 200_000_000) {
@@ -218,8 +239,11 @@ final class IIOSession {
         return false
     }
 
-    private func streamPolled(stop: StopSignal, wake: IIOWakeup, emit: @Sendable (SourceOutput) -> Void) throws {
+    private func streamPolled(
+        stop: StopSignal, wake: IIOWakeup, emit: @Sendable (SourceOutput) -> Void, logger: Logger?
+    ) throws {
         let period = Int64(1e9 / max(rateHz, 0.1))
+        if try tunePolledReads(period: period, logger: logger) { emit(.status(status(.streaming))) }
         var next = Nanoseconds(MonotonicClock.nanoseconds())
         var lastCheck = next
         while !stop.isStopped {
@@ -230,6 +254,7 @@ final class IIOSession {
                 accel = accel ?? r.accel
                 gyro = gyro ?? r.gyro
             }
+            lastReadNs = Nanoseconds(MonotonicClock.nanoseconds()) - t
             if let accel, let gyro {
                 emit(.sample(IMUSample(t: t, accel: accel, gyro: gyro)))
                 delivered += 1
@@ -237,6 +262,7 @@ final class IIOSession {
                 emit(.sample(IMUSample(t: t, accelOnly: accel)))
                 delivered += 1
             }
+            noteDeliveries(1, at: Nanoseconds(MonotonicClock.nanoseconds()), emit: emit)
             if t - lastCheck >= 1_000_000_000 {
                 lastCheck = t
                 for reader in polled where !reader.isPresent() {
@@ -248,5 +274,24 @@ final class IIOSession {
             if next <= now { next = now + period }  // overran (slow sysfs): skip, never burst
             wake.wait(nanoseconds: next - now)
         }
+    }
+
+    /// Counts deliveries; when the rate to report changes, says so in a `streaming` status (with
+    /// why, for polled reads that cannot keep the pace).
+    private func noteDeliveries(_ n: Int, at now: Nanoseconds, emit: @Sendable (SourceOutput) -> Void) {
+        guard let reported = deliveredRate.add(n, at: now) else { return }
+        if deliveredRate.isShort {
+            let asked = IIOText.rateText(rateHz)
+            let why =
+                polled.isEmpty
+                ? "the device delivers \(IIOText.rateText(reported)) Hz of the \(asked) Hz it was set to"
+                : "polled reads deliver \(IIOText.rateText(reported)) Hz of the \(asked) Hz asked: one read of "
+                    + "every axis takes \(Self.millisecondsText(lastReadNs)) (wire the interrupt for buffered "
+                    + "reads, docs/hardware.md)"
+            rateNote = [tuneNote, why].compactMap { $0 }.joined(separator: "; ")
+        } else {
+            rateNote = tuneNote
+        }
+        emit(.status(status(.streaming)))
     }
 }

@@ -1,0 +1,62 @@
+import TiltCore
+
+/// The rate a source really delivers, measured over windows of its own deliveries, so that the
+/// rate tiltd reports (`rate_hz` in `hello` and `status`, systemd's STATUS=) is the rate clients
+/// get, not the one the driver was set to. A driver may deliver less than its `sampling_frequency`
+/// (a one-shot raw read that waits for fresh data, a bus too slow for the rate, an interrupt that
+/// fires at another rate than the one configured); a chip's own oscillator is off by a few per cent.
+///
+/// Pure: the caller passes its monotonic clock's readings.
+struct DeliveredRate {
+    /// The rate the device was set to, Hz.
+    let nominalHz: Double
+    /// Within this relative distance of `nominalHz` the nominal rate is reported (a chip's
+    /// oscillator tolerance); beyond it, the measured rate.
+    static let tolerance = 0.03
+    /// How long one measurement lasts.
+    static let windowNs: Int64 = 2_000_000_000
+
+    /// The rate to report now, Hz: nominal until a window measures otherwise.
+    private(set) var reportedHz: Double
+    /// The last window's measurement, Hz (nil before the first window ends).
+    private(set) var measuredHz: Double?
+    private var windowStart: Nanoseconds?
+    private var count = 0
+
+    init(nominalHz: Double) {
+        self.nominalHz = nominalHz
+        reportedHz = nominalHz
+    }
+
+    /// Counts `n` deliveries at `now`; returns the new rate to report when a window ends and the
+    /// rate to report has changed, else nil. The first call only starts the window.
+    mutating func add(_ n: Int = 1, at now: Nanoseconds) -> Double? {
+        guard n > 0 else { return nil }
+        guard let start = windowStart else {
+            windowStart = now
+            return nil
+        }
+        count += n
+        let span = now - start
+        guard span >= Self.windowNs else { return nil }
+        let measured = Double(count) * 1e9 / Double(span)
+        measuredHz = measured
+        windowStart = now
+        count = 0
+        let report =
+            abs(measured - nominalHz) <= Self.tolerance * nominalHz ? nominalHz : (measured * 10).rounded() / 10
+        let changed = abs(report - reportedHz) > Self.tolerance * reportedHz
+        guard changed || (report == nominalHz) != (reportedHz == nominalHz) else { return nil }
+        reportedHz = report
+        return report
+    }
+
+    /// Starts a new window at the next delivery (after a silence, which `no_data` reports).
+    mutating func restart() {
+        windowStart = nil
+        count = 0
+    }
+
+    /// True when the reported rate is below the nominal one.
+    var isShort: Bool { reportedHz < nominalHz }
+}

@@ -1,0 +1,58 @@
+import FoundationEssentials
+import Logging
+import TiltCore
+
+/// Polled reads that cannot keep the pace. Some drivers' one-shot raw read switches the sensor on
+/// and waits for fresh data: st_lsm6dsx sleeps three to four output periods for every channel, so
+/// one sample of six channels at 52 Hz takes about 0.4 s. Reading such a chip at its highest
+/// offered rate shortens that wait; the polling pace stays the session's rate. Whatever the read
+/// then costs, `DeliveredRate` reports what is really delivered.
+extension IIOSession {
+    /// A read of every axis slower than this share of the period counts as slow.
+    static let slowReadShare = 0.5
+
+    /// Times a few reads; when they are slow and a device offers a higher sampling rate, sets it
+    /// and times again. Returns true when it changed a rate (the status message says so).
+    func tunePolledReads(period: Int64, logger: Logger?) throws -> Bool {
+        let before = try medianReadNs()
+        lastReadNs = before
+        guard Double(before) > Self.slowReadShare * Double(period) else { return false }
+        var raised: [String] = []
+        for d in devices {
+            let types = [d.accel, d.gyro].compactMap { $0 }
+            guard let top = IIODeviceSetup.offeredRates(d.ref, types: types).max(), top > d.rateHz else { continue }
+            let now = IIODeviceSetup.setRate(top, on: d.ref, types: types, logger: logger)
+            if now > d.rateHz { raised.append("\(d.ref.name) at \(IIOText.rateText(now)) Hz") }
+        }
+        guard !raised.isEmpty else { return false }
+        let after = try medianReadNs()
+        lastReadNs = after
+        tuneNote =
+            "chip rate raised for quick one-shot reads (\(raised.joined(separator: ", "))): one read of every "
+            + "axis took \(Self.millisecondsText(before)), now \(Self.millisecondsText(after))"
+        logger?.notice(
+            "slow polled reads: chip rate raised",
+            metadata: [
+                "device": "\(deviceSummary)", "read_ms_before": "\(Double(before) / 1e6)",
+                "read_ms_after": "\(Double(after) / 1e6)",
+            ])
+        return true
+    }
+
+    /// The median of three timed reads of every axis, ns.
+    private func medianReadNs() throws -> Int64 {
+        var times: [Int64] = []
+        for _ in 0..<3 {
+            let start = Nanoseconds(MonotonicClock.nanoseconds())
+            for reader in polled { _ = try reader.read(at: start) }
+            times.append(Nanoseconds(MonotonicClock.nanoseconds()) - start)
+        }
+        return times.sorted()[1]
+    }
+
+    /// "410 ms", "2.5 ms".
+    static func millisecondsText(_ ns: Int64) -> String {
+        let ms = Double(ns) / 1e6
+        return ms >= 10 ? "\(Int(ms.rounded())) ms" : "\((ms * 10).rounded() / 10) ms"
+    }
+}
