@@ -1,0 +1,7 @@
+"""``python3 -m tiltd``: see tiltd.cli."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())
