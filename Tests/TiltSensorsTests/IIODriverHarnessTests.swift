@@ -168,20 +168,22 @@ final class IIODriverHarnessTests: XCTestCase {
         XCTAssertEqual(r.samples[0].accel.z, 1000 * 0.00980665, accuracy: 1e-9)
     }
 
-    func testSplitDevicesWithoutBufferArePolledAtTheRateTheyReport() throws {
+    func testSplitDevicesWithoutBufferArePolledTogether() throws {
         // An LSM6DS3 probed without its interrupt has no buffer: both halves are polled at the
-        // chip rate nearest the asked one, and what the status says is what arrives.
+        // chip rate nearest the asked one, into whole samples. (What the real driver's one-shot
+        // reads deliver is measured by scripts/kernel-test, not timed here.)
         let pair = FakeIIODevice.lsm6dsxPairWithoutInterrupt()
         let (s, r) = try start(pair, .init(device: "auto", rateHz: 60))
         try s.setRaw(pair[0], pair[0].accel!, [0, 0, 16393])
-        try s.setRaw(pair[1], pair[1].gyro!, [0, 0, 0])
+        try s.setRaw(pair[1], pair[1].gyro!, [0, 0, 100])
         let streaming = try XCTUnwrap(r.waitForStatus(.streaming), "\(r.statuses)")
         XCTAssertTrue(streaming.message.hasPrefix("polled (no buffer)"), streaming.message)
         XCTAssertEqual(streaming.rateHz, 52)
-        XCTAssertTrue(r.wait(timeout: 10) { r.samples.count >= 160 })
-        let recent = r.samples.suffix(100)
-        let delivered = Double(recent.count - 1) * 1e9 / Double(recent.last!.t - recent.first!.t)
-        XCTAssertEqual(delivered, 52, accuracy: 52 * 0.05)
-        XCTAssertFalse(r.statuses.contains { $0.state == .streaming && $0.rateHz != 52 }, "\(r.statuses)")
+        XCTAssertEqual(s.attribute(pair[0], "sampling_frequency"), "52.000")
+        XCTAssertTrue(r.wait { r.samples.count >= 20 })
+        let last = try XCTUnwrap(r.samples.last)
+        XCTAssertTrue(last.hasGyro)
+        XCTAssertEqual(last.accel.z, 16393 * 0.000598205, accuracy: 1e-9)
+        XCTAssertEqual(last.gyro.z, 100 * 0.000152716, accuracy: 1e-12)
     }
 }

@@ -271,7 +271,10 @@ final class IIOSession {
             }
             next += period
             let now = Nanoseconds(MonotonicClock.nanoseconds())
-            if next <= now { next = now + period }  // overran (slow sysfs): skip, never burst
+            // Late by less than a period (a busy machine's wake-up): the schedule holds, so the
+            // lateness does not add up into a lower rate. Late by more (slow sysfs reads): the
+            // missed periods are skipped, never made up in a burst.
+            if next <= now { next += ((now - next) / period + 1) * period }
             wake.wait(nanoseconds: next - now)
         }
     }
