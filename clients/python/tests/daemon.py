@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
 import time
@@ -35,16 +36,16 @@ def tiltd_binary() -> str:
 
 class Daemon:
     """One tiltd process. ``replay`` are the extra ``tiltd run`` arguments (speed, hold, GPX);
-    ``config`` extra TOML appended to the generated config."""
+    ``config`` extra TOML appended to the generated config; ``socket_mode`` the socket file's."""
 
-    def __init__(self, replay: Optional[List[str]] = None, config: str = ""):
+    def __init__(self, replay: Optional[List[str]] = None, config: str = "", socket_mode: str = "0660"):
         self.dir = tempfile.mkdtemp(prefix="tiltd-py-")
         self.socket = os.path.join(self.dir, "tiltd.sock")
         self.config = os.path.join(self.dir, "tiltd.toml")
         self.log = os.path.join(self.dir, "daemon.log")
         self.replay = replay or []
         with open(self.config, "w") as f:
-            f.write(f'[socket]\npath = "{self.socket}"\n[store]\npath = "{self.dir}/tiltd.sqlite"\n'
+            f.write(f'[socket]\npath = "{self.socket}"\nmode = "{socket_mode}"\n[store]\npath = "{self.dir}/tiltd.sqlite"\n'
                     f'[log]\nlevel = "warning"\n{config}')
         self.proc: Optional[subprocess.Popen] = None
 
@@ -55,8 +56,10 @@ class Daemon:
                 [tiltd_binary(), "run", "--config", self.config, "--replay", str(DEMO / "head.csv"), *self.replay],
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         deadline = time.monotonic() + START_TIMEOUT_S
-        # A file appearing has nothing to block on in the standard library: look every 20 ms.
-        while not os.path.exists(self.socket):
+        # Nothing in the standard library blocks until another process listens on a path: try
+        # to connect every 20 ms. (The socket file can exist a moment before the daemon listens:
+        # ECONNREFUSED.)
+        while not self._accepts():
             if self.proc.poll() is not None:
                 raise RuntimeError(f"tiltd exited ({self.proc.returncode}) before opening its socket:\n{self.tail()}")
             if time.monotonic() > deadline:
@@ -64,12 +67,22 @@ class Daemon:
             time.sleep(0.02)
         return self
 
+    def _accepts(self) -> bool:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            try:
+                s.connect(self.socket)
+                return True
+            except (FileNotFoundError, ConnectionRefusedError):
+                return False
+
     def wait_streaming(self) -> "Daemon":
-        """Wait (bounded) until the IMU streams: before that a round cannot start."""
+        """Wait (bounded) until the IMU streams and a first sample has arrived (a line with a
+        t_ns): before that game.start is refused as unavailable."""
         import tiltd  # here, so that importing this module does not need the package
         with tiltd.Client(self.socket, reconnect=False) as c:
+            line = c.hello
             states = {s["source"]: s["state"] for s in c.hello.sources}
-            while states.get("imu") != "streaming":
+            while states.get("imu") != "streaming" or line.t_ns is None:
                 line = c.next_line(timeout=START_TIMEOUT_S)
                 if isinstance(line, tiltd.Status):
                     states[line.source] = line.state

@@ -17,10 +17,8 @@ def play_round(c: tiltd.Client):
     lines = []
     while not (lines and lines[-1].ends_round):
         line = c.next_line(timeout=WAIT_S)
-        if isinstance(line, tiltd.Game):
+        if isinstance(line, tiltd.Game):  # (before the watch applied, other classes came too)
             lines.append(line)
-        else:
-            assert line.line_class in ("reply", "gap", "hello"), line
     return reply, lines
 
 

@@ -1,0 +1,130 @@
+"""``python3 -m tiltd``, the docs' example run as written, and the package build."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+import zipfile
+
+from tests.daemon import CLIENT_DIR, REPO, Daemon, live_replay, round_replay
+from tests.test_client import WAIT_S
+
+ENV = dict(os.environ, PYTHONPATH=str(CLIENT_DIR), PYTHONDONTWRITEBYTECODE="1")
+
+
+def tiltd_cli(*args, env=None, prefix=()):
+    """Run ``python3 -m tiltd ARGS`` (bounded); returns the CompletedProcess."""
+    return subprocess.run([*prefix, sys.executable, "-m", "tiltd", *args], capture_output=True, text=True,
+                          timeout=2 * WAIT_S, env=env or ENV, cwd="/")
+
+
+class CommandLineTests(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        # Open to everyone, so that the permission tests can connect as another user.
+        cls.daemon = Daemon(socket_mode="0666").start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.cleanup()
+
+    def test_watch_readable_and_json(self):
+        r = tiltd_cli("watch", "--socket", self.daemon.socket, "-n", "3", "--classes", "status", "--attitude-hz", "5")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = r.stdout.splitlines()
+        self.assertEqual(len(out), 3)
+        self.assertTrue(out[0].startswith("hello: tiltd "), out)
+        self.assertTrue(all(re.match(r"(attitude: roll|status: )", x) for x in out[1:]), out)
+        r = tiltd_cli("watch", "-n", "2", "--json", "--classes", "status", "--attitude-hz", "5",
+                      env=dict(ENV, TILTD_SOCKET=self.daemon.socket))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        first, second = map(json.loads, r.stdout.splitlines())
+        self.assertEqual(first["class"], "hello")
+        self.assertIn(second["class"], ("attitude", "status"))
+
+    def test_status(self):
+        r = tiltd_cli("status", "--socket", self.daemon.socket)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"^tiltd \d+\.\d+\.\d+: \d+ client")
+        self.assertIn("imu ", r.stdout)
+        r = tiltd_cli("status", "--json", "--socket", self.daemon.socket)
+        self.assertEqual(json.loads(r.stdout)["cmd"], "status")
+
+    def test_refused_command_exit_1(self):
+        r = tiltd_cli("play", "--round-s", "1", "--socket", self.daemon.socket)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("invalid_round_length", r.stderr)
+
+    def test_socket_missing_exit_3(self):
+        missing = os.path.join(self.daemon.dir, "elsewhere.sock")
+        r = tiltd_cli("status", "--socket", missing)
+        self.assertEqual(r.returncode, 3)
+        self.assertIn(f"no tiltd socket at {missing}", r.stderr)
+
+    def test_bad_usage_exit_2(self):
+        self.assertEqual(tiltd_cli("fly").returncode, 2)
+
+    @unittest.skipUnless(os.geteuid() == 0, "needs root to run as another user")
+    def test_permission_denied_and_forbidden_exit_4(self):
+        nobody = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups")
+        # The daemon's directory is closed to others (mkdtemp: 0700): the socket cannot be opened.
+        r = tiltd_cli("status", "--socket", self.daemon.socket, prefix=nobody)
+        self.assertEqual(r.returncode, 4, r.stderr)
+        self.assertIn(f"permission denied opening {self.daemon.socket}", r.stderr)
+        self.assertIn("usermod -aG tiltd", r.stderr)
+        # Opened up, an untrusted user may watch but not start a round.
+        os.chmod(self.daemon.dir, 0o755)
+        try:
+            self.assertEqual(tiltd_cli("status", "--socket", self.daemon.socket, prefix=nobody).returncode, 0)
+            r = tiltd_cli("play", "--socket", self.daemon.socket, prefix=nobody)
+            self.assertEqual(r.returncode, 4, r.stderr)
+            self.assertIn("trusted_gids", r.stderr)
+        finally:
+            os.chmod(self.daemon.dir, 0o700)
+
+
+class PlayTests(unittest.TestCase):
+    def test_play_prints_prompts_and_decisions_until_the_end(self):
+        d = round_replay()
+        self.addCleanup(d.cleanup)
+        r = tiltd_cli("play", "--socket", d.socket)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = r.stdout.splitlines()
+        self.assertRegex(out[0], r"^round 1 started")
+        self.assertTrue(any(x.startswith("game: prompt ") for x in out), out)
+        self.assertTrue(any(x.startswith("game: CORRECT ") for x in out), out)
+        self.assertTrue(any(x.startswith("game: SKIP ") for x in out), out)
+        self.assertRegex(out[-1], r"^game: round 1 ended \(timeout\): score \d+")
+
+    def test_the_docs_python_example_runs_as_written(self):
+        doc = (REPO / "docs" / "clients.md").read_text()
+        example = re.search(r"## A round in ten lines.*?```python\n(.*?)```", doc, re.S).group(1)
+        self.assertLessEqual(len([x for x in example.splitlines() if x.strip()]), 10)
+        d = round_replay()
+        self.addCleanup(d.cleanup)
+        r = subprocess.run([sys.executable, "-c", example], capture_output=True, text=True, timeout=2 * WAIT_S,
+                           env=dict(ENV, TILTD_SOCKET=d.socket), cwd="/")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = r.stdout.splitlines()
+        self.assertRegex(out[0], r"^(correct|skip) .+ after \d+ ms$")
+        self.assertRegex(out[-1], r"^score \d+$")
+
+
+class BuildTests(unittest.TestCase):
+    def test_the_wheel_holds_the_package_and_its_metadata(self):
+        sys.path.insert(0, str(CLIENT_DIR))
+        try:
+            import build_backend
+        finally:
+            sys.path.remove(str(CLIENT_DIR))
+        with tempfile.TemporaryDirectory() as out:
+            self.assertEqual(build_backend.get_requires_for_build_wheel(), [])
+            wheel = build_backend.build_wheel(out)
+            names = zipfile.ZipFile(os.path.join(out, wheel)).namelist()
+        self.assertIn("tiltd/__main__.py", names)
+        self.assertIn("tiltd/client.py", names)
+        self.assertTrue(any(n.endswith(".dist-info/RECORD") for n in names))
+        self.assertFalse([n for n in names if "test" in n or "pycache" in n])
