@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 let package = Package(
@@ -17,7 +17,12 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
-        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // No traits (ConfigurationSupport, FullFoundation: tiltd uses neither), as hummingbird-websocket
+        // asks for it. With hummingbird's default traits here, Debian sid's SwiftPM 6.2.3 (the cross
+        // compiler's) fails to plan a --product build: "product 'Configuration' required by package
+        // 'hummingbird' target 'HummingbirdTLS' not found in package 'swift-configuration'" (issue 27).
+        // `traits:` needs tools version 6.1; hummingbird itself needs 6.2.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: []),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
