@@ -5,7 +5,7 @@ import time
 import unittest
 
 import tiltd
-from tests.daemon import Daemon, live_replay, round_replay
+from tests.daemon import DEMO, Daemon, live_replay, round_replay
 
 WAIT_S = 15  # the longest any single wait in these tests may take
 
@@ -130,6 +130,38 @@ class RoundTests(unittest.TestCase):
             check_round(self, reply, lines)
             last = c.history(n=1)["rounds"][0]
             self.assertEqual(last, lines[-1].result)
+
+
+class PlacesTests(unittest.TestCase):
+    def test_fix_place_quest_and_credit_lines_and_a_redeem(self):
+        # The demo's GPX walk, 400× faster: a café stop of 10 minutes earns a credit in ~3 s.
+        d = Daemon(["--gpx", str(DEMO / "walk.gpx"), "--gpx-speed", "400"],
+                   config=f'[places]\nfile = "{DEMO}/places.geojson"\ncredit_categories = ["cafe"]\n').start()
+        self.addCleanup(d.cleanup)
+        with tiltd.Client(d.socket) as c:
+            c.watch(classes=["fix", "place", "quest", "credit"], attitude_hz=0)
+            seen = {}
+            for line in c.lines(timeout=WAIT_S):
+                seen.setdefault(type(line), line)
+                if isinstance(line, tiltd.Credit):
+                    break
+            fix, place, quest, credit = (seen[t] for t in (tiltd.Fix, tiltd.Place, tiltd.Quest, tiltd.Credit))
+            self.assertEqual(fix.mode, 3)
+            self.assertAlmostEqual(fix.lat, 52.5, delta=0.1)
+            self.assertEqual(fix.t_ns, fix.time_ns)
+            self.assertEqual((place.event, place.category), ("enter", "bakery"))
+            self.assertEqual(quest.event, "available")
+            self.assertEqual((credit.event, credit.name, credit.amount, credit.balance), ("earned", "Café Kompass", 1, 1))
+            with self.assertRaises(tiltd.CommandError) as e:
+                c.redeem(amount=5)
+            self.assertEqual(e.exception.code, "insufficient_credits")
+            r = c.redeem(amount=1, request_id="test-1")
+            self.assertEqual((r["redeemed"], r["balance"]), (1, 0))
+            # The credit event the redeem caused follows its reply.
+            line = c.next_line(timeout=WAIT_S)
+            while not isinstance(line, tiltd.Credit):
+                line = c.next_line(timeout=WAIT_S)
+            self.assertEqual((line.event, line.request_id, line.balance), ("redeemed", "test-1", 0))
 
 
 class ReconnectTests(unittest.TestCase):

@@ -165,6 +165,11 @@ class Place(Line):
     distance_m: Optional[float] = None
     entered_ns: Optional[int] = None
     dwell_s: Optional[float] = None
+    until_moved_m: Optional[float] = None  # snoozed
+    moved_m: Optional[float] = None  # woke
+    snoozed_ns: Optional[int] = None  # woke
+    lat: Optional[float] = None  # snoozed: where
+    lon: Optional[float] = None
 
 
 @dataclass
