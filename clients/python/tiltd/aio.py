@@ -149,7 +149,19 @@ class AsyncClient(Commands):
             self._cond.notify_all()
 
     async def _run(self) -> None:
-        """The reading task: read until the connection is lost, then reconnect or give up."""
+        """The reading task. Whatever ends it is passed to every waiter, so none waits for a
+        task that is gone."""
+        try:
+            await self._read_and_reconnect()
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # a bug here must not leave waiters hanging until their timeouts
+            self._drop_connection()
+            self._failure = TiltdError(f"the client's reading task failed: {e!r}")
+            await self._notify()
+
+    async def _read_and_reconnect(self) -> None:
+        """Read until the connection is lost, then reconnect or give up."""
         while True:
             try:
                 await self._read_until_lost()

@@ -79,8 +79,12 @@ class Client(Commands):
         if again:
             self._send_bytes(again)
         deadline = time.monotonic() + self.connect_timeout
-        while self._session.hello is None:
-            self._read(deadline, what="the daemon's hello")
+        try:
+            while self._session.hello is None:
+                self._read(deadline, what="the daemon's hello")
+        except Timeout:
+            self.close()
+            raise
         return self._session.hello
 
     def close(self) -> None:
@@ -120,7 +124,10 @@ class Client(Commands):
         if self._sock is None:
             if not self.reconnect and self._session.hello is not None:
                 raise ConnectionLost(f"the connection to {self.path} is closed")
-            self._reconnect() if self._session.hello is not None else self.connect()
+            if self._session.hello is None:
+                self.connect()  # the first connection: its errors are the caller's at once
+            else:
+                self._reconnect()
 
     # ---- bytes -------------------------------------------------------------------------------
     def _lost(self, why: str) -> ConnectionLost:
