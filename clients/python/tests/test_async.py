@@ -1,6 +1,7 @@
 """The asyncio client against the real daemon: the same essentials as the blocking one."""
 
 import asyncio
+import signal
 import threading
 import unittest
 
@@ -87,6 +88,20 @@ class AsyncClientTests(unittest.TestCase):
                     line = await c.next_line(timeout=WAIT_S)
                 self.assertIsNot(line, first)
                 self.assertEqual((await c.watch())["watch"], settings)
+        run(body())
+
+    def test_a_stopped_daemon_is_noticed_by_the_keepalive(self):
+        d = live_replay()
+        self.addCleanup(d.cleanup)
+
+        async def body():
+            async with tiltd.AsyncClient(d.socket, reconnect=False, keepalive_s=0.3) as c:
+                await c.watch(classes=[], attitude_hz=0)
+                self.assertIsInstance(await c.next_line(timeout=WAIT_S), tiltd.Hello)
+                d.proc.send_signal(signal.SIGSTOP)
+                self.addCleanup(d.proc.send_signal, signal.SIGCONT)
+                with self.assertRaisesRegex(tiltd.ConnectionLost, "keep-alive"):
+                    await c.next_line(timeout=WAIT_S)
         run(body())
 
     def test_gives_up_in_bounded_time(self):

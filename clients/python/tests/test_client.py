@@ -1,5 +1,6 @@
 """The blocking client against the real daemon (a replay of config/demo/head.csv)."""
 
+import signal
 import threading
 import time
 import unittest
@@ -204,6 +205,19 @@ class ReconnectTests(unittest.TestCase):
             pass
         with self.assertRaises(tiltd.ConnectionLost):
             c.ping()
+
+    def test_a_stopped_daemon_is_noticed_by_the_keepalive(self):
+        c = tiltd.Client(self.daemon.socket, reconnect=False, keepalive_s=0.3)
+        self.addCleanup(c.close)
+        c.connect()
+        c.watch(classes=[], attitude_hz=0)  # a quiet stream: only the keep-alive's ping answers
+        self.assertIsInstance(c.next_line(timeout=WAIT_S), tiltd.Hello)
+        self.daemon.proc.send_signal(signal.SIGSTOP)  # its socket stays open, nothing answers
+        self.addCleanup(self.daemon.proc.send_signal, signal.SIGCONT)
+        started = time.monotonic()
+        with self.assertRaisesRegex(tiltd.ConnectionLost, "keep-alive"):
+            c.next_line(timeout=WAIT_S)
+        self.assertLess(time.monotonic() - started, 3)
 
     def test_gives_up_reconnecting_in_bounded_time(self):
         c = tiltd.Client(self.daemon.socket, reconnect_timeout=0.5)
