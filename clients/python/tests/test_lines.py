@@ -65,6 +65,17 @@ class SessionTests(unittest.TestCase):
             s.take_reply(rid)
         self.assertEqual((e.exception.code, e.exception.cmd), ("unknown_command", "fly"))
 
+    def test_a_watch_reply_drops_queued_lines_of_classes_no_longer_watched(self):
+        s = Session()
+        rid, _ = s.request("watch", {"classes": ["game"], "attitude_hz": 0})
+        s.feed(wire({"class": "hello"}, {"class": "attitude"}, {"class": "game", "kind": "prompt"},
+                    {"class": "reply", "id": rid, "cmd": "watch", "ok": True,
+                     "watch": {"classes": ["game"], "attitude_hz": 0, "samples": False}}))
+        self.assertEqual(s.take_reply(rid)["watch"]["classes"], ["game"])
+        self.assertEqual([s.pop_event().line_class for _ in range(2)], ["hello", "game"])
+        self.assertIsNone(s.pop_event())
+        self.assertEqual(s.watch_settings["attitude_hz"], 0)
+
     def test_bounded_queue_reports_a_local_gap(self):
         s = Session(queue_lines=16)
         s.feed(wire(*({"class": "attitude", "seq": i} for i in range(20))))

@@ -170,6 +170,11 @@ class Session:
         if isinstance(line, Reply) and line.id is not None:
             if line.cmd == "watch" and line.ok and (line.id in self._awaited or line.id in self._internal):
                 self.watch_settings = line.extra.get("watch")
+                # Lines queued before the daemon applied the watch follow the old settings; drop
+                # those of classes no longer watched, so that after watch() returns the stream is
+                # what was asked for.
+                wanted = set((self.watch_settings or {}).get("classes") or ()) | ALWAYS_SENT
+                self._events = deque(e for e in self._events if e.line_class in wanted)
             if line.id in self._internal:
                 self._internal.discard(line.id)
                 if line.cmd == "watch":
@@ -228,7 +233,8 @@ class Commands:
     def watch(self, classes: Optional[List[str]] = None, attitude_hz: Optional[float] = None,
               samples: Optional[bool] = None):
         """Change what this client receives; omitted settings keep their value. The reply's
-        ``watch`` is what is in force; it is restored by itself after a reconnect."""
+        ``watch`` is what is in force; it is restored by itself after a reconnect. Lines of
+        classes no longer watched that arrived before the reply are dropped from ``lines()``."""
         return self.command("watch", classes=classes, attitude_hz=attitude_hz, samples=samples)
 
     def start_round(self, round_s: Optional[float] = None, deck: Optional[str] = None,
