@@ -113,12 +113,22 @@ class Daemon:
             return "(no log)"
 
 
+def started(d: Daemon, streaming: bool = False) -> Daemon:
+    """``d`` started (and streaming); its directory removed if it could not be."""
+    try:
+        d.start()
+        return d.wait_streaming() if streaming else d
+    except BaseException:
+        d.cleanup()
+        raise
+
+
 def live_replay() -> Daemon:
     """A daemon replaying the head recording in real time (55 s of attitude at 60 Hz)."""
-    return Daemon().start()
+    return started(Daemon())
 
 
 def round_replay(round_s: int = 30) -> Daemon:
     """A daemon that holds its replay until a round starts, then plays the recording as fast as
     it can: a whole round of the demo's nods and tilts takes well under a second."""
-    return Daemon(["--fast", "--hold-until-round"], config=f"[game]\nround_s = {round_s}\n").start().wait_streaming()
+    return started(Daemon(["--fast", "--hold-until-round"], config=f"[game]\nround_s = {round_s}\n"), True)

@@ -10,7 +10,7 @@ import tempfile
 import unittest
 import zipfile
 
-from tests.daemon import CLIENT_DIR, REPO, Daemon, live_replay, round_replay
+from tests.daemon import CLIENT_DIR, REPO, Daemon, round_replay, started
 from tests.test_client import WAIT_S
 
 ENV = dict(os.environ, PYTHONPATH=str(CLIENT_DIR), PYTHONDONTWRITEBYTECODE="1")
@@ -26,7 +26,7 @@ class CommandLineTests(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         # Open to everyone, so that the permission tests can connect as another user.
-        cls.daemon = Daemon(socket_mode="0666").start()
+        cls.daemon = started(Daemon(socket_mode="0666"))
 
     @classmethod
     def tearDownClass(cls):
