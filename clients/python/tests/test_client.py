@@ -137,7 +137,7 @@ class PlacesTests(unittest.TestCase):
     def test_fix_place_quest_and_credit_lines_and_a_redeem(self):
         # The demo's GPX walk, 400× faster: a café stop of 10 minutes earns a credit in ~3 s.
         d = started(Daemon(["--gpx", str(DEMO / "walk.gpx"), "--gpx-speed", "400"],
-                   config=f'[places]\nfile = "{DEMO}/places.geojson"\ncredit_categories = ["cafe"]\n'))
+                           config=f'[places]\nfile = "{DEMO}/places.geojson"\ncredit_categories = ["cafe"]\n'))
         self.addCleanup(d.cleanup)
         with tiltd.Client(d.socket) as c:
             c.watch(classes=["fix", "place", "quest", "credit"], attitude_hz=0)
