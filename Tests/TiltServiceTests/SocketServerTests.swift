@@ -63,6 +63,47 @@ final class ServerFixture: @unchecked Sendable {
 }
 
 final class SocketServerTests: XCTestCase {
+    func testTheSocketFileAppearsOnlyOnceItListens() throws {
+        // A client that waits for the file and connects at once must never meet ECONNREFUSED:
+        // the file arrives by a rename of a socket that already listens (IN_MOVED_TO), never by
+        // the bind that creates it (IN_CREATE), and with its mode already set.
+        let dir = makeTempDir("sock-appear")
+        let watch = inotify_init1(Int32(IN_CLOEXEC) | Int32(IN_NONBLOCK))
+        XCTAssertGreaterThanOrEqual(watch, 0)
+        defer { close(watch) }
+        XCTAssertGreaterThanOrEqual(inotify_add_watch(watch, dir, UInt32(IN_CREATE | IN_MOVED_TO)), 0)
+        var config = Configuration()
+        config.socket.path = "\(dir)/tiltd.sock"
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        defer { try? group.syncShutdownGracefully() }
+        let hub = Hub(loop: group.next())
+        _ = Engine(hub: hub, config: config, logger: Logger(label: "test"))
+        let server = SocketServer(config: config.socket, hub: hub, logger: Logger(label: "test"))
+        try server.start()
+        defer { server.stop() }
+        var events: [(name: String, mask: UInt32)] = []
+        var buf = [UInt8](repeating: 0, count: 4096)
+        let n = buf.withUnsafeMutableBytes { read(watch, $0.baseAddress, $0.count) }
+        var off = 0
+        while off < n {
+            buf.withUnsafeBytes { raw in
+                let e = raw.load(fromByteOffset: off, as: inotify_event.self)
+                let nameStart = off + MemoryLayout<inotify_event>.size
+                let name = String(decoding: raw[nameStart..<nameStart + Int(e.len)].prefix { $0 != 0 }, as: UTF8.self)
+                events.append((name, e.mask))
+                off = nameStart + Int(e.len)
+            }
+        }
+        let arrivals = events.filter { $0.name == "tiltd.sock" }
+        XCTAssertEqual(arrivals.map(\.mask), [UInt32(IN_MOVED_TO)], "\(events)")
+        XCTAssertTrue(events.allSatisfy { $0.name == "tiltd.sock" || $0.name.hasPrefix(".tiltd.sock.") }, "\(events)")
+        var st = stat()
+        XCTAssertEqual(stat(config.socket.path, &st), 0)
+        XCTAssertEqual(st.st_mode & 0o777, mode_t(config.socket.mode))
+        XCTAssertNoThrow(try LineClient(path: config.socket.path, timeout: 0))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir), ["tiltd.sock"], "no staged name left")
+    }
+
     func testHelloThenDefaultStream() throws {
         let f = try ServerFixture()
         let c = try LineClient(path: f.path)

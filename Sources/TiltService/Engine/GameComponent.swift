@@ -100,8 +100,13 @@ final class GameComponent: Component {
         // The round's clock is sample time: without samples flowing it would start at a
         // stale time and the next sample would end it at once.
         guard context.lastAttitude != nil, context.statuses["imu"]?.state == .streaming else {
+            let imu = context.statuses["imu"]
             let why =
-                context.statuses["imu"].map { "the IMU is \($0.state.rawValue): \($0.message)" } ?? "no IMU samples yet"
+                imu.map {
+                    $0.state == .streaming
+                        ? "no IMU sample yet (the IMU is starting to stream: \($0.message))"
+                        : "the IMU is \($0.state.rawValue): \($0.message)"
+                } ?? "no IMU samples yet"
             return reply.fail(.unavailable, "cannot start a round: \(why)")
         }
         let source: DeckSource

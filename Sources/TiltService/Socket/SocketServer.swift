@@ -98,6 +98,12 @@ public final class SocketServer: Sendable {
     }
 
     /// Creates, binds and listens on the configured path with the configured mode and group.
+    ///
+    /// The socket is bound and set up under a temporary name beside `path` and renamed into place
+    /// only once it listens: a client that sees the file (a script waiting for it, a unit's
+    /// `ConditionPathExists`) can connect at once, never meeting ECONNREFUSED from a socket that
+    /// exists but does not listen yet. When the temporary name would not fit in `sun_path`, the
+    /// socket is bound at `path` directly.
     func makeListeningSocket() throws -> CInt {
         let path = config.path
         try removeStaleSocket(at: path)
@@ -107,25 +113,29 @@ public final class SocketServer: Sendable {
         let fd = socket(
             AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw StartError.system("socket()", errno) }
-        guard let addr = UnixSocketAddress(path: path) else {
+        guard UnixSocketAddress(path: path) != nil else {
             close(fd); throw StartError.system("socket path \(path)", ENAMETOOLONG)
         }
+        let staged = PathName.appending(".\(PathName.lastComponent(of: path)).\(getpid()).new", to: dir)
+        let bound = UnixSocketAddress(path: staged) != nil ? staged : path
+        unlink(staged)  // left by a daemon of the same pid that died here (a reboot)
+        let addr = UnixSocketAddress(path: bound)!
         // Create the file with no access, then set the mode: no window where it is wider than configured.
         let oldMask = umask(0o777)
         let rc = addr.bind(fd)
         let bindErr = errno
         umask(oldMask)
-        guard rc == 0 else { close(fd); throw StartError.system("bind \(path)", bindErr) }
+        guard rc == 0 else { close(fd); throw StartError.system("bind \(bound)", bindErr) }
+        func fail(_ what: String, _ e: Int32) -> StartError {
+            close(fd); unlink(bound); return StartError.system(what, e)
+        }
         if let g = config.group {
-            guard let gr = getgrnam(g) else { close(fd); unlink(path); throw StartError.system("group \(g)", ENOENT) }
-            if chown(path, uid_t.max, gr.pointee.gr_gid) != 0 {
-                let e = errno; close(fd); unlink(path); throw StartError.system("chown \(path)", e)
-            }
+            guard let gr = getgrnam(g) else { throw fail("group \(g)", ENOENT) }
+            if chown(bound, uid_t.max, gr.pointee.gr_gid) != 0 { throw fail("chown \(bound)", errno) }
         }
-        if chmod(path, mode_t(config.mode)) != 0 {
-            let e = errno; close(fd); unlink(path); throw StartError.system("chmod \(path)", e)
-        }
-        guard listen(fd, 256) == 0 else { let e = errno; close(fd); throw StartError.system("listen", e) }
+        if chmod(bound, mode_t(config.mode)) != 0 { throw fail("chmod \(bound)", errno) }
+        guard listen(fd, 256) == 0 else { throw fail("listen", errno) }
+        if bound != path && rename(bound, path) != 0 { throw fail("rename \(bound) to \(path)", errno) }
         return fd
     }
 
