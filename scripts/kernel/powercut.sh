@@ -4,7 +4,8 @@
 # unless this is the last boot (kt.last=1), starts tiltd on it with a GPX walk that earns credits
 # and prints every credit/quest line a client receives; the host kills QEMU at a random moment.
 # Console lines: KT-PC-INTEGRITY, KT-PC-LEDGER <request_id> <kind> <amount>, KT-PC-BALANCE,
-# KT-PC-READY, KT-PC-SEEN <json line>, KT-PC-CREDITS <reply>.
+# KT-PC-QC <cell_id> <t_ns> (quest_completions), KT-PC-READY, KT-PC-SEEN <json line>,
+# KT-PC-CREDITS <reply>.
 boot=0 last=0
 for arg in $(cat /proc/cmdline); do
     case "$arg" in
@@ -26,7 +27,8 @@ else
         sqlite3 -separator ' ' "$db" 'SELECT request_id, kind, amount FROM credit_ledger ORDER BY id' 2>&1 |
             while read -r l; do echo "KT-PC-LEDGER $l"; done
         echo "KT-PC-BALANCE $(sqlite3 "$db" 'SELECT balance FROM credit_balance' 2>&1) $(sqlite3 "$db" 'SELECT COALESCE(SUM(amount), 0) FROM credit_ledger' 2>&1)"
-        echo "KT-PC-QUESTS $(sqlite3 "$db" 'SELECT COUNT(*), COALESCE(SUM(visits), 0) FROM quest_cells' 2>&1)"
+        sqlite3 -separator ' ' "$db" 'SELECT cell_id, t_ns FROM quest_completions ORDER BY id' 2>&1 |
+            while read -r l; do echo "KT-PC-QC $l"; done
     else
         echo "KT-PC-INTEGRITY none (no store yet)"
     fi
@@ -48,19 +50,29 @@ enabled = true
 [log]
 level = "info"
 CFG
-        tiltd run --config /tmp/pc.toml --replay /rig/rec.csv --gpx /tmp/walk.gpx --gpx-speed "${KT_GPX_SPEED:-200}" \
+        tiltd run --config /tmp/pc.toml --replay /rig/rec.csv --gpx /tmp/walk.gpx --gpx-speed "${KT_GPX_SPEED:-400}" \
             > /tmp/tiltd.log 2>&1 &
         n=300; while [ $n -gt 0 ] && [ ! -S /run/tiltd.sock ]; do usleep 100000; n=$((n - 1)); done
         if [ -S /run/tiltd.sock ]; then
             echo "KT-PC-READY boot=$boot uptime=$(cut -d' ' -f1 /proc/uptime)"
-            ( echo '{"cmd":"watch","classes":["credit","quest"],"attitude_hz":0}'; sleep 1;
-              echo '{"cmd":"credits","id":1}'; sleep 600 ) | socat - UNIX-CONNECT:/run/tiltd.sock |
+            # The client: records every credit/quest line on the console and completes each quest
+            # it is offered (a quest.complete through the same connection, held open on fd 3).
+            rm -f /tmp/pc.in; mkfifo /tmp/pc.in
+            socat - UNIX-CONNECT:/run/tiltd.sock < /tmp/pc.in |
                 while read -r l; do
                     case "$l" in
+                        *'"class":"quest"'*'"event":"available"'*)
+                            echo "KT-PC-SEEN $l"
+                            cell=$(echo "$l" | sed -n 's/.*"cell_name":"\([^"]*\)".*/\1/p')
+                            echo "{\"cmd\":\"quest.complete\",\"id\":2,\"cell\":\"$cell\"}" > /tmp/pc.in ;;
                         *'"class":"credit"'*|*'"class":"quest"'*) echo "KT-PC-SEEN $l" ;;
                         *'"cmd":"credits"'*) echo "KT-PC-CREDITS $l" ;;
                     esac
-                done
+                done &
+            exec 3> /tmp/pc.in
+            echo '{"cmd":"watch","classes":["credit","quest"],"attitude_hz":0}' >&3
+            echo '{"cmd":"credits","id":1}' >&3
+            sleep 600
         else
             echo "KT-PC-NOSOCKET"; tail -20 /tmp/tiltd.log
         fi
