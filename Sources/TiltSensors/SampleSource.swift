@@ -35,6 +35,10 @@ public struct SourceStatus: Sendable, Equatable {
     /// For an IMU: whether it has a gyroscope (nil = not known yet). Without one, attitude is
     /// tilt from the accelerometer only and gestures that need rotation rates are unavailable.
     public var hasGyroscope: Bool?
+    /// For an IMU: true when its sample times are on CLOCK_MONOTONIC, the clock the daemon reads
+    /// arrival times on, so they cannot step (`SampleTimeline.Parameters.detectsJumps`); nil when
+    /// not known. Not sent to clients (the status message names the clock).
+    public var timestampsMonotonic: Bool?
 
     /// A status; the optional fields only when known.
     public init(

@@ -84,4 +84,23 @@ final class SampleTimelineTests: XCTestCase {
         XCTAssertNotNil(q.jump, "another clock after the reconnect: re-anchored")
         XCTAssertGreaterThan(q.t, p.t)
     }
+
+    func testMonotonicTimestampsKeepARealGapReadLate() {
+        // A buffer's first scan read 190 ms after it was taken (the reader was starved), the
+        // next one 200 ms later in sensor time but read at once: by arrival times alone that is
+        // a 190 ms step forward. On CLOCK_MONOTONIC nothing can step: the gap is real and kept.
+        var guessing = SampleTimeline(parameters: .init(rateHz: 60))
+        _ = guessing.place(1_000_000_000, arrival: 1_190_000_000)
+        XCTAssertNotNil(guessing.place(1_200_000_000, arrival: 1_200_000_000).jump, "arrival times alone")
+
+        var params = SampleTimeline.Parameters(rateHz: 60)
+        params.detectsJumps = false
+        var monotonic = SampleTimeline(parameters: params)
+        _ = monotonic.place(1_000_000_000, arrival: 1_190_000_000)
+        let next = monotonic.place(1_200_000_000, arrival: 1_200_000_000)
+        XCTAssertNil(next.jump)
+        XCTAssertEqual(next.t, 1_200_000_000, "the sample keeps its own time")
+        XCTAssertEqual(monotonic.place(1_199_000_000, arrival: 1_201_000_000).t, 1_200_000_001, "never decreasing")
+        XCTAssertEqual(monotonic.jumps, 0)
+    }
 }

@@ -284,7 +284,7 @@ final class IIOSourceHarnessTests: XCTestCase {
         scenario = s
         let r = SourceRun(IIOSource(configuration: .init(device: "mpu6050", rateHz: 60)))
         run = r
-        XCTAssertEqual(r.waitForStatus(.starting)?.message, "looking for IIO device \"mpu6050\"")
+        XCTAssertEqual(r.waitForStatus(.starting)?.message, "looking for IIO device \"mpu6050\" at 60 Hz")
         let retrying = try XCTUnwrap(r.waitForStatus(.retrying))
         XCTAssertTrue(retrying.message.contains("no IIO device named \"mpu6050\""), retrying.message)
 

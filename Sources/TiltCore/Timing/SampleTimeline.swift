@@ -32,6 +32,12 @@ public struct SampleTimeline: Sendable {
         /// An arrival gap longer than this (and than the jump limit) across a jump is a real
         /// pause and is kept; shorter ones are the reader's latency, ns.
         public var pause: Nanoseconds = 500_000_000
+        /// False when the sensor's timestamps are on the host's monotonic clock (an IIO device
+        /// whose `current_timestamp_clock` is `monotonic`, polled reads): that clock never steps,
+        /// so nothing is re-anchored — a gap in the data is a real gap, even when the reader
+        /// fetched the samples on either side of it late and together, which the arrival-time
+        /// test below would take for a step. Output still never decreases.
+        public var detectsJumps = true
 
         /// Parameters for samples every `period` ns.
         public init(period: Nanoseconds) { self.period = max(1, period) }
@@ -104,7 +110,7 @@ public struct SampleTimeline: Sendable {
         let elapsed: Nanoseconds? = arrival.flatMap { a in lastArrival.map { max(0, a &- $0) } }
         let limit = parameters.limit
         let forwardLimit = (elapsed ?? parameters.period) &+ limit
-        let isJump = dt < -limit || (dt > forwardLimit && !resuming)
+        let isJump = parameters.detectsJumps && (dt < -limit || (dt > forwardLimit && !resuming))
         resuming = false
         guard isJump else {
             // Not a jump; small steps back are held just after the previous output.

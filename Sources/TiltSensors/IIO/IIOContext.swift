@@ -130,6 +130,17 @@ enum IIOChannel {
         return n > 0 ? IIOContext.string(buf) : nil
     }
 
+    /// The attribute's text; nil when the channel has no such attribute; throws when it has one
+    /// that cannot be read (a bmi160 whose range register holds no valid value answers EINVAL for
+    /// its scale): such a value must not be taken for "absent".
+    static func readAttribute(_ chn: OpaquePointer, _ name: String) throws -> String? {
+        guard hasAttribute(chn, name) else { return nil }
+        var buf = [CChar](repeating: 0, count: 1024)
+        let n = iio_channel_attr_read(chn, name, &buf, buf.count)
+        if n < 0 { throw IIOError.call("\(id(chn)) \(name)", n) }
+        return IIOContext.string(buf)
+    }
+
     static func writeAttribute(_ chn: OpaquePointer, _ name: String, _ value: String) throws {
         let n = iio_channel_attr_write(chn, name, value)
         if n < 0 { throw IIOError.call("\(id(chn)): writing \(name)=\(value)", n) }

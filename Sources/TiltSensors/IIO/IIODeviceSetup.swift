@@ -139,11 +139,11 @@ enum IIODeviceSetup {
         }
         let scales = try channels.map { c -> IIOChannelScale in
             // No scale attribute means the raw value is already in SI units (rare, but allowed).
-            let scaleText = IIOChannel.attribute(c, "scale") ?? "1"
+            let scaleText = try IIOChannel.readAttribute(c, "scale") ?? "1"
             guard let scale = Double(scaleText.trimmingWhitespace()), scale.isFinite else {
                 throw IIOError("\(ref.id): \(IIOChannel.id(c)) scale \"\(scaleText)\" is not a number")
             }
-            let offsetText = IIOChannel.attribute(c, "offset") ?? "0"
+            let offsetText = try IIOChannel.readAttribute(c, "offset") ?? "0"
             guard let offset = Double(offsetText.trimmingWhitespace()), offset.isFinite
             else {
                 throw IIOError("\(ref.id): \(IIOChannel.id(c)) offset \"\(offsetText)\" is not a number")

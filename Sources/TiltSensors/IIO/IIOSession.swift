@@ -33,6 +33,10 @@ final class IIOSession {
     private(set) var mode: String
     /// Which clock timestamps come from, for the status message.
     private(set) var clockNote: String
+    /// True when every sample time is on CLOCK_MONOTONIC: polled reads and scans without a
+    /// timestamp element are stamped at the read, buffered ones by the kernel on the clock
+    /// `IIOTimestampClock` set.
+    private var timestampsMonotonic = true
     /// Samples emitted so far.
     private(set) var delivered = 0
 
@@ -91,9 +95,11 @@ final class IIOSession {
 
     /// The status for `state`, with the device, its rate and what is really happening.
     func status(_ state: SourceStatus.State, _ detail: String? = nil) -> SourceStatus {
-        SourceStatus(
+        var s = SourceStatus(
             source: "imu", state: state, message: detail.map { "\($0); \(message)" } ?? message,
             device: deviceSummary, rateHz: deliveredRate.reportedHz, hasGyroscope: hasGyro)
+        s.timestampsMonotonic = timestampsMonotonic
+        return s
     }
 
     /// "buffered, 1 scan per buffer, trigger mpu6050-dev0; timestamps CLOCK_MONOTONIC".
@@ -104,6 +110,7 @@ final class IIOSession {
 
     private func startPolled(_ why: String) {
         polled = devices.map { IIOPolledReader(device: $0) }
+        timestampsMonotonic = true
         mode = why
         clockNote = "timestamps CLOCK_MONOTONIC at each read"
     }
@@ -111,6 +118,7 @@ final class IIOSession {
     private func startBuffered(logger: Logger?) throws {
         // The clock first: the kernel refuses to change it while the buffer is enabled.
         let clocks = devices.filter { $0.timestamp != nil }.map { IIOTimestampClock.useMonotonic($0.ref) }
+        timestampsMonotonic = clocks.allSatisfy(\.monotonic)
         clockNote =
             clocks.first { !$0.monotonic }?.note ?? clocks.first?.note ?? "timestamps CLOCK_MONOTONIC at each read"
         var triggers: [String] = []

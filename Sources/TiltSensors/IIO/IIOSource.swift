@@ -75,8 +75,9 @@ public final class IIOSource: SampleSource {
             .status(
                 SourceStatus(
                     source: "imu", state: .starting,
-                    message: "looking for IIO device \"\(configuration.device)\"",
-                    rateHz: configuration.rateHz)))
+                    message:
+                        "looking for IIO device \"\(configuration.device)\" at "
+                        + "\(IIOText.rateText(configuration.rateHz)) Hz")))
         while !stop.isStopped {
             var session: IIOSession?
             do {
@@ -105,8 +106,7 @@ public final class IIOSource: SampleSource {
                 emit(
                     .status(
                         SourceStatus(
-                            source: "imu", state: .retrying, message: message,
-                            rateHz: configuration.rateHz, retryIn: delay)))
+                            source: "imu", state: .retrying, message: message, retryIn: delay)))
                 stop.sleep(seconds: delay)
             }
         }

@@ -88,7 +88,9 @@ public final class SensorPipeline: Sendable {
                                 }
                                 if st.state != .noData { f.timeline?.resume() }
                                 if let r = st.rateHz, st.state == .streaming {
-                                    f.timeline?.parameters = .init(rateHz: r)
+                                    var p = SampleTimeline.Parameters(rateHz: r)
+                                    p.detectsJumps = !(st.timestampsMonotonic ?? false)
+                                    f.timeline?.parameters = p
                                 }
                             }
                             engine.execute { $0.ingest(status: st) }
