@@ -11,12 +11,15 @@ extension IIOSession {
     /// A read of every axis slower than this share of the period counts as slow.
     static let slowReadShare = 0.5
 
-    /// Times a few reads; when they are slow and a device offers a higher sampling rate, sets it
-    /// and times again. Returns true when it changed a rate (the status message says so).
+    /// Times a few reads; when they are slow and a device offers a higher sampling rate, sets it;
+    /// when split devices are still slow, reads them side by side; and times again. Returns true
+    /// when it changed something (the status message says what).
     func tunePolledReads(period: Int64, logger: Logger?) throws -> Bool {
         let before = try medianReadNs()
         lastReadNs = before
-        guard Double(before) > Self.slowReadShare * Double(period) else { return false }
+        func isSlow(_ ns: Int64) -> Bool { Double(ns) > Self.slowReadShare * Double(period) }
+        guard isSlow(before) else { return false }
+        var changes: [String] = []
         var raised: [String] = []
         for d in devices {
             let types = [d.accel, d.gyro].compactMap { $0 }
@@ -24,11 +27,16 @@ extension IIOSession {
             let now = IIODeviceSetup.setRate(top, on: d.ref, types: types, logger: logger)
             if now > d.rateHz { raised.append("\(d.ref.name) at \(IIOText.rateText(now)) Hz") }
         }
-        guard !raised.isEmpty else { return false }
+        if !raised.isEmpty { changes.append("chip rate raised (\(raised.joined(separator: ", ")))") }
+        if polled.count > 1, try isSlow(medianReadNs()) {
+            sideBySide = IIOSideBySideReads(polled)
+            changes.append("\(devices.map(\.ref.name).joined(separator: " and ")) read side by side")
+        }
+        guard !changes.isEmpty else { return false }
         let after = try medianReadNs()
         lastReadNs = after
         tuneNote =
-            "chip rate raised for quick one-shot reads (\(raised.joined(separator: ", "))): one read of every "
+            "\(changes.joined(separator: "; ")) for quick one-shot reads: one read of every "
             + "axis took \(Self.millisecondsText(before)), now \(Self.millisecondsText(after))"
         logger?.notice(
             "slow polled reads: chip rate raised",
@@ -44,7 +52,7 @@ extension IIOSession {
         var times: [Int64] = []
         for _ in 0..<3 {
             let start = Nanoseconds(MonotonicClock.nanoseconds())
-            for reader in polled { _ = try reader.read(at: start) }
+            _ = try readPolled(at: start)
             times.append(Nanoseconds(MonotonicClock.nanoseconds()) - start)
         }
         return times.sorted()[1]
@@ -54,5 +62,11 @@ extension IIOSession {
     static func millisecondsText(_ ns: Int64) -> String {
         let ms = Double(ns) / 1e6
         return ms >= 10 ? "\(Int(ms.rounded())) ms" : "\((ms * 10).rounded() / 10) ms"
+    }
+
+    /// One reading of every polled device: side by side when `sideBySide` is set.
+    func readPolled(at t: Nanoseconds) throws -> [IIOReading] {
+        if let sideBySide { return try sideBySide.read(at: t) }
+        return try polled.map { try $0.read(at: t) }
     }
 }

@@ -25,6 +25,8 @@ final class IIOSession {
     var tuneNote: String?
     /// How long the last polled read of every axis took, ns.
     var lastReadNs: Int64 = 0
+    /// Set when split devices' slow reads are made side by side (`IIOPolledPace`).
+    var sideBySide: IIOSideBySideReads?
     /// "mpu6050 (iio:device0)" or "lsm6ds3_accel (iio:device0) + lsm6ds3_gyro (iio:device1)".
     let deviceSummary: String
     /// False for an accelerometer alone: samples carry no gyro and attitude is tilt only.
@@ -110,6 +112,7 @@ final class IIOSession {
 
     private func startPolled(_ why: String) {
         polled = devices.map { IIOPolledReader(device: $0) }
+        sideBySide = nil
         timestampsMonotonic = true
         mode = why
         clockNote = "timestamps CLOCK_MONOTONIC at each read"
@@ -257,8 +260,7 @@ final class IIOSession {
         while !stop.isStopped {
             let t = Nanoseconds(MonotonicClock.nanoseconds())
             var accel: Vector3?, gyro: Vector3?
-            for reader in polled {
-                let r = try reader.read(at: t)
+            for r in try readPolled(at: t) {
                 accel = accel ?? r.accel
                 gyro = gyro ?? r.gyro
             }
