@@ -19,6 +19,15 @@ extension TiltGame {
                 assumedFrame = .assumed
             }
         }
+        if calibratedFrame == nil, neutral == nil, configuration.mode == .relative,
+            configuration.backAxis != Self.conventionBackAxis
+        {
+            // A configured back axis says how the board sits from the first sample, not only from
+            // the first capture: without this the orientation check judged the convention's axes
+            // (and found a right back_axis suspect) until a round captured a pose. A nod turns up
+            // about the ear-to-ear axis, so the frame made from the current up keeps that axis.
+            backAxisFrame = HeadFrame(up: TiltMeter.upInSensor(q), forward: -configuration.backAxis, source: .assumed)
+        }
         let frame = headFrame
         let w = motion.rate
         var events: [GameEvent] = []
@@ -41,7 +50,7 @@ extension TiltGame {
         // The timer comes first: a pose at or after the final instant does not count.
         if a.t >= r.endsAt { return events + [endRound(at: a.t, reason: .timeout)] }
 
-        if captureOnNextSample, motion.stillFor(at: a.t) >= neutralHoldNs, looksLevel(q) { events.append(capture(a)) }
+        if captureOnNextSample, motion.stillFor(at: a.t) >= neutralHoldNs, looksLevel(q) { events += capture(a) }
         let tilt = measure(q)
         lastTilt = tilt
         switch r.gestures {
@@ -133,7 +142,7 @@ extension TiltGame {
         let tilt: Double
         if let f = calibratedFrame {
             tilt = TiltMeter.relativeTilt(q, neutral: f.neutralPose(t: 0))
-        } else if configuration.backAxis == Vector3(0, 0, 1) {
+        } else if configuration.backAxis == Self.conventionBackAxis {
             tilt = TiltMeter.absoluteTilt(q)
         } else {
             return true

@@ -259,7 +259,7 @@ final class GameComponent: Component {
     /// On the loop: new rules apply now when no round runs, else once it ends — a round is
     /// judged by one set of rules.
     func apply(_ new: Configuration, notes: inout [String]) {
-        if new.calibration.headFrame != game.calibratedFrame { game.setHeadFrame(new.calibration.headFrame) }
+        if new.calibration.headFrame != game.calibratedFrame { publish(game.setHeadFrame(new.calibration.headFrame)) }
         guard new.game.rules != game.configuration || pendingRules != nil else { return }
         pendingRules = new.game.rules
         if game.roundID != nil { notes.append("[game] rules take effect from the next round") }
