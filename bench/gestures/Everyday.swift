@@ -15,6 +15,9 @@ struct EverydayResult {
     var seconds: Double
     /// "frame/vocabulary" → decisions.
     var decisions: [String: Int] = [:]
+    /// Seconds the game saw each activity (assumed frame, nod round: activity does not depend
+    /// on the frame).
+    var activitySeconds: [String: Double] = [:]
 }
 
 /// The frames judged: name and the calibration to use for a participant (nil = skip the row).
@@ -60,8 +63,19 @@ func runEveryday(_ dir: String) -> [EverydayResult] {
                 var options = GameJudge.Options()
                 options.frontEnd = SampleFrontEnd(calibration: cal)
                 options.gestures = g
-                let s = try! GameJudge.play(samples, options: options).summary
+                let (events, s) = try! GameJudge.play(samples, options: options)
                 r.decisions["\(name)/\(g.rawValue)"] = s.decisions
+                if name == "assumed", g == .nod { r.activitySeconds = s.activitySeconds }
+                if ProcessInfo.processInfo.environment["GESTURE_BENCH_DUMP"] != nil {
+                    // One line per false decision, for looking at what caused it.
+                    for e in events {
+                        guard let d = e.decision else { continue }
+                        print(
+                            "DECISION \(file) \(name) \(g.rawValue) \(e.kind.rawValue) \(e.gesture?.rawValue ?? "-") "
+                                + "\(Double(d.decidedAt - first.t) * 1e-9) \(Double(e.t - first.t) * 1e-9) \(Double(d.shownAt - first.t) * 1e-9)"
+                        )
+                    }
+                }
             }
         }
         out.append(r)
@@ -88,16 +102,20 @@ func printEveryday(_ results: [EverydayResult], dir: String) -> [EverydayResult]
     print(
         "False decisions per hour (count): one round per recording and vocabulary, defaults; frames: assumed = tiltd's convention (no calibration), given = headframes.json (its excluded recordings left out)\n"
     )
-    var header = "| activity | recordings | h |"
-    var rule = "|---|---|---|"
+    var header = "| activity | recordings | h | seen walking | running | not worn |"
+    var rule = "|---|---|---|---|---|---|"
     for f in everydayFrames {
         for g in TiltGame.Rules.Gestures.allCases { header += " \(f) \(g.rawValue) |"; rule += "---|" }
     }
     print(header)
     print(rule)
     func row(_ label: String, _ rows: [EverydayResult]) {
-        var line =
-            "| \(label) | \(rows.count) | \(String(format: "%.2f", rows.reduce(0.0) { $0 + $1.seconds } / 3600)) |"
+        let total = rows.reduce(0.0) { $0 + $1.seconds }
+        var line = "| \(label) | \(rows.count) | \(String(format: "%.2f", total / 3600)) |"
+        for a in [Activity.walking, .running, .notWorn] {
+            let seen = rows.reduce(0.0) { $0 + ($1.activitySeconds[a.rawValue] ?? 0) }
+            line += String(format: " %.0f%% |", 100 * seen / max(total, 1e-9))
+        }
         for f in everydayFrames {
             for g in TiltGame.Rules.Gestures.allCases { line += " \(perHour(rows, "\(f)/\(g.rawValue)")) |" }
         }

@@ -56,7 +56,16 @@ for name in logs {
     for r in raw { let s = options.frontEnd.apply(r); let a = est.update(s); rates.append(s.gyro - a.gyroBias) }
     let cycles = GestureCycles.count(times: raw.map(\.t), rates: rates, frame: .assumed)
     options.gestures = .nod
-    let nod = try! GameJudge.play(raw, options: options).summary
+    let (nodEvents, nod) = try! GameJudge.play(raw, options: options)
+    if ProcessInfo.processInfo.environment["GESTURE_BENCH_DUMP"] != nil {
+        for e in nodEvents {
+            guard let d = e.decision else { continue }
+            print(
+                "DECISION \(name) given nod \(e.kind.rawValue) \(e.gesture?.rawValue ?? "-") "
+                    + "\(Double(d.decidedAt - raw[0].t) * 1e-9) \(Double(e.t - raw[0].t) * 1e-9) \(Double(d.shownAt - raw[0].t) * 1e-9)"
+            )
+        }
+    }
     options.gestures = .tilt
     let (tiltEvents, tilt) = try! GameJudge.play(raw, options: options)
     if ProcessInfo.processInfo.environment["GESTURE_BENCH_EVENTS"] == name {

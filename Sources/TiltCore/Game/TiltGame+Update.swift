@@ -1,15 +1,20 @@
 extension TiltGame {
     /// Feeds one attitude and, when the IMU has a gyroscope, the bias-corrected angular rate at
-    /// that sample (sensor frame, rad/s; nil = derive it from the change of attitude). Returns
-    /// what happened (usually nothing). Attitudes older than the newest seen, or with a
-    /// non-finite quaternion, are ignored.
-    public mutating func update(_ a: Attitude, rate: Vector3? = nil) -> [GameEvent] {
+    /// that sample (sensor frame, rad/s; nil = derive it from the change of attitude), and the
+    /// calibrated accelerometer (m/s²; nil = no activity from it: no gait). Returns what
+    /// happened (usually nothing). Attitudes older than the newest seen, or with a non-finite
+    /// quaternion, are ignored.
+    public mutating func update(_ a: Attitude, rate: Vector3? = nil, accel: Vector3? = nil) -> [GameEvent] {
         if let last = lastT, a.t < last { return [] }
         let q = a.q
         guard q.w.isFinite, q.x.isFinite, q.y.isFinite, q.z.isFinite else { return [] }
         if let r = rate, !(r.x.isFinite && r.y.isFinite && r.z.isFinite) { return [] }
         lastT = a.t
         motion.add(t: a.t, q: q, rate: rate)
+        activityTracker.add(t: a.t, rate: rate, accel: accel, still: motion.isStill)
+        // Paused while the device is off the head, and until it has been on for a moment: no
+        // prompt appears and nothing answers (glasses being put on nod and turn).
+        if activityTracker.activity == .notWorn { countFrom = max(countFrom, a.t + Self.wornSettleNs) }
         if calibratedFrame == nil {
             // The assumed convention allows the board either way up in its plane (|roll|).
             let upY = TiltMeter.upInSensor(q).y
@@ -66,6 +71,8 @@ extension TiltGame {
     /// mid-shake with the head low held a 30° tilt for 0.45 s, another looked down 45° 0.4 s after
     /// shaking; a deliberate tilt hardly turns, and 1 s is a short wait after looking around.
     static let maxTurnDuringTilt = 60 * Double.pi / 180
+    /// Nod cycles a `nod` answer needs while walking or running (1 otherwise).
+    static let gaitNodCycles = 2
     static let turnSettleNs: Nanoseconds = 1_000_000_000
 
     static let suspectReason =
@@ -124,7 +131,12 @@ extension TiltGame {
             }
         case .prompt:
             // A gesture begun before the prompt plus the reaction time answers nothing.
-            if let g = gestures.first(where: { $0.start >= countFrom }) {
+            // While walking or running a single down-up can be the gait's head bob: a nod
+            // answers from its second cycle (`gaitNodCycles`).
+            let gait = activityTracker.activity == .walking || activityTracker.activity == .running
+            if let g = gestures.first(where: {
+                $0.start >= countFrom && ($0.kind != .nod || !gait || $0.cycle >= Self.gaitNodCycles)
+            }) {
                 return decide(g.kind == .nod ? .correct : .skip, at: t, enteredAt: g.start, tilt: tilt, gesture: g.kind)
             }
         case .idle:

@@ -71,6 +71,10 @@ public struct TiltGame: Sendable {
     /// True while the rotation seen says the head frame in use cannot be right (see
     /// `OrientationCheck`); no prompt appears meanwhile.
     public var orientationSuspect: Bool { check.suspect }
+    /// What the wearer is doing (walking, not wearing the device, …; see `ActivityTracker`).
+    public var activity: Activity { activityTracker.activity }
+    /// After the device was put back on, nothing counts for this long (it is being put on).
+    static let wornSettleNs: Nanoseconds = 2_000_000_000
 
     var rng: SplitMix64
     var round: Round?
@@ -89,6 +93,7 @@ public struct TiltGame: Sendable {
     var countFrom: Nanoseconds = 0
     var captureOnNextSample = false
     var motion: HeadRateTracker
+    var activityTracker = ActivityTracker()
     var check = OrientationCheck()
     var detector: GestureDetector
     /// The assumed frame follows the board's side (y up or y down), chosen from gravity.

@@ -90,7 +90,8 @@ final class GameComponent: Component {
     /// One attitude through the game, with the bias-corrected rate of its sample (the game
     /// judges stillness and nods from it; without a gyro it uses the change of attitude).
     func ingest(_ attitude: Attitude, sample: IMUSample) {
-        let events = game.update(attitude, rate: sample.hasGyro ? sample.gyro - attitude.gyroBias : nil)
+        let events = game.update(
+            attitude, rate: sample.hasGyro ? sample.gyro - attitude.gyroBias : nil, accel: sample.accel)
         if !events.isEmpty { emit(events) }
     }
 

@@ -1,0 +1,97 @@
+import XCTest
+
+@testable import TiltCore
+
+/// `ActivityTracker` and what the game does with it (issue 30, point 1).
+final class ActivityTests: XCTestCase {
+    /// Feeds `seconds` of samples at 100 Hz: rate and accel as functions of time (s).
+    static func feed(
+        _ tracker: inout ActivityTracker, from t0: Double = 0, seconds: Double,
+        rate: (Double) -> Vector3, accel: (Double) -> Vector3
+    ) {
+        for i in 0..<Int(seconds * 100) {
+            let s = t0 + Double(i) / 100
+            let w = rate(s)
+            tracker.add(
+                t: Nanoseconds(s * 1e9) + 1_000_000_000, rate: w, accel: accel(s), still: w.norm < 20 * .pi / 180)
+        }
+    }
+
+    /// Gyro noise of a sensor at rest (0.1 °/s) or a worn head's sway (1 °/s), deterministic.
+    static func jitter(_ s: Double, dps: Double) -> Vector3 {
+        Vector3(sin(s * 37.1), sin(s * 53.3 + 1), sin(s * 71.7 + 2)) * (dps * 1.41 * .pi / 180)
+    }
+
+    func testStepsAreWalkingAndHardImpactsRunning() {
+        var t = ActivityTracker()
+        // 1.8 steps/s, |a| ± 1.5 m/s² about g, the head bobbing a little.
+        Self.feed(
+            &t, seconds: 6, rate: { Vector3(0.3 * sin(2 * .pi * 1.8 * $0), 0, 0) },
+            accel: { Vector3(0, 0, 9.81 + 1.5 * sin(2 * .pi * 1.8 * $0)) })
+        XCTAssertEqual(t.activity, .walking)
+        Self.feed(
+            &t, from: 6, seconds: 6, rate: { Vector3(0.3 * sin(2 * .pi * 2.8 * $0), 0, 0) },
+            accel: { Vector3(0, 0, 9.81 + 6 * sin(2 * .pi * 2.8 * $0)) })
+        XCTAssertEqual(t.activity, .running)
+        // Standing still again.
+        Self.feed(&t, from: 12, seconds: 6, rate: { Self.jitter($0, dps: 1) }, accel: { _ in Vector3(0, 0, 9.81) })
+        XCTAssertEqual(t.activity, .still)
+    }
+
+    func testADeviceLyingStillIsNotWornAndAStillHeadIs() {
+        var t = ActivityTracker()
+        // A worn head held as still as people do (1 °/s of sway): worn.
+        Self.feed(&t, seconds: 10, rate: { Self.jitter($0, dps: 1) }, accel: { _ in Vector3(0, 0, 9.81) })
+        XCTAssertEqual(t.activity, .still)
+        // Put down: only the sensor's noise.
+        Self.feed(&t, from: 10, seconds: 5, rate: { Self.jitter($0, dps: 0.1) }, accel: { _ in Vector3(0, 9.81, 0) })
+        XCTAssertEqual(t.activity, .notWorn)
+        // Picked up.
+        Self.feed(&t, from: 15, seconds: 0.5, rate: { _ in Vector3(0, 0.5, 0) }, accel: { _ in Vector3(0, 0, 9.81) })
+        XCTAssertEqual(t.activity, .moving)
+    }
+
+    func testTheGameIsPausedWhileNotWorn() throws {
+        var game = try TiltGame(configuration: .absoluteMode)
+        let q = Quaternion(roll: .pi / 2, pitch: 0, yaw: 0)
+        var events = try game.start(at: 1_000_000_000, gestures: .nod, deck: GamePlay.deck())
+        // Lying still (sensor noise only) for 20 s: no prompt, once it reads as not worn.
+        for i in 0..<2000 {
+            let s = Double(i) / 100
+            let a = Attitude(t: 1_000_000_000 + Nanoseconds(i) * 10_000_000, q: q, atRest: true, gyroBias: .zero)
+            events += game.update(a, rate: Self.jitter(s, dps: 0.1), accel: Vector3(0, 9.81, 0))
+        }
+        XCTAssertEqual(game.activity, .notWorn)
+        // The first prompt came before it could tell (2 s); none after.
+        let prompts = events.filter { $0.kind == .prompt }
+        XCTAssertLessThanOrEqual(prompts.count, 1, "\(GamePlay.kinds(events))")
+        XCTAssertEqual(game.snapshot["activity"], .string("not_worn"))
+    }
+
+    /// A nod vocabulary round over steps: `nods` is when (s) a nod of `cycles` down-ups starts.
+    static func walkingRound(nods: [(at: Double, cycles: Int)], seconds: Double) throws -> [GameEvent] {
+        var game = try TiltGame(configuration: .absoluteMode)
+        let q = Quaternion(roll: .pi / 2, pitch: 0, yaw: 0)
+        var events = try game.start(at: 1_000_000_000, gestures: .nod, deck: GamePlay.deck())
+        let left = HeadFrame.assumed.left
+        for i in 0..<Int(seconds * 100) {
+            let s = Double(i) / 100
+            var pitch = 0.1 * sin(2 * .pi * 1.8 * s)  // the gait's bob, under still_dps
+            for n in nods where s >= n.at && s < n.at + 0.4 * Double(n.cycles) {
+                pitch = 2.5 * sin(2 * .pi * (s - n.at) / 0.4)  // down-up in 0.4 s, ±143 °/s
+            }
+            let a = Attitude(t: 1_000_000_000 + Nanoseconds(i) * 10_000_000, q: q, atRest: false, gyroBias: .zero)
+            events += game.update(
+                a, rate: left * pitch, accel: Vector3(0, 9.81 + 1.5 * sin(2 * .pi * 1.8 * s), 0))
+        }
+        return events
+    }
+
+    func testWhileWalkingANodAnswersFromItsSecondCycle() throws {
+        // One down-up while walking could be the bob: no answer; a nod of two answers.
+        let single = try Self.walkingRound(nods: [(8, 1)], seconds: 10)
+        XCTAssertEqual(GamePlay.decisions(single), [], "\(GamePlay.kinds(single))")
+        let double = try Self.walkingRound(nods: [(8, 2)], seconds: 10)
+        XCTAssertEqual(GamePlay.decisions(double), ["correct"], "\(GamePlay.kinds(double))")
+    }
+}
