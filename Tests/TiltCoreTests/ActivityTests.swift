@@ -13,7 +13,8 @@ final class ActivityTests: XCTestCase {
             let s = t0 + Double(i) / 100
             let w = rate(s)
             tracker.add(
-                t: Nanoseconds(s * 1e9) + 1_000_000_000, rate: w, accel: accel(s), still: w.norm < 20 * .pi / 180)
+                t: Nanoseconds(s * 1e9) + 1_000_000_000, q: .identity, rate: w, accel: accel(s),
+                still: w.norm < 20 * .pi / 180)
         }
     }
 
@@ -93,5 +94,46 @@ final class ActivityTests: XCTestCase {
         XCTAssertEqual(GamePlay.decisions(single), [], "\(GamePlay.kinds(single))")
         let double = try Self.walkingRound(nods: [(8, 2)], seconds: 10)
         XCTAssertEqual(GamePlay.decisions(double), ["correct"], "\(GamePlay.kinds(double))")
+    }
+}
+
+/// Tilts with the accelerometer a real head gives: the sensor 0.15 m above the neck's pivot, and
+/// optionally the whole head carried down (a bend to the floor).
+final class WholeBodyTests: XCTestCase {
+    static func play(_ motion: HeadMotion, drop: (Double) -> Double = { _ in 0 }) throws -> [GameEvent] {
+        let samples = HeadTrace(rateHz: 100).samples(motion)
+        let r = Vector3(0, 0.15, 0)  // sensor above the pivot (sensor y = head up)
+        func position(_ i: Int) -> Vector3 {
+            let i = min(max(i, 0), samples.count - 1)
+            let s = Double(samples[i].attitude.t - samples[0].attitude.t) * 1e-9
+            return samples[i].attitude.q.rotate(r) + Vector3(0, 0, -drop(s))
+        }
+        var game = try TiltGame(configuration: .absoluteMode, seed: 7)
+        var events = try game.start(at: samples[0].attitude.t, roundSeconds: 600, deck: GamePlay.deck())
+        let dt = 0.01
+        for (i, x) in samples.enumerated() {
+            let a = (position(i + 1) - position(i) * 2 + position(i - 1)) / (dt * dt)
+            let specific = x.attitude.q.conjugate.rotate(a + Vector3(0, 0, 9.80665))
+            events += game.update(x.attitude, rate: x.rate, accel: specific)
+        }
+        return events
+    }
+
+    func testDeliberateTiltsAboutTheNeckStillAnswer() throws {
+        var m = HeadMotion()
+        m.hold(1); m.answer(45); m.hold(1); m.answer(-45); m.hold(1); m.answer(40, ramp: 0.15); m.hold(1)
+        XCTAssertEqual(GamePlay.decisions(try Self.play(m)), ["correct", "skip", "correct"])
+    }
+
+    func testATiltThatIsTheBodyBendingDoesNot() throws {
+        // Bending to the floor: the head tips 60° and drops 0.7 m over 1.2 s, stays, comes back.
+        var m = HeadMotion()
+        m.hold(2); m.move(nod: 60, over: 1.2); m.hold(1.5); m.move(nod: 0, over: 1.2); m.hold(2)
+        func drop(_ s: Double) -> Double {
+            let down = min(max((s - 2) / 1.2, 0), 1), up = min(max((s - 4.7) / 1.2, 0), 1)
+            return 0.7 * ((1 - cos(.pi * down)) / 2 - (1 - cos(.pi * up)) / 2)
+        }
+        XCTAssertEqual(GamePlay.decisions(try Self.play(m)), ["correct"], "the head alone does answer")
+        XCTAssertEqual(GamePlay.decisions(try Self.play(m, drop: drop)), [])
     }
 }

@@ -10,6 +10,9 @@ public enum Activity: String, Sendable, CaseIterable {
     case walking
     /// Steps with running's impacts.
     case running
+    /// The whole body moves the head up or down (standing up, sitting down, bending to pick
+    /// something up, stairs): answers made of it do not count.
+    case wholeBody = "whole_body"
     /// The device lies still, off the head: the game pauses.
     case notWorn = "not_worn"
 }
@@ -34,6 +37,12 @@ public enum Activity: String, Sendable, CaseIterable {
 /// with ≥ `runningAccel` (3 m/s²), running (running lands with 2–3 g; walking and stairs showed
 /// 0.7–2.9 m/s² on the everyday set). Known limit: continuous nodding repeats too and reads as
 /// walking in part (the head-gestures logs: 10–40 % of 4 s windows).
+///
+/// **Whole-body moves.** A head answering turns about the neck; standing up, sitting down,
+/// bending to the floor, stairs or a rolling chair carry the whole head along. The acceleration
+/// in the world frame (the attitude's, gravity removed) is integrated twice from the last still
+/// sample; over `bodyMoveMeters` (0.25 m) the head was carried: `whole_body` for 1 s after, and
+/// the game takes no answer begun within 1 s of it.
 struct ActivityTracker: Sendable {
     static let notWornDps = 0.3
     static let notWornSeconds = 2.0
@@ -46,6 +55,12 @@ struct ActivityTracker: Sendable {
 
     private(set) var activity: Activity = .still
     private(set) var gait: Activity?
+    /// The last sample at which the head had moved by over `bodyMoveMeters` since it last held
+    /// still (nil: never).
+    private(set) var lastBodyMove: Nanoseconds?
+    // Velocity and displacement of the head (world frame) since it last held still (leaky).
+    private var speed3 = Vector3.zero
+    private var displacement3 = Vector3.zero
     private var lastT: Nanoseconds?
     // Not worn: the rate's sums over the current 1 s block, the last block's mean, and how many
     // quiet blocks in a row.
@@ -68,7 +83,7 @@ struct ActivityTracker: Sendable {
 
     /// Adds one sample: the rate (rad/s, bias removed; nil without a gyroscope), the
     /// accelerometer (m/s², sensor frame; nil when not given) and whether the head is still.
-    mutating func add(t: Nanoseconds, rate: Vector3?, accel: Vector3?, still: Bool) {
+    mutating func add(t: Nanoseconds, q: Quaternion, rate: Vector3?, accel: Vector3?, still: Bool) {
         defer { lastT = t }
         let dt = lastT.map { min(0.25, max(0, Double(t - $0) * 1e-9)) } ?? 0
         // Activity needs the whole sample: a caller feeding attitudes and rates alone (a
@@ -79,7 +94,9 @@ struct ActivityTracker: Sendable {
         }
         if let w = rate { updateWorn(t: t, w: w) }
         updateGait(t: t, magnitude: accel.norm, dt: dt)
-        activity = notWorn ? .notWorn : (gait ?? (still ? .still : .moving))
+        updateDisplacement(t: t, q: q, accel: accel, dt: dt, still: still)
+        let body = lastBodyMove.map { t - $0 < Self.bodyMoveMemoryNs } ?? false
+        activity = notWorn ? .notWorn : (gait ?? (body ? .wholeBody : (still ? .still : .moving)))
     }
 
     private mutating func updateWorn(t: Nanoseconds, w: Vector3) {
@@ -99,6 +116,32 @@ struct ActivityTracker: Sendable {
         blockStart = t; blockSum = .zero; blockSquares = 0; blockCount = 0
         quietBlocks = rmsDps < Self.notWornDps ? quietBlocks + 1 : 0
         if Double(quietBlocks) >= Self.notWornSeconds { notWorn = true }
+    }
+
+    /// How far the head must move since it last held still to be a whole-body move, m. A head
+    /// turning about the neck moves the sensor by centimetres (45° about a pivot 0.1–0.2 m below
+    /// it: 0.08–0.15 m of arc); standing up raises the head 0.4–0.6 m, bending to the floor
+    /// lowers it 0.5–1 m and moves it forward as much, stairs lift it 0.17 m a step, a chair
+    /// rolled or turned carries it along.
+    static let bodyMoveMeters = 0.25
+    /// How long after a whole-body move the activity still says so (answers begun in it do not
+    /// count), ns.
+    static let bodyMoveMemoryNs: Nanoseconds = 1_000_000_000
+
+    private mutating func updateDisplacement(t: Nanoseconds, q: Quaternion, accel: Vector3, dt: Double, still: Bool) {
+        // The acceleration in the world frame, gravity removed, integrated twice from the last
+        // still sample. The integrals leak (2 s) so attitude and calibration errors (2° of
+        // tilt error is 0.34 m/s²) cannot add up over a long motion. Walking at a steady pace
+        // accelerates little after its first steps, and the leak forgets those.
+        if still {
+            speed3 = .zero; displacement3 = .zero
+            return
+        }
+        let a = q.rotate(accel) - Vector3(0, 0, 9.80665)
+        let leak = exp(-dt / 2)
+        speed3 = speed3 * leak + a * dt
+        displacement3 = displacement3 * leak + speed3 * dt
+        if displacement3.norm > Self.bodyMoveMeters { lastBodyMove = t }
     }
 
     private mutating func updateGait(t: Nanoseconds, magnitude: Double, dt: Double) {

@@ -11,7 +11,7 @@ extension TiltGame {
         if let r = rate, !(r.x.isFinite && r.y.isFinite && r.z.isFinite) { return [] }
         lastT = a.t
         motion.add(t: a.t, q: q, rate: rate)
-        activityTracker.add(t: a.t, rate: rate, accel: accel, still: motion.isStill)
+        activityTracker.add(t: a.t, q: q, rate: rate, accel: accel, still: motion.isStill)
         // Paused while the device is off the head, and until it has been on for a moment: no
         // prompt appears and nothing answers (glasses being put on nod and turn).
         if activityTracker.activity == .notWorn { countFrom = max(countFrom, a.t + Self.wornSettleNs) }
@@ -73,6 +73,8 @@ extension TiltGame {
     static let maxTurnDuringTilt = 60 * Double.pi / 180
     /// Nod cycles a `nod` answer needs while walking or running (1 otherwise).
     static let gaitNodCycles = 2
+    /// A gesture or tilt begun within this long of a whole-body move is part of it, ns.
+    static let bodyMoveMarginNs: Nanoseconds = 1_000_000_000
     static let turnSettleNs: Nanoseconds = 1_000_000_000
 
     static let suspectReason =
@@ -110,6 +112,9 @@ extension TiltGame {
             else { return [] }
             // A head turning fast (shaking, looking around) is not answering: the hold counts only
             // from `turnSettle` after the last fast turn.
+            // Nor is a body bending or standing up (`ActivityTracker.bodyMoveMeters`): a tilt
+            // that began with or within 1 s of a whole-body move does not count.
+            if let m = activityTracker.lastBodyMove, m >= beyondSince - Self.bodyMoveMarginNs { return [] }
             let from = max(beyondSince, countFrom, (lastTurn ?? .min) &+ Self.turnSettleNs)
             if t - from >= holdNs {
                 let d: Decision = (z == .low) != c.swapSides ? .correct : .skip
@@ -136,6 +141,7 @@ extension TiltGame {
             let gait = activityTracker.activity == .walking || activityTracker.activity == .running
             if let g = gestures.first(where: {
                 $0.start >= countFrom && ($0.kind != .nod || !gait || $0.cycle >= Self.gaitNodCycles)
+                    && (activityTracker.lastBodyMove ?? .min) < $0.start - Self.bodyMoveMarginNs
             }) {
                 return decide(g.kind == .nod ? .correct : .skip, at: t, enteredAt: g.start, tilt: tilt, gesture: g.kind)
             }
