@@ -100,9 +100,11 @@ final class ActivityTests: XCTestCase {
 /// Tilts with the accelerometer a real head gives: the sensor 0.15 m above the neck's pivot, and
 /// optionally the whole head carried down (a bend to the floor).
 final class WholeBodyTests: XCTestCase {
-    static func play(_ motion: HeadMotion, drop: (Double) -> Double = { _ in 0 }) throws -> [GameEvent] {
+    static func play(
+        _ motion: HeadMotion, pivot: Double = 0.15, drop: (Double) -> Double = { _ in 0 }
+    ) throws -> [GameEvent] {
         let samples = HeadTrace(rateHz: 100).samples(motion)
-        let r = Vector3(0, 0.15, 0)  // sensor above the pivot (sensor y = head up)
+        let r = Vector3(0, pivot, 0)  // sensor above the pivot (sensor y = head up)
         func position(_ i: Int) -> Vector3 {
             let i = min(max(i, 0), samples.count - 1)
             let s = Double(samples[i].attitude.t - samples[0].attitude.t) * 1e-9
@@ -122,7 +124,17 @@ final class WholeBodyTests: XCTestCase {
     func testDeliberateTiltsAboutTheNeckStillAnswer() throws {
         var m = HeadMotion()
         m.hold(1); m.answer(45); m.hold(1); m.answer(-45); m.hold(1); m.answer(40, ramp: 0.15); m.hold(1)
-        XCTAssertEqual(GamePlay.decisions(try Self.play(m)), ["correct", "skip", "correct"])
+        for pivot in [0.1, 0.15, 0.2] {
+            XCTAssertEqual(
+                GamePlay.decisions(try Self.play(m, pivot: pivot)), ["correct", "skip", "correct"], "\(pivot)")
+        }
+    }
+
+    func testATrunkBendingAboutTheHipsIsSeenAsItBegins() throws {
+        // The same 40° tilt, made by the trunk turning about the hips 0.7 m below the head.
+        var m = HeadMotion()
+        m.hold(1); m.answer(40); m.hold(1)
+        XCTAssertEqual(GamePlay.decisions(try Self.play(m, pivot: 0.7)), [])
     }
 
     func testATiltThatIsTheBodyBendingDoesNot() throws {

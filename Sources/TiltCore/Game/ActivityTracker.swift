@@ -41,7 +41,8 @@ public enum Activity: String, Sendable, CaseIterable {
 /// **Whole-body moves.** A head answering turns about the neck; standing up, sitting down,
 /// bending to the floor, stairs or a rolling chair carry the whole head along. The acceleration
 /// in the world frame (the attitude's, gravity removed) is integrated twice from the last still
-/// sample; over `bodyMoveMeters` (0.25 m) the head was carried: `whole_body` for 1 s after, and
+/// sample; farther than `bodyRadius` (0.35 m) × the angle turned (0.1–0.25 m) the head was
+/// carried, not turned about the neck: `whole_body` for 1 s after, and
 /// the game takes no answer begun within 1 s of it.
 struct ActivityTracker: Sendable {
     static let notWornDps = 0.3
@@ -61,6 +62,7 @@ struct ActivityTracker: Sendable {
     // Velocity and displacement of the head (world frame) since it last held still (leaky).
     private var speed3 = Vector3.zero
     private var displacement3 = Vector3.zero
+    private var turned = 0.0
     private var lastT: Nanoseconds?
     // Not worn: the rate's sums over the current 1 s block, the last block's mean, and how many
     // quiet blocks in a row.
@@ -94,7 +96,7 @@ struct ActivityTracker: Sendable {
         }
         if let w = rate { updateWorn(t: t, w: w) }
         updateGait(t: t, magnitude: accel.norm, dt: dt)
-        updateDisplacement(t: t, q: q, accel: accel, dt: dt, still: still)
+        updateDisplacement(t: t, q: q, accel: accel, rate: rate, dt: dt, still: still)
         let body = lastBodyMove.map { t - $0 < Self.bodyMoveMemoryNs } ?? false
         activity = notWorn ? .notWorn : (gait ?? (body ? .wholeBody : (still ? .still : .moving)))
     }
@@ -124,24 +126,36 @@ struct ActivityTracker: Sendable {
     /// lowers it 0.5–1 m and moves it forward as much, stairs lift it 0.17 m a step, a chair
     /// rolled or turned carries it along.
     static let bodyMoveMeters = 0.25
+    /// Radius between the neck's (≤ 0.2 m from pivot to sensor) and the hips' (≥ 0.5 m), m.
+    static let bodyRadius = 0.35
+    /// The smallest move taken for the body's, m (below it, attitude errors and sway).
+    static let minBodyMoveMeters = 0.1
     /// How long after a whole-body move the activity still says so (answers begun in it do not
     /// count), ns.
     static let bodyMoveMemoryNs: Nanoseconds = 1_000_000_000
 
-    private mutating func updateDisplacement(t: Nanoseconds, q: Quaternion, accel: Vector3, dt: Double, still: Bool) {
+    private mutating func updateDisplacement(
+        t: Nanoseconds, q: Quaternion, accel: Vector3, rate: Vector3?, dt: Double, still: Bool
+    ) {
         // The acceleration in the world frame, gravity removed, integrated twice from the last
         // still sample. The integrals leak (2 s) so attitude and calibration errors (2° of
         // tilt error is 0.34 m/s²) cannot add up over a long motion. Walking at a steady pace
         // accelerates little after its first steps, and the leak forgets those.
         if still {
-            speed3 = .zero; displacement3 = .zero
+            speed3 = .zero; displacement3 = .zero; turned = 0
             return
         }
         let a = q.rotate(accel) - Vector3(0, 0, 9.80665)
         let leak = exp(-dt / 2)
         speed3 = speed3 * leak + a * dt
         displacement3 = displacement3 * leak + speed3 * dt
-        if displacement3.norm > Self.bodyMoveMeters { lastBodyMove = t }
+        // The head turning about the neck moves the sensor along an arc of radius ≤ 0.2 m: a
+        // move longer than `bodyRadius` × the angle turned (at least 0.1 m, at most
+        // `bodyMoveMeters`) was carried by the body, which bends about the hips (≥ 0.5 m below
+        // the head). So a bend is seen as it begins, not only once the head has dropped 0.25 m.
+        turned = turned * leak + (rate.map { $0.norm } ?? .infinity) * dt
+        let limit = min(Self.bodyMoveMeters, max(Self.minBodyMoveMeters, Self.bodyRadius * turned))
+        if displacement3.norm > limit { lastBodyMove = t }
     }
 
     private mutating func updateGait(t: Nanoseconds, magnitude: Double, dt: Double) {
