@@ -130,6 +130,11 @@ struct ActivityTracker: Sendable {
     static let bodyRadius = 0.35
     /// The smallest move taken for the body's, m (below it, attitude errors and sway).
     static let minBodyMoveMeters = 0.1
+    /// At rest for the displacement below this rate, °/s: over the 0.5–4 °/s a held head sways,
+    /// under the 10–40 °/s a standing or bending body turns it. The cost: a head that never
+    /// slows under it (nodding or shaking without pause) drifts, and some of its answers wait
+    /// (bench/gestures/run: 210 of the head-gestures logs' 241 decisions kept, all right).
+    static let restDps = 10.0
     /// How long after a whole-body move the activity still says so (answers begun in it do not
     /// count), ns.
     static let bodyMoveMemoryNs: Nanoseconds = 1_000_000_000
@@ -141,7 +146,10 @@ struct ActivityTracker: Sendable {
         // still sample. The integrals leak (2 s) so attitude and calibration errors (2° of
         // tilt error is 0.34 m/s²) cannot add up over a long motion. Walking at a steady pace
         // accelerates little after its first steps, and the leak forgets those.
-        if still {
+        // Started over only while the head is at rest (under `restDps`, 10 °/s), not at the
+        // game's `still_dps` (20 °/s): a body standing up or bending slowly turns the head at
+        // 10–20 °/s, and starting over there lost the motion (the everyday sit-to-stand logs).
+        if let w = rate, w.norm * 180 / .pi < Self.restDps {
             speed3 = .zero; displacement3 = .zero; turned = 0
             return
         }
