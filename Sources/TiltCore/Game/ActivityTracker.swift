@@ -133,7 +133,7 @@ struct ActivityTracker: Sendable {
     /// At rest for the displacement below this rate, °/s: over the 0.5–4 °/s a held head sways,
     /// under the 10–40 °/s a standing or bending body turns it. The cost: a head that never
     /// slows under it (nodding or shaking without pause) drifts, and some of its answers wait
-    /// (bench/gestures/run: 210 of the head-gestures logs' 241 decisions kept, all right).
+    /// (bench/gestures/run: 210 of the head-gestures logs' 242 decisions kept, all right).
     static let restDps = 10.0
     /// How long after a whole-body move the activity still says so (answers begun in it do not
     /// count), ns.
