@@ -63,6 +63,8 @@ struct ActivityTracker: Sendable {
     private var speed3 = Vector3.zero
     private var displacement3 = Vector3.zero
     private var turned = 0.0
+    private var factorDt = -1.0
+    private var cachedFactors = (leak: 1.0, smoothing: 0.0)
     private var lastT: Nanoseconds?
     // Not worn: the rate's sums over the current 1 s block, the last block's mean, and how many
     // quiet blocks in a row.
@@ -154,7 +156,7 @@ struct ActivityTracker: Sendable {
             return
         }
         let a = q.rotate(accel) - Vector3(0, 0, 9.80665)
-        let leak = exp(-dt / 2)
+        let leak = factors(dt).leak
         speed3 = speed3 * leak + a * dt
         displacement3 = displacement3 * leak + speed3 * dt
         // The head turning about the neck moves the sensor along an arc of radius ≤ 0.2 m: a
@@ -166,8 +168,18 @@ struct ActivityTracker: Sendable {
         if displacement3.norm > limit { lastBodyMove = t }
     }
 
+    /// The per-sample factors for `dt`: the integrals' leak (2 s) and |a|'s smoothing (0.05 s).
+    /// Kept for the last dt, since samples mostly come at one rate (exp is the costly part).
+    private mutating func factors(_ dt: Double) -> (leak: Double, smoothing: Double) {
+        if dt != factorDt {
+            factorDt = dt
+            cachedFactors = (exp(-dt / 2), 1 - exp(-dt / 0.05))
+        }
+        return cachedFactors
+    }
+
     private mutating func updateGait(t: Nanoseconds, magnitude: Double, dt: Double) {
-        let s = smoothed.map { $0 + (magnitude - $0) * (1 - exp(-dt / 0.05)) } ?? magnitude
+        let s = smoothed.map { $0 + (magnitude - $0) * factors(dt).smoothing } ?? magnitude
         smoothed = s
         if binStart == nil { binStart = t }
         binSum += s; binCount += 1
