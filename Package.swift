@@ -149,7 +149,8 @@ let package = Package(
             exclude: ["run", "cores.cpp", "check_cores.py"]),
         // The game on real heads: the head-gestures logs through the detector and the game (bench/gestures/run).
         .executableTarget(
-            name: "GestureBench", dependencies: ["TiltCore", "TestSupport"], path: "bench/gestures", exclude: ["run"]),
+            name: "GestureBench", dependencies: ["TiltCore", "TiltSensors", "TestSupport"], path: "bench/gestures",
+            exclude: ["run"]),
         // What tilt from the accelerometer alone costs next to the 6-axis estimator (real recordings).
         .executableTarget(
             name: "AccelOnlyBench", dependencies: ["TiltCore"], path: "bench/accel-only", exclude: ["run"]),

@@ -15,8 +15,15 @@ struct CalibrateNeutral: ParsableCommand {
         discussion: """
             Wear the device, look straight ahead and hold still; when asked, nod down once and come \
             back. The still pose is the game's neutral pose; the nod teaches it the head's axes, so \
-            the board may sit any way round (cap, headphone band, glasses, phone). See docs/game.md.
+            the board may sit any way round (cap, headphone band, glasses, phone). See docs/game.md. \
+            Exit status: 0 when the pose and the head frame were written (or the pose alone with \
+            --skip-nod or without a gyroscope); 3 when the pose was written but the head frame was \
+            not learnt (the reason is printed; the frame already in the file, or the assumed \
+            convention, stays in use); 1 when nothing was written.
             """)
+
+    /// The exit status when the pose was written but the head frame was not learnt.
+    static let headFrameNotLearnt: Int32 = 3
 
     @OptionGroup var common: CalibrationOptions
 
@@ -53,7 +60,8 @@ struct CalibrateNeutral: ParsableCommand {
         }
         let st = State(
             NeutralPoseCapture(seconds: seconds, settleSeconds: settle), Calibrator(session.config.calibration))
-        st.frame.nodTimeoutSeconds = max(15, seconds + 10)
+        // The frame is fed from the first sample, so its clock starts with the settle and the hold.
+        st.frame.nodTimeoutSeconds = max(15, settle + seconds + 10)
         let live = session.isLive, timeout = self.timeout, seconds = self.seconds, skipNod = self.skipNod
         _ = try session.stream { raw in
             if st.first == nil { st.first = raw.t }
@@ -62,11 +70,9 @@ struct CalibrateNeutral: ParsableCommand {
             let a = s.hasGyro ? st.estimator.update(s) : st.tilt.update(s)
             // The nod is read from the gyro: an accelerometer-only IMU records the pose alone.
             if !s.hasGyro { st.noGyro = true }
-            // The nod comes after the look-ahead hold: the head frame is measured from then on.
-            let captured: Bool
-            if case .done = st.capture.progress { captured = true } else { captured = false }
-            let frame: HeadFrameCalibration.Progress =
-                skipNod || st.noGyro ? .done(.assumed) : (captured ? st.frame.add(s) : .waitingForStill)
+            // The frame sees every sample: the look-ahead hold is its stillness too, so a nod
+            // made soon after the start (before the pose is complete) is not missed.
+            let frame: HeadFrameCalibration.Progress = skipNod || st.noGyro ? .done(.assumed) : st.frame.add(s)
             switch st.capture.add(s, attitude: a.q) {
             case .waiting(let why):
                 session.status("  waiting for stillness" + (why.map { " (\($0))" } ?? "") + "…", last: &st.last)
@@ -122,16 +128,19 @@ struct CalibrateNeutral: ParsableCommand {
                 $0.neutral = pose; $0.headUp = f.up; $0.headForward = f.forward
             }
         case .refused(let why):
-            // The pose is good on its own; the head frame already in the file (if any) is kept.
-            print(
-                "head frame not learnt: \(why); the head frame in the calibration file is kept (run again and nod down once)"
-            )
+            // The pose is good on its own and is written; the failure is the exit status and a
+            // line on stderr, so neither a script nor a person takes the frame as learnt.
             try session.save("neutral", note: "neutral pose (the nod was not usable)") { $0.neutral = pose }
+            let kept =
+                session.config.calibration.headFrame == nil
+                ? "the assumed convention (+y up, +z back) stays in use"
+                : "the head frame in the calibration file is kept"
+            StandardStream.error.write(
+                "tiltd calibrate neutral: head frame not learnt: \(why); \(kept) (run again: look ahead, then nod down once)\n"
+                    .utf8)
+            throw ExitCode(Self.headFrameNotLearnt)
         default:
-            print(
-                "head frame not learnt: no nod seen after the pose; the head frame in the calibration file is kept (run again and nod down once)"
-            )
-            try session.save("neutral", note: "neutral pose (no nod)") { $0.neutral = pose }
+            break
         }
     }
 }

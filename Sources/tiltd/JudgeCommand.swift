@@ -87,6 +87,10 @@ struct Judge: ParsableCommand {
         print(
             "# detector over the whole recording: \(s.nodsDetected) nods, \(s.shakesDetected) shakes"
                 + (s.orientationSuspect ? "; the head frame looked wrong at times (orientation_suspect)" : ""))
+        let activities = Activity.allCases.compactMap { a in
+            s.activitySeconds[a.rawValue].map { "\(a.rawValue) \(cFormat("%.1f", $0)) s" }
+        }
+        print("# activity: " + activities.joined(separator: ", "))
     }
 }
 

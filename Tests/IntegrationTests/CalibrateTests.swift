@@ -195,6 +195,64 @@ final class CalibrateTests: XCTestCase {
         assertMainConfigUntouched()
     }
 
+    /// Nods down 20° about the wearer's left (+y, board x forward, z up) and comes back.
+    static func nod(_ r: inout SyntheticIMU, from level: Quaternion) {
+        let down = r.turn(
+            from: level, to: level * Quaternion(axis: Vector3(0, 1, 0), angle: 20 * .pi / 180), seconds: 0.3)
+        _ = r.turn(from: down, to: level, seconds: 0.3)
+    }
+
+    func assertLearntTheFrame(_ status: Int32, _ out: String, file: StaticString = #filePath, line: UInt = #line) throws
+    {
+        XCTAssertEqual(status, 0, out, file: file, line: line)
+        XCTAssertTrue(out.contains("wrote neutral, head_up, head_forward to \(calFile)"), out, file: file, line: line)
+        let forward = try numbers("head_forward")
+        XCTAssertEqual(
+            Vector3(forward[0], forward[1], forward[2]).dot(Vector3(1, 0, 0)), 1, accuracy: 0.02, "\(forward)",
+            file: file, line: line)
+    }
+
+    func testANodSoonAfterTheStartIsSeen() throws {
+        // Issue 30: the frame's stillness used to count only after the settle (1 s) and the pose
+        // hold (3 s), so a nod 4.2 s in — the wearer still all along — was never looked at.
+        let level = Quaternion(roll: 0, pitch: 0, yaw: 0.4)
+        let rec = try recording("early-nod") { r in
+            r.still(level, seconds: 4.2)
+            Self.nod(&r, from: level)
+            r.still(level, seconds: 2)
+        }
+        let (status, out) = try calibrate(["neutral", "--replay", rec])
+        try assertLearntTheFrame(status, out)
+    }
+
+    func testATwitchBeforeTheNodIsNotTakenForIt() throws {
+        // Issue 30: a small turn about the vertical (29 °/s) just before the nod was judged as the
+        // nod and refused; the real nod 0.15 s later was never looked at.
+        let level = Quaternion(roll: 0, pitch: 0, yaw: 0.4)
+        let rec = try recording("twitch") { r in
+            r.still(level, seconds: 6)
+            let turned = r.turn(from: level, rate: Vector3(0, 0, 29 * .pi / 180), seconds: 0.1)
+            r.still(turned, seconds: 0.15)
+            Self.nod(&r, from: turned)
+            r.still(turned, seconds: 2)
+        }
+        let (status, out) = try calibrate(["neutral", "--replay", rec])
+        try assertLearntTheFrame(status, out)
+    }
+
+    func testAHeadFrameNotLearntExitsWithStatus3AndTheReason() throws {
+        // Issue 30: without a nod the command wrote the pose and exited 0, and the game went on
+        // with the assumed frame. The pose is still written; the exit status says the frame is not.
+        let level = Quaternion(roll: 0, pitch: 0, yaw: 0.4)
+        let rec = try recording("no-nod") { r in r.still(level, seconds: 8) }
+        let (status, out) = try calibrate(["neutral", "--replay", rec])
+        XCTAssertEqual(status, 3, out)
+        XCTAssertTrue(out.contains("head frame not learnt: no nod"), out)
+        XCTAssertTrue(out.contains("the assumed convention"), out)
+        XCTAssertTrue(out.contains("wrote neutral to \(calFile)"), out)
+        assertMainConfigUntouched()
+    }
+
     func testNeutralFromRecordingStoresTheAttitude() throws {
         let roll = 20.0 * .pi / 180, pitch = -10.0 * .pi / 180
         let rec = try recording("neutral") { r in
@@ -204,7 +262,8 @@ final class CalibrateTests: XCTestCase {
             r.turn(from: start, to: neutral, seconds: 1)
             r.still(neutral, seconds: 5)
         }
-        let (status, out) = try calibrate(["neutral", "--replay", rec])
+        // The pose alone (no nod in it: without --skip-nod that exits 3, see below).
+        let (status, out) = try calibrate(["neutral", "--skip-nod", "--replay", rec])
         XCTAssertEqual(status, 0, out)
         XCTAssertTrue(out.contains("wrote neutral to \(calFile)"), out)
         let n = try numbers("neutral")

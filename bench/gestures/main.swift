@@ -1,13 +1,15 @@
 // The game on real heads: every log in the head-gestures data set through the real detector
 // and the real game (both vocabularies), with the reference cycle count next to it.
-// Usage: GestureBench DATASET_DIR   (bench/gestures/run finds the directory and builds this)
+// Usage: GestureBench DATASET_DIR [--everyday DIR] [--sweep]   (bench/gestures/run finds the
+// directories and builds this)
 import Foundation
 import TestSupport
 import TiltCore
 
 let args = CommandLine.arguments
-guard args.count >= 2 else { print("usage: GestureBench DATASET_DIR [--sweep]"); exit(2) }
+guard args.count >= 2 else { print("usage: GestureBench DATASET_DIR [--everyday DIR] [--sweep]"); exit(2) }
 let dir = args[1]
+let everydayDir = args.firstIndex(of: "--everyday").flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil }
 let sweep = args.contains("--sweep")
 let rateHz = 30.0  // the README's output data rate; rows carry no timestamps
 
@@ -28,6 +30,9 @@ func ms(_ d: Double?) -> String { d.map { String(format: "%.0f ms", $0) } ?? "�
 let logs = (try! FileManager.default.contentsOfDirectory(atPath: dir)).filter { $0.hasSuffix(".txt") }.sorted()
 if sweep { runSweep(logs.map { ($0, load($0)) }); exit(0) }
 var failures: [String] = []
+// Head-gestures totals for the summary: nod logs' nod-game decisions and correct ones, shake
+// logs' decisions and skips, decisions under 0.25 s.
+var nodLogDecisions = 0, nodLogCorrect = 0, shakeLogDecisions = 0, shakeLogSkip = 0, tooFast = 0
 print(
     "head-gestures: \(logs.count) logs from \(dir), \(Int(rateHz)) Hz, mount matrix from the README's axes (X back, Y up, Z left)"
 )
@@ -51,7 +56,16 @@ for name in logs {
     for r in raw { let s = options.frontEnd.apply(r); let a = est.update(s); rates.append(s.gyro - a.gyroBias) }
     let cycles = GestureCycles.count(times: raw.map(\.t), rates: rates, frame: .assumed)
     options.gestures = .nod
-    let nod = try! GameJudge.play(raw, options: options).summary
+    let (nodEvents, nod) = try! GameJudge.play(raw, options: options)
+    if ProcessInfo.processInfo.environment["GESTURE_BENCH_DUMP"] != nil {
+        for e in nodEvents {
+            guard let d = e.decision else { continue }
+            print(
+                "DECISION \(name) given nod \(e.kind.rawValue) \(e.gesture?.rawValue ?? "-") "
+                    + "\(Double(d.decidedAt - raw[0].t) * 1e-9) \(Double(e.t - raw[0].t) * 1e-9) \(Double(d.shownAt - raw[0].t) * 1e-9)"
+            )
+        }
+    }
     options.gestures = .tilt
     let (tiltEvents, tilt) = try! GameJudge.play(raw, options: options)
     if ProcessInfo.processInfo.environment["GESTURE_BENCH_EVENTS"] == name {
@@ -73,6 +87,12 @@ for name in logs {
             + "| \(nod.prompts) | \(nod.correct) | \(nod.skip) | \(nod.fasterThanReaction) | \(nod.whileStill) | \(ms(nod.medianDecisionMs)) "
             + "| \(tilt.prompts) | \(tilt.correct) | \(tilt.skip) | \(tilt.fasterThanReaction) | \(tilt.whileStill) | \(ms(tilt.medianDecisionMs)) |"
     )
+    if isNod {
+        nodLogDecisions += nod.decisions; nodLogCorrect += nod.correct
+    } else {
+        shakeLogDecisions += nod.decisions; shakeLogSkip += nod.skip
+    }
+    tooFast += nod.fasterThanReaction
     // The issue's targets, checked per log.
     if Double(ownDetected) < 0.9 * Double(own) {
         failures.append("\(name): detector found \(pct(ownDetected, own)) of its cycles (< 90%)")
@@ -92,6 +112,26 @@ for name in logs {
         }
         if s.whileStill > 0 { failures.append("\(name): \(v) game: \(s.whileStill) decisions while still") }
     }
+}
+if let everydayDir {
+    let results = runEveryday(everydayDir)
+    let on = printEveryday(results, dir: everydayDir)
+    // Issue 30's targets, reported (not part of the exit status).
+    print("\n| issue 30 | measured | target |\n|---|---|---|")
+    for f in everydayFrames where f != "assumed" {
+        print("| everyday glasses on, \(f) frames, nod /h | \(perHour(on, "\(f)/nod")) | ≤ 2 |")
+        print("| everyday glasses on, \(f) frames, tilt /h | \(perHour(on, "\(f)/tilt")) | ≤ 5 |")
+        for a in ["walking", "stairs", "running"] {
+            print("| \(a), \(f) frames, nod /h | \(perHour(on.filter { $0.activity == a }, "\(f)/nod")) | ≤ 2 |")
+        }
+    }
+    print(
+        "| head-gestures: nod logs' nod-game decisions correct | \(pct(nodLogCorrect, nodLogDecisions)) of \(nodLogDecisions) | ≥ 95% |"
+    )
+    print(
+        "| head-gestures: shake logs' nod-game decisions skip | \(pct(shakeLogSkip, shakeLogDecisions)) of \(shakeLogDecisions) | ≥ 95% |"
+    )
+    print("| head-gestures: nod-game decisions under 0.25 s | \(tooFast) | 0 |")
 }
 print("")
 if failures.isEmpty {

@@ -110,8 +110,8 @@ func publish(_ e: Event, seq: UInt64) -> Int {
                 seq += 1
                 bytes &+= publish(Event(.attitude, t: a.t, .attitude(a)), seq: seq)
             }
-            // As GameComponent feeds it: the attitude and the bias-corrected rate.
-            var events = game.update(a, rate: s.gyro - a.gyroBias)
+            // As GameComponent feeds it: the attitude, the bias-corrected rate and the accelerometer.
+            var events = game.update(a, rate: s.gyro - a.gyroBias, accel: s.accel)
             if game.roundID == nil { events += (try? game.start(at: a.t, roundSeconds: 60, deck: deck)) ?? [] }
             for e in events {
                 if json {

@@ -6,15 +6,22 @@ import Glibc
 /// `stillSeconds`, the mean acceleration gives *up* (at rest the accelerometer reads +g along
 /// the axis pointing up). The nod that follows turns the head about its ear-to-ear axis: the
 /// dominant direction of the angular rate over the nod (the principal axis of Σ ω ωᵀ) is that
-/// axis, and its sign is fixed by the first swing, which goes *down* (a positive rotation about
-/// the wearer's left turns the face down). Forward is then left × up.
+/// axis, and its sign is fixed by which way gravity tips while nodding (the head goes *down*
+/// from looking ahead; a positive rotation about the wearer's left turns the face down), or by
+/// the first swing when gravity hardly moved. Forward is then left × up.
 ///
 /// Why gravity and gyro rather than the attitude: both are fixed to the board, so the result
 /// does not depend on the estimator's heading, which drifts with a 6-axis IMU.
 ///
-/// Refused with a reason when: the head never held still; the nod was smaller than
-/// `minNodDeg`; its axis was more than 30° from horizontal (a turn or a shake, not a nod); or less
-/// than 70% of the rotation was about one axis (not one clean nod).
+/// Each movement after the still part (an episode: moving until 0.1 s of calm, at most 2 s) is
+/// judged on its own; the nod is the largest clean one, taken once the head has been calm for
+/// `nodSettleSeconds` after it. So a twitch before the nod, or sway while holding still, is not
+/// mistaken for it. Feed it from the first sample: the stillness of the look-ahead pose counts.
+///
+/// Refused with a reason (that of the largest movement seen) when: the head never held still;
+/// no nod within `nodTimeoutSeconds` of holding still; the nod was smaller than `minNodDeg`; its
+/// axis was more than 30° from horizontal (a turn or a shake, not a nod); or less than 70% of
+/// the rotation was about one axis (not one clean nod).
 public struct HeadFrameCalibration: Sendable {
     /// Where the calibration is.
     public enum Progress: Sendable, Equatable {
@@ -39,6 +46,10 @@ public struct HeadFrameCalibration: Sendable {
     /// How long to wait for the nod after the still part, seconds.
     public var nodTimeoutSeconds = 10.0
 
+    /// How long the head must be calm after a nod before the calibration takes it, seconds: a
+    /// bigger nod that follows at once is still looked at.
+    public var nodSettleSeconds = 1.0
+
     /// Where it is.
     public private(set) var progress: Progress = .waitingForStill
     private var stillSince: Nanoseconds?
@@ -47,16 +58,31 @@ public struct HeadFrameCalibration: Sendable {
     private var up = Vector3.zero
     private var upKnownAt: Nanoseconds = 0
     private var lastT: Nanoseconds?
-    // Σ ω ωᵀ over the nod (upper triangle), the samples of the nod, and when it calmed down.
+    // The movement under way (an *episode*: moving samples up to 0.1 s of calm, at most 2 s):
+    // Σ ω ωᵀ (upper triangle), its samples, and when it calmed down.
     private var m = [Double](repeating: 0, count: 6)
-    private var nodRates: [(dt: Double, w: Vector3)] = []
+    private var nodRates: [(dt: Double, w: Vector3, a: Vector3)] = []
     private var calmSince: Nanoseconds?
     private var nodSeconds = 0.0
+    private var episodeEnd: Nanoseconds = 0
+    // After an episode cut at 2 s the motion goes on: it is not a new nod (its first swing need
+    // not be the way down), so nothing counts until the head calms for a moment.
+    private var ignoreUntilCalm = false
+    private var totalMoving = 0
+    // The largest clean nod seen so far, and the largest movement refused (for the reason).
+    private var best: (frame: HeadFrame, size: Double)?
+    private var bestRefusal: (reason: String, size: Double)?
 
     /// A calibration with the default limits.
     public init() {}
 
     /// Adds one calibrated sample; returns the progress.
+    ///
+    /// Every movement after the still part is judged on its own (an episode ends after 0.1 s of
+    /// calm or 2 s of motion). Why not just the first one: a real wearer twitches before nodding
+    /// (a 29 °/s turn about the vertical, then the nod 0.15 s later), and judging the twitch as
+    /// the nod refused a good calibration. The nod taken is the largest clean one, once the head
+    /// has been calm for `nodSettleSeconds` after it; a refusal names the largest movement's fault.
     @discardableResult
     public mutating func add(_ s: IMUSample) -> Progress {
         defer { lastT = s.t }
@@ -78,82 +104,139 @@ public struct HeadFrameCalibration: Sendable {
                 stillSince = nil
             }
         case .waitingForNod:
-            if rateDps >= stillDps {
+            if rateDps >= stillDps, ignoreUntilCalm {
+                calmSince = nil
+                episodeEnd = s.t
+            } else if rateDps >= stillDps {
                 progress = .nodding
-                addNod(s.gyro, dt: dt)
-            } else if rateDps < stillDps {
-                // Still looking ahead: keep refining up.
-                accelSum += s.accel; accelCount += 1
-                up = (accelSum / Double(accelCount)).normalized
-                if Double(s.t - upKnownAt) * 1e-9 > nodTimeoutSeconds {
+                addNod(s, dt: dt)
+            } else {
+                if ignoreUntilCalm {
+                    if calmSince == nil { calmSince = s.t }
+                    if Double(s.t - calmSince!) * 1e-9 >= 0.1 - 1e-6 { ignoreUntilCalm = false; calmSince = nil }
+                }
+                // Still looking ahead: keep refining up until a nod is found.
+                if best == nil {
+                    accelSum += s.accel; accelCount += 1
+                    up = (accelSum / Double(accelCount)).normalized
+                }
+                if let b = best, Double(s.t - episodeEnd) * 1e-9 >= nodSettleSeconds - 1e-6 {
+                    progress = .done(b.frame)
+                } else if best == nil, Double(s.t - upKnownAt) * 1e-9 > nodTimeoutSeconds {
                     progress = .refused(
-                        "no nod within \(Int(nodTimeoutSeconds)) s of holding still; look ahead, then nod down once")
+                        bestRefusal?.reason
+                            ?? "no nod within \(Int(nodTimeoutSeconds)) s of holding still; look ahead, then nod down once"
+                    )
                 }
             }
         case .nodding:
-            addNod(s.gyro, dt: dt)
+            addNod(s, dt: dt)
             nodSeconds += dt
-            // The nod ends when the head calms down for a moment (0.1 s), or after 2 s of
+            // The episode ends when the head calms down for a moment (0.1 s), or after 2 s of
             // motion: what follows (looking around, more nods) must not blur the axis.
             if rateDps < stillDps {
                 if calmSince == nil { calmSince = s.t }
-                if Double(s.t - calmSince!) * 1e-9 >= 0.1 - 1e-6 { progress = finish() }
+                if Double(s.t - calmSince!) * 1e-9 >= 0.1 - 1e-6 { endEpisode(at: s.t, cut: false) }
             } else {
                 calmSince = nil
             }
-            if case .nodding = progress, nodSeconds >= 2 { progress = finish() }
+            if case .nodding = progress, nodSeconds >= 2 { endEpisode(at: s.t, cut: true) }
         }
         return progress
     }
 
-    /// The input ended: the result if the nod completed, else why not.
+    /// The input ended: the result if a nod was seen, else why not.
     public mutating func finish() -> Progress {
         switch progress {
         case .done, .refused: return progress
         case .waitingForStill: return .refused("never held still for \(stillSeconds) s while looking ahead")
-        case .waitingForNod: return .refused("no nod seen after holding still; look ahead, then nod down once")
-        case .nodding: break
+        case .nodding: endEpisode(at: lastT ?? 0, cut: false)
+        case .waitingForNod: break
         }
+        if let b = best { return .done(b.frame) }
+        return .refused(bestRefusal?.reason ?? "no nod seen after holding still; look ahead, then nod down once")
+    }
+
+    /// Judges the episode just ended and goes back to waiting.
+    private mutating func endEpisode(at t: Nanoseconds, cut: Bool) {
+        switch judgeEpisode() {
+        case .success(let nod):
+            if nod.size > (best?.size ?? 0) { best = nod }
+        case .failure(let refusal):
+            if refusal.size > (bestRefusal?.size ?? -1) { bestRefusal = (refusal.reason, refusal.size) }
+        }
+        m = [Double](repeating: 0, count: 6)
+        nodRates.removeAll(keepingCapacity: true)
+        calmSince = nil
+        nodSeconds = 0
+        episodeEnd = t
+        ignoreUntilCalm = cut
+        if case .nodding = progress { progress = .waitingForNod }
+    }
+
+    private struct Refusal: Error { var reason: String; var size: Double }
+
+    /// The episode as a nod (the frame and its largest swing), or why it is not one (with its
+    /// total rotation, to rank refusals).
+    private func judgeEpisode() -> Result<(frame: HeadFrame, size: Double), Refusal> {
         let axis = principalAxis()
         let total = nodRates.reduce(0.0) { $0 + $1.w.normSquared * $1.dt }
         let along = nodRates.reduce(0.0) { $0 + pow($1.w.dot(axis), 2) * $1.dt }
+        let turned = nodRates.reduce(0.0) { $0 + $1.w.norm * $1.dt } * 180 / .pi
         guard total > 0, along / total >= 0.7 else {
-            return .refused(
-                "the motion was not one clean nod (\(fmt(100 * along / max(total, 1e-12), 0))% of it about one axis, 70% needed); nod straight down and back up"
-            )
+            return .failure(
+                Refusal(
+                    reason:
+                        "the motion was not one clean nod (\(fmt(100 * along / max(total, 1e-12), 0))% of it about one axis, 70% needed); nod straight down and back up",
+                    size: turned))
         }
         guard abs(axis.dot(up)) <= 0.5 else {
-            return .refused(
-                "the head turned about an axis \(Int((asin(min(1, abs(axis.dot(up)))) * 180 / .pi).rounded()))° from horizontal: that was a turn or a shake, not a nod; nod down once"
-            )
+            return .failure(
+                Refusal(
+                    reason:
+                        "the head turned about an axis \(Int((asin(min(1, abs(axis.dot(up)))) * 180 / .pi).rounded()))° from horizontal: that was a turn or a shake, not a nod; nod down once",
+                    size: turned))
         }
-        // The first swing (until the rate about the axis changes sign) is the way down; the
-        // nod's size is its largest swing (the logs' wearers nod 4–10° per swing, fast).
-        var sign = 0.0, swing = 0.0, largest = 0.0, swingSign = 0.0
+        // The nod's size is its largest swing (the logs' wearers nod 4–10° per swing, fast).
+        // Its sign: the head goes down from looking ahead, and a head turned face-down by θ
+        // about its left sees gravity turned the other way, so (â × up)·left = sin θ ≥ 0 over
+        // a nod. That holds for a nod begun at the bottom of the last one (its first swing goes
+        // up), which the first swing would get wrong; only without that evidence (under 1° on
+        // average) does the first swing (the way down) decide.
+        var firstSwing = 0.0, swing = 0.0, largest = 0.0, swingSign = 0.0, tipped = 0.0, time = 0.0
         for r in nodRates {
             let v = r.w.dot(axis)
             let s: Double = v > 0 ? 1 : -1
             if s != swingSign { swingSign = s; swing = 0 }
             swing += abs(v) * r.dt * 180 / .pi
             largest = max(largest, swing)
-            if sign == 0, swing >= 2 { sign = s }
+            if firstSwing == 0, swing >= 2 { firstSwing = s }
+            tipped += r.a.normalized.cross(up).dot(axis) * r.dt
+            time += r.dt
         }
+        let sign = abs(tipped) > sin(Double.pi / 180) * time ? (tipped > 0 ? 1.0 : -1.0) : firstSwing
         guard sign != 0, largest >= minNodDeg else {
-            return .refused("the nod was only \(fmt(largest, 0))°; nod down at least \(fmt(minNodDeg, 0))°")
+            return .failure(
+                Refusal(
+                    reason: "the nod was only \(fmt(largest, 0))°; nod down at least \(fmt(minNodDeg, 0))°",
+                    size: turned))
         }
         let left = axis * sign
-        let forward = left.cross(up)
-        guard let frame = HeadFrame(up: up, forward: forward, source: .calibrated) else {
-            return .refused("could not make a frame from the measurement")
+        guard let frame = HeadFrame(up: up, forward: left.cross(up), source: .calibrated) else {
+            return .failure(Refusal(reason: "could not make a frame from the measurement", size: turned))
         }
-        return .done(frame)
+        return .success((frame, largest))
     }
 
-    private mutating func addNod(_ w: Vector3, dt: Double) {
-        nodRates.append((dt, w))
+    private mutating func addNod(_ s: IMUSample, dt: Double) {
+        let w = s.gyro
+        nodRates.append((dt, w, s.accel))
         m[0] += w.x * w.x * dt; m[1] += w.x * w.y * dt; m[2] += w.x * w.z * dt
         m[3] += w.y * w.y * dt; m[4] += w.y * w.z * dt; m[5] += w.z * w.z * dt
-        if Double(nodRates.count) > 10_000 { progress = .refused("the nod went on too long") }
+        totalMoving += 1
+        if totalMoving > 100_000 {
+            progress = .refused("the head kept moving; look ahead, hold still, then nod down once")
+        }
     }
 
     /// The dominant eigenvector of the symmetric matrix `m` (power iteration from the largest column).

@@ -49,6 +49,8 @@ public struct GameJudge: Sendable {
         public var shakesDetected = 0
         /// Whether the orientation check ever found the head frame suspect.
         public var orientationSuspect = false
+        /// Seconds spent in each activity (`TiltGame.activity`), by its name.
+        public var activitySeconds: [String: Double] = [:]
         /// All decisions.
         public var decisions: Int { correct + skip }
     }
@@ -86,7 +88,11 @@ public struct GameJudge: Sendable {
             for g in detector.add(t: s.t, pitch: frame.pitchRate(rate), yaw: frame.yawRate(rate)) {
                 if g.kind == .nod { summary.nodsDetected += 1 } else { summary.shakesDetected += 1 }
             }
-            let new = game.update(a, rate: rate)
+            let before = game.lastT
+            let new = game.update(a, rate: rate, accel: s.accel)
+            if let b = before, s.t > b {
+                summary.activitySeconds[game.activity.rawValue, default: 0] += Double(s.t - b) * 1e-9
+            }
             for e in new {
                 switch e.kind {
                 case .prompt: summary.prompts += 1; shownAt = e.t

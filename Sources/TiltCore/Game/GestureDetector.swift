@@ -119,7 +119,10 @@ public struct GestureDetector: Sendable {
                 found = close(c, kind: kind, p)
             }
             if abs(rate) >= Self.deadBandDps {
-                if current == nil { current = Swing(sign: sign, start: t - Nanoseconds(dt * 1e9), end: t) }
+                // A swing starts at its first moving sample: dating it from the sample before
+                // made a nod begun 269 ms after its prompt (26 Hz) count as begun at 231 ms, too
+                // soon to answer it.
+                if current == nil { current = Swing(sign: sign, start: t, end: t) }
                 current!.end = t
                 current!.peak = max(current!.peak, abs(rate))
                 current!.angle += abs(rate) * dt

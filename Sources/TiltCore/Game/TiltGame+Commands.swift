@@ -53,8 +53,8 @@ extension TiltGame {
         zone = nil
         beyond = nil
         captureOnNextSample = false
-        check.reset()
-        return [makeEvent(.reset, t: t)]
+        let cleared = restartCheck(at: t)
+        return [makeEvent(.reset, t: t)] + cleared
     }
 
     /// Captures the neutral pose from `attitude` (the daemon's latest). In relative mode the
@@ -68,22 +68,31 @@ extension TiltGame {
                 "the head is moving (\(Int(motion.rateDps.rounded())) °/s, still means under \(Int(configuration.stillDps.rounded())) °/s); hold it still and try again"
             return [e]
         }
-        return [capture(attitude)]
+        return capture(attitude)
     }
 
     // MARK: internals
 
-    mutating func capture(_ a: Attitude) -> GameEvent {
+    /// Starts the orientation check over (the head frame changed). When it was suspect, says
+    /// `orientation_ok`: the last word clients heard was that no prompt would appear, and one
+    /// may now.
+    mutating func restartCheck(at t: Nanoseconds) -> [GameEvent] {
+        let wasSuspect = check.suspect
+        check.reset()
+        return wasSuspect ? [makeEvent(.orientationOK, t: t)] : []
+    }
+
+    mutating func capture(_ a: Attitude) -> [GameEvent] {
         captureOnNextSample = false
         let back = calibratedFrame.map { -$0.forward } ?? configuration.backAxis
         guard let pose = TiltMeter.neutralPose(t: a.t, q: a.q, backAxis: back) else {
             var e = makeEvent(.neutralRejected, t: a.t)
             e.reason =
                 "the back axis is within 20° of vertical (or the attitude is invalid); set back_axis to the sensor axis that points to the back of the head, or run tiltd calibrate neutral"
-            return e
+            return [e]
         }
         neutral = pose
-        if calibratedFrame == nil { check.reset() }
+        let cleared = calibratedFrame == nil ? restartCheck(at: a.t) : []
         if configuration.mode == .relative, round != nil {
             // Measure from the new pose from now on: the head is, by definition, neutral.
             zone = .neutral
@@ -92,7 +101,7 @@ extension TiltGame {
         }
         var e = makeEvent(.neutralCaptured, t: a.t)
         e.tiltDeg = TiltMeter.absoluteTilt(a.q)
-        return e
+        return [e] + cleared
     }
 
     static func distinctPrompts(from deck: any PromptProvider) throws(GameError) -> [String] {

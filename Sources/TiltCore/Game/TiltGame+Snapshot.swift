@@ -41,6 +41,7 @@ extension TiltGame {
         var orientation = headFrame.json
         orientation["suspect"] = .bool(check.suspect)
         o["orientation"] = .object(orientation)
+        o["activity"] = .string(activity.rawValue)
         o["config"] = .object(configuration.json)
         o["last_round"] = lastResult.map { .object($0.json) } ?? .null
         return o

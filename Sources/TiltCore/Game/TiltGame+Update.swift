@@ -1,15 +1,20 @@
 extension TiltGame {
     /// Feeds one attitude and, when the IMU has a gyroscope, the bias-corrected angular rate at
-    /// that sample (sensor frame, rad/s; nil = derive it from the change of attitude). Returns
-    /// what happened (usually nothing). Attitudes older than the newest seen, or with a
-    /// non-finite quaternion, are ignored.
-    public mutating func update(_ a: Attitude, rate: Vector3? = nil) -> [GameEvent] {
+    /// that sample (sensor frame, rad/s; nil = derive it from the change of attitude), and the
+    /// calibrated accelerometer (m/s²; nil = no activity from it: no gait). Returns what
+    /// happened (usually nothing). Attitudes older than the newest seen, or with a non-finite
+    /// quaternion, are ignored.
+    public mutating func update(_ a: Attitude, rate: Vector3? = nil, accel: Vector3? = nil) -> [GameEvent] {
         if let last = lastT, a.t < last { return [] }
         let q = a.q
         guard q.w.isFinite, q.x.isFinite, q.y.isFinite, q.z.isFinite else { return [] }
         if let r = rate, !(r.x.isFinite && r.y.isFinite && r.z.isFinite) { return [] }
         lastT = a.t
         motion.add(t: a.t, q: q, rate: rate)
+        activityTracker.add(t: a.t, q: q, rate: rate, accel: accel, still: motion.isStill)
+        // Paused while the device is off the head, and until it has been on for a moment: no
+        // prompt appears and nothing answers (glasses being put on nod and turn).
+        if activityTracker.activity == .notWorn { countFrom = max(countFrom, a.t + Self.wornSettleNs) }
         if calibratedFrame == nil {
             // The assumed convention allows the board either way up in its plane (|roll|).
             let upY = TiltMeter.upInSensor(q).y
@@ -18,6 +23,15 @@ extension TiltGame {
             } else if upY > 0.3, assumedFrame.up.y < 0 {
                 assumedFrame = .assumed
             }
+        }
+        if calibratedFrame == nil, neutral == nil, configuration.mode == .relative,
+            configuration.backAxis != Self.conventionBackAxis
+        {
+            // A configured back axis says how the board sits from the first sample, not only from
+            // the first capture: without this the orientation check judged the convention's axes
+            // (and found a right back_axis suspect) until a round captured a pose. A nod turns up
+            // about the ear-to-ear axis, so the frame made from the current up keeps that axis.
+            backAxisFrame = HeadFrame(up: TiltMeter.upInSensor(q), forward: -configuration.backAxis, source: .assumed)
         }
         let frame = headFrame
         let w = motion.rate
@@ -41,7 +55,7 @@ extension TiltGame {
         // The timer comes first: a pose at or after the final instant does not count.
         if a.t >= r.endsAt { return events + [endRound(at: a.t, reason: .timeout)] }
 
-        if captureOnNextSample, motion.stillFor(at: a.t) >= neutralHoldNs, looksLevel(q) { events.append(capture(a)) }
+        if captureOnNextSample, motion.stillFor(at: a.t) >= neutralHoldNs, looksLevel(q) { events += capture(a) }
         let tilt = measure(q)
         lastTilt = tilt
         switch r.gestures {
@@ -57,6 +71,10 @@ extension TiltGame {
     /// mid-shake with the head low held a 30° tilt for 0.45 s, another looked down 45° 0.4 s after
     /// shaking; a deliberate tilt hardly turns, and 1 s is a short wait after looking around.
     static let maxTurnDuringTilt = 60 * Double.pi / 180
+    /// Nod cycles a `nod` answer needs while walking or running (1 otherwise).
+    static let gaitNodCycles = 2
+    /// A gesture or tilt begun within this long of a whole-body move is part of it, ns.
+    static let bodyMoveMarginNs: Nanoseconds = 1_000_000_000
     static let turnSettleNs: Nanoseconds = 1_000_000_000
 
     static let suspectReason =
@@ -94,6 +112,9 @@ extension TiltGame {
             else { return [] }
             // A head turning fast (shaking, looking around) is not answering: the hold counts only
             // from `turnSettle` after the last fast turn.
+            // Nor is a body bending or standing up (`ActivityTracker.bodyMoveMeters`): a tilt
+            // that began with or within 1 s of a whole-body move does not count.
+            if let m = activityTracker.lastBodyMove, m >= beyondSince - Self.bodyMoveMarginNs { return [] }
             let from = max(beyondSince, countFrom, (lastTurn ?? .min) &+ Self.turnSettleNs)
             if t - from >= holdNs {
                 let d: Decision = (z == .low) != c.swapSides ? .correct : .skip
@@ -115,7 +136,13 @@ extension TiltGame {
             }
         case .prompt:
             // A gesture begun before the prompt plus the reaction time answers nothing.
-            if let g = gestures.first(where: { $0.start >= countFrom }) {
+            // While walking or running a single down-up can be the gait's head bob: a nod
+            // answers from its second cycle (`gaitNodCycles`).
+            let gait = activityTracker.activity == .walking || activityTracker.activity == .running
+            if let g = gestures.first(where: {
+                $0.start >= countFrom && ($0.kind != .nod || !gait || $0.cycle >= Self.gaitNodCycles)
+                    && (activityTracker.lastBodyMove ?? .min) < $0.start - Self.bodyMoveMarginNs
+            }) {
                 return decide(g.kind == .nod ? .correct : .skip, at: t, enteredAt: g.start, tilt: tilt, gesture: g.kind)
             }
         case .idle:
@@ -133,7 +160,7 @@ extension TiltGame {
         let tilt: Double
         if let f = calibratedFrame {
             tilt = TiltMeter.relativeTilt(q, neutral: f.neutralPose(t: 0))
-        } else if configuration.backAxis == Vector3(0, 0, 1) {
+        } else if configuration.backAxis == Self.conventionBackAxis {
             tilt = TiltMeter.absoluteTilt(q)
         } else {
             return true

@@ -71,6 +71,10 @@ public struct TiltGame: Sendable {
     /// True while the rotation seen says the head frame in use cannot be right (see
     /// `OrientationCheck`); no prompt appears meanwhile.
     public var orientationSuspect: Bool { check.suspect }
+    /// What the wearer is doing (walking, not wearing the device, …; see `ActivityTracker`).
+    public var activity: Activity { activityTracker.activity }
+    /// After the device was put back on, nothing counts for this long (it is being put on).
+    static let wornSettleNs: Nanoseconds = 2_000_000_000
 
     var rng: SplitMix64
     var round: Round?
@@ -89,10 +93,14 @@ public struct TiltGame: Sendable {
     var countFrom: Nanoseconds = 0
     var captureOnNextSample = false
     var motion: HeadRateTracker
+    var activityTracker = ActivityTracker()
     var check = OrientationCheck()
     var detector: GestureDetector
     /// The assumed frame follows the board's side (y up or y down), chosen from gravity.
     var assumedFrame = HeadFrame.assumed
+    /// Relative mode with a configured `back_axis` before any capture: the frame that axis and
+    /// the current gravity define (nil when not in use).
+    var backAxisFrame: HeadFrame?
 
     // Durations in ns, computed once from the configuration (update runs at the sample rate).
     var holdNs: Nanoseconds = 0
@@ -114,7 +122,9 @@ public struct TiltGame: Sendable {
     public mutating func setConfiguration(_ c: Rules) throws(GameError) {
         guard round == nil else { throw .roundInProgress }
         try c.validate()
-        if c.mode != configuration.mode || c.backAxis != configuration.backAxis { neutral = nil; check.reset() }
+        if c.mode != configuration.mode || c.backAxis != configuration.backAxis {
+            neutral = nil; backAxisFrame = nil; check.reset()
+        }
         configuration = c
         motion.stillLimit = c.stillDps * .pi / 180
         if c.nod != detector.parameters { detector = GestureDetector(parameters: c.nod) }
@@ -122,10 +132,12 @@ public struct TiltGame: Sendable {
     }
 
     /// Uses `frame` (from the calibration file) for both vocabularies and modes; nil goes back
-    /// to the assumed convention.
-    public mutating func setHeadFrame(_ frame: HeadFrame?) {
+    /// to the assumed convention. Returns `orientation_ok` when the old frame was suspect (at
+    /// the newest sample's time): the check starts over with the new frame.
+    @discardableResult
+    public mutating func setHeadFrame(_ frame: HeadFrame?) -> [GameEvent] {
         calibratedFrame = frame
-        check.reset()
+        return restartCheck(at: lastT ?? 0)
     }
 
     mutating func applyDurations() {
@@ -155,10 +167,15 @@ public struct TiltGame: Sendable {
         return max(0, r.endsAt - t)
     }
     /// The head frame in use: the calibrated one; else, in relative mode with a captured pose,
-    /// the one that pose and `back_axis` define; else the assumed convention.
+    /// the one that pose and `back_axis` define; else, in relative mode with a `back_axis` other
+    /// than the convention's, the one it and the current gravity define; else the assumed
+    /// convention.
     public var headFrame: HeadFrame {
         if let f = calibratedFrame { return f }
-        if configuration.mode == .relative, let f = neutralFrame { return f }
+        if configuration.mode == .relative, let f = neutralFrame ?? backAxisFrame { return f }
         return assumedFrame
     }
+
+    /// The convention's back axis (+z); another `back_axis` describes a board mounted otherwise.
+    static let conventionBackAxis = Vector3(0, 0, 1)
 }

@@ -90,7 +90,8 @@ final class GameComponent: Component {
     /// One attitude through the game, with the bias-corrected rate of its sample (the game
     /// judges stillness and nods from it; without a gyro it uses the change of attitude).
     func ingest(_ attitude: Attitude, sample: IMUSample) {
-        let events = game.update(attitude, rate: sample.hasGyro ? sample.gyro - attitude.gyroBias : nil)
+        let events = game.update(
+            attitude, rate: sample.hasGyro ? sample.gyro - attitude.gyroBias : nil, accel: sample.accel)
         if !events.isEmpty { emit(events) }
     }
 
@@ -264,7 +265,7 @@ final class GameComponent: Component {
     /// On the loop: new rules apply now when no round runs, else once it ends — a round is
     /// judged by one set of rules.
     func apply(_ new: Configuration, notes: inout [String]) {
-        if new.calibration.headFrame != game.calibratedFrame { game.setHeadFrame(new.calibration.headFrame) }
+        if new.calibration.headFrame != game.calibratedFrame { publish(game.setHeadFrame(new.calibration.headFrame)) }
         guard new.game.rules != game.configuration || pendingRules != nil else { return }
         pendingRules = new.game.rules
         if game.roundID != nil { notes.append("[game] rules take effect from the next round") }

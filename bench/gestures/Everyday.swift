@@ -1,0 +1,128 @@
+// Everyday head motion (issue 30): recordings of people who are not playing (glasses with an
+// IMU, reading, walking, climbing stairs, …), one round of each vocabulary over every
+// recording; every decision is false. Reported per activity as false decisions per hour, with
+// the head frame assumed (tiltd's defaults), given (headframes.json, as a calibrated wearer
+// would play) and learned (what the game learns from wear, when it does).
+import Foundation
+import TiltCore
+import TiltSensors
+
+/// One recording's false decisions per vocabulary and frame.
+struct EverydayResult {
+    var file: String
+    var participant: String
+    var activity: String
+    var seconds: Double
+    /// "frame/vocabulary" → decisions.
+    var decisions: [String: Int] = [:]
+    /// Seconds the game saw each activity (assumed frame, nod round: activity does not depend
+    /// on the frame).
+    var activitySeconds: [String: Double] = [:]
+}
+
+/// The frames judged: name and the calibration to use for a participant (nil = skip the row).
+let everydayFrames = ["assumed", "given"]
+
+func everydayFrame(_ name: String, participant: String, file: String, frames: [String: Any]) -> IMUCalibration?? {
+    switch name {
+    case "assumed": return .some(IMUCalibration())
+    case "given":
+        let excluded = (frames["excluded"] as? [String]) ?? []
+        guard !excluded.contains(file), let people = frames["participants"] as? [String: Any],
+            let p = people[participant] as? [String: Any], let u = p["head_up"] as? [Double],
+            let f = p["head_forward"] as? [Double], u.count == 3, f.count == 3
+        else { return .some(nil) }
+        return .some(IMUCalibration(headUp: Vector3(u[0], u[1], u[2]), headForward: Vector3(f[0], f[1], f[2])))
+    default: return nil
+    }
+}
+
+func runEveryday(_ dir: String) -> [EverydayResult] {
+    let files = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasSuffix(".csv.gz") }
+        .sorted()
+    let framesData = (try? Data(contentsOf: URL(fileURLWithPath: "\(dir)/headframes.json"))) ?? Data()
+    let frames = ((try? JSONSerialization.jsonObject(with: framesData)) as? [String: Any]) ?? [:]
+    var out: [EverydayResult] = []
+    for file in files {
+        // <d1a|d1b|d2>-u<user>-e<experiment>-<activity>.csv.gz
+        let parts = file.dropLast(".csv.gz".count).split(separator: "-", maxSplits: 3).map(String.init)
+        guard parts.count == 4 else { continue }
+        let set = parts[0].hasPrefix("d1") ? "D1" : "D2"
+        let participant = "\(set)-\(parts[1].uppercased())"
+        let samples: [IMUSample]
+        do { samples = try DatasetReader.read(path: "\(dir)/\(file)").samples } catch {
+            print("\(file): \(error)"); exit(1)
+        }
+        guard let first = samples.first, let last = samples.last else { continue }
+        var r = EverydayResult(
+            file: file, participant: participant, activity: parts[3], seconds: Double(last.t - first.t) * 1e-9)
+        for name in everydayFrames {
+            guard let cal = everydayFrame(name, participant: participant, file: file, frames: frames), let cal
+            else { continue }
+            for g in TiltGame.Rules.Gestures.allCases {
+                var options = GameJudge.Options()
+                options.frontEnd = SampleFrontEnd(calibration: cal)
+                options.gestures = g
+                let (events, s) = try! GameJudge.play(samples, options: options)
+                r.decisions["\(name)/\(g.rawValue)"] = s.decisions
+                if name == "assumed", g == .nod { r.activitySeconds = s.activitySeconds }
+                if ProcessInfo.processInfo.environment["GESTURE_BENCH_DUMP"] != nil {
+                    // One line per false decision, for looking at what caused it.
+                    for e in events {
+                        guard let d = e.decision else { continue }
+                        print(
+                            "DECISION \(file) \(name) \(g.rawValue) \(e.kind.rawValue) \(e.gesture?.rawValue ?? "-") "
+                                + "\(Double(d.decidedAt - first.t) * 1e-9) \(Double(e.t - first.t) * 1e-9) \(Double(d.shownAt - first.t) * 1e-9)"
+                        )
+                    }
+                }
+            }
+        }
+        out.append(r)
+    }
+    return out
+}
+
+/// Decisions per hour over `rows` for one frame/vocabulary ("—" when no row has it).
+func perHour(_ rows: [EverydayResult], _ key: String) -> String {
+    let judged = rows.filter { $0.decisions[key] != nil }
+    let hours = judged.reduce(0.0) { $0 + $1.seconds } / 3600
+    guard hours > 0 else { return "—" }
+    let n = judged.reduce(0) { $0 + $1.decisions[key]! }
+    return String(format: "%.1f (%d)", Double(n) / hours, n)
+}
+
+/// The per-activity table; returns the glasses-on rows.
+@discardableResult
+func printEveryday(_ results: [EverydayResult], dir: String) -> [EverydayResult] {
+    let on = results.filter { !$0.activity.hasPrefix("wear_remove") }
+    print(
+        "\neveryday: \(results.count) recordings from \(dir), \(Set(results.map(\.participant)).count) people; nobody plays, so every decision is false."
+    )
+    print(
+        "False decisions per hour (count): one round per recording and vocabulary, defaults; frames: assumed = tiltd's convention (no calibration), given = headframes.json (its excluded recordings left out)\n"
+    )
+    var header = "| activity | recordings | h | seen walking | running | not worn |"
+    var rule = "|---|---|---|---|---|---|"
+    for f in everydayFrames {
+        for g in TiltGame.Rules.Gestures.allCases { header += " \(f) \(g.rawValue) |"; rule += "---|" }
+    }
+    print(header)
+    print(rule)
+    func row(_ label: String, _ rows: [EverydayResult]) {
+        let total = rows.reduce(0.0) { $0 + $1.seconds }
+        var line = "| \(label) | \(rows.count) | \(String(format: "%.2f", total / 3600)) |"
+        for a in [Activity.walking, .running, .notWorn] {
+            let seen = rows.reduce(0.0) { $0 + ($1.activitySeconds[a.rawValue] ?? 0) }
+            line += String(format: " %.0f%% |", 100 * seen / max(total, 1e-9))
+        }
+        for f in everydayFrames {
+            for g in TiltGame.Rules.Gestures.allCases { line += " \(perHour(rows, "\(f)/\(g.rawValue)")) |" }
+        }
+        print(line)
+    }
+    for a in Set(results.map(\.activity)).sorted() { row(a, results.filter { $0.activity == a }) }
+    row("**all, glasses on**", on)
+    row("all", results)
+    return on
+}
