@@ -43,7 +43,7 @@ public enum Activity: String, Sendable, CaseIterable {
 /// in the world frame (the attitude's, gravity removed) is integrated twice from the last still
 /// sample; farther than `bodyRadius` (0.35 m) × the angle turned (0.1–0.25 m) the head was
 /// carried, not turned about the neck: `whole_body` for 1 s after, and
-/// the game takes no answer begun within 1 s of it.
+/// the game takes no answer begun within 1 s of it. Needs a gyroscope.
 struct ActivityTracker: Sendable {
     static let notWornDps = 0.3
     static let notWornSeconds = 2.0
@@ -154,7 +154,11 @@ struct ActivityTracker: Sendable {
         // Started over only while the head is at rest (under `restDps`, 10 °/s), not at the
         // game's `still_dps` (20 °/s): a body standing up or bending slowly turns the head at
         // 10–20 °/s, and starting over there lost the motion (the everyday sit-to-stand logs).
-        if let w = rate, w.norm * 180 / .pi < Self.restDps {
+        // Needs a gyroscope: without one the attitude is the accelerometer's own direction,
+        // low-passed, and what is left of it after removing gravity is that filter's lag behind
+        // a tilt, not motion (an ADXL345 tilting the head read as a body bending).
+        guard let w = rate else { return }
+        if w.norm * 180 / .pi < Self.restDps {
             speed3 = .zero; displacement3 = .zero; turned = 0
             return
         }
@@ -166,7 +170,7 @@ struct ActivityTracker: Sendable {
         // move longer than `bodyRadius` × the angle turned (at least 0.1 m, at most
         // `bodyMoveMeters`) was carried by the body, which bends about the hips (≥ 0.5 m below
         // the head). So a bend is seen as it begins, not only once the head has dropped 0.25 m.
-        turned = turned * leak + (rate.map { $0.norm } ?? .infinity) * dt
+        turned = turned * leak + w.norm * dt
         let limit = min(Self.bodyMoveMeters, max(Self.minBodyMoveMeters, Self.bodyRadius * turned))
         if displacement3.norm > limit { lastBodyMove = t }
     }
