@@ -26,7 +26,7 @@ public final class Chromium: @unchecked Sendable {
     /// Starts Chromium and waits (up to `timeout`) until its DevTools endpoint is up.
     public init(timeout: Double = 60, logPath: String? = nil) throws {
         guard let bin = Self.binary else {
-            throw Failure("chromium is not installed (apt-get install chromium, see scripts/install-deps)")
+            throw Failure("chromium is not installed (apt-get install chromium, see scripts/install-deps --test)")
         }
         userDataDir = "/tmp/tiltd-chromium-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: userDataDir, withIntermediateDirectories: true)

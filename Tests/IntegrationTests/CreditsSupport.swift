@@ -5,7 +5,7 @@ import XCTest
 
 // Helpers for the daemon-level credit, crash and fault tests: a config written into a test's
 // directory, the `credits` reply decoded, and the SQLite file checked with the sqlite3 CLI
-// (Debian's sqlite3, installed by scripts/install-deps) — the test looks at the file itself,
+// (Debian's sqlite3, installed by scripts/install-deps --test) — the test looks at the file itself,
 // not through the daemon's own store code.
 
 /// Writes `DIR/tiltd.toml` with the socket and store in `dir` (or `storePath`) and `extra` appended.

@@ -20,7 +20,7 @@ final class WebRig: @unchecked Sendable {
     /// Skips (or fails under CI=true) when Chromium is missing.
     static func requireChromium() throws {
         guard Chromium.binary != nil else {
-            let reason = "chromium is not installed: apt-get install chromium (scripts/install-deps)"
+            let reason = "chromium is not installed: apt-get install chromium (scripts/install-deps --test)"
             if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail(reason) }
             throw XCTSkip(reason)
         }

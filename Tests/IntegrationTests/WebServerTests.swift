@@ -173,7 +173,7 @@ final class WebServerTests: XCTestCase {
                 String(line))
         }
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/promtool") else {
-            let reason = "promtool is not installed (apt-get install prometheus, see scripts/install-deps)"
+            let reason = "promtool is not installed (apt-get install prometheus, see scripts/install-deps --test)"
             if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail(reason) }
             throw XCTSkip(reason)
         }

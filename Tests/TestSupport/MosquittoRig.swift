@@ -14,7 +14,7 @@ public final class MosquittoRig: @unchecked Sendable {
     public static var unavailableReason: String? {
         FileManager.default.isExecutableFile(atPath: "/usr/sbin/mosquitto")
             && FileManager.default.isExecutableFile(atPath: "/usr/bin/mosquitto_sub")
-            ? nil : "mosquitto and mosquitto-clients are not installed (scripts/install-deps)"
+            ? nil : "mosquitto and mosquitto-clients are not installed (scripts/install-deps --test)"
     }
 
     /// Writes the config (with `users` name → password and `acl` text when given) and starts
