@@ -114,6 +114,7 @@ for name in logs {
     }
 }
 if let everydayDir {
+    learnEveryday(everydayDir)
     let results = runEveryday(everydayDir)
     let on = printEveryday(results, dir: everydayDir)
     // Issue 30's targets, reported (not part of the exit status).
