@@ -59,6 +59,18 @@ final class HeadFrameLearnerTests: XCTestCase {
         XCTAssertLessThan(Self.degrees(f.forward, Self.mount.rotate(Self.headForward)), 5)
     }
 
+    func testWindowsWithGesturesAreNotLearnedFrom() {
+        // The game drops the window whenever its detector sees a nod or a shake (continuous
+        // nodding reads as steps in part): a minute of that teaches nothing.
+        var l = HeadFrameLearner()
+        for k in 0..<30 {
+            Self.feed(&l, from: Double(k) * 2, seconds: 2, walking: true)
+            l.dropWindow()
+        }
+        XCTAssertNil(l.frame)
+        XCTAssertEqual(l.walkingWindows, 0)
+    }
+
     func testWithoutLookingDownTheWalkSetsTheSign() throws {
         var l = HeadFrameLearner()
         Self.feed(&l, from: 0, seconds: 60, walking: true)

@@ -170,7 +170,7 @@ func learnEveryday(_ dir: String) {
     }
     print("\nLearned head frames (HeadFrameLearner over each person's recordings in order) vs headframes.json:\n")
     print(
-        "| person | walking seen (s) | learned after walking (s) | up (deg) | ear-to-ear axis (deg) | forward (deg) | frame rotation (deg) |"
+        "| person | walking seen (s) | walking by the end of the recording that gave it (s) | up (deg) | ear-to-ear axis (deg) | forward (deg) | frame rotation (deg) |"
     )
     print("|---|---|---|---|---|---|---|")
     var within = 0

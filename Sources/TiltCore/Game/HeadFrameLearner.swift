@@ -114,6 +114,13 @@ public struct HeadFrameLearner: Sendable, Equatable {
         return (sum, n)
     }
 
+    /// Forgets that the last 4 s were walking (the game calls it when it saw a nod or a shake:
+    /// continuous nodding or shaking reads as steps in part, and would teach a wrong axis).
+    public mutating func dropWindow() {
+        for i in 0..<Self.window { walkingRing[i] = false }
+        binWalking = false
+    }
+
     private mutating func closeBin() {
         let n = Double(binCount)
         accelRing[head] = binAccel / n
@@ -137,7 +144,7 @@ public struct HeadFrameLearner: Sendable, Equatable {
         }
         if filled == Self.window, sinceWindow >= Self.hop {
             sinceWindow = 0
-            if walkingRing.reduce(0, { $0 + ($1 ? 1 : 0) }) >= Self.window * 3 / 4 { addWindow() }
+            if walkingRing.reduce(0, { $0 + ($1 ? 1 : 0) }) >= Self.window / 2 { addWindow() }
         }
     }
 

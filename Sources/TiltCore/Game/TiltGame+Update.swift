@@ -53,6 +53,8 @@ extension TiltGame {
             events.append(e)
         }
         let gestures = detector.add(t: a.t, pitch: frame.pitchRate(w), yaw: frame.yawRate(w))
+        // Repeated nods or shakes read as steps in part: the learner drops the window they are in.
+        if !gestures.isEmpty { learner.dropWindow() }
         if abs(frame.yawRate(w)) >= Self.maxTurnDuringTilt { lastTurn = a.t }
 
         guard let r = round else {
