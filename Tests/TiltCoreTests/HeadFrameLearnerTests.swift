@@ -93,6 +93,7 @@ final class HeadFrameLearnerTests: XCTestCase {
 
     func testTheGameAdoptsTheLearnedFrameAndACalibrationWins() throws {
         var game = try TiltGame(configuration: .absoluteMode)
+        game.learnsHeadFrame = true
         _ = Self.play(&game, seconds: 20, walking: false, from: 0)
         XCTAssertEqual(game.headFrame.source, .assumed)
         _ = Self.play(&game, seconds: 60, walking: true, from: 20)
@@ -108,9 +109,9 @@ final class HeadFrameLearnerTests: XCTestCase {
         XCTAssertEqual(game.headFrame, given)
     }
 
-    func testTheGameCanBeToldNotToLearn() throws {
+    func testTheGameLearnsOnlyWhenAsked() throws {
         var game = try TiltGame(configuration: .absoluteMode)
-        game.learnsHeadFrame = false
+        XCTAssertFalse(game.learnsHeadFrame, "off until learned frames are right for most wearers")
         _ = Self.play(&game, seconds: 60, walking: true, from: 0)
         XCTAssertEqual(game.headFrame.source, .assumed)
     }

@@ -19,8 +19,8 @@ public struct GameJudge: Sendable {
         public var roundSeconds: Double?
         /// Deck shuffle seed.
         public var seed: UInt64 = 1
-        /// Whether the game learns a head frame from the samples (`TiltGame.learnsHeadFrame`).
-        public var learnsHeadFrame = true
+        /// Whether the game learns a head frame from the samples (`TiltGame.learnsHeadFrame`; off).
+        public var learnsHeadFrame = false
         /// The learner to go on from (nil: a fresh one): learning across recordings of one wearer.
         public var learner: HeadFrameLearner?
         /// The defaults.
