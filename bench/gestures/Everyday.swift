@@ -21,10 +21,17 @@ struct EverydayResult {
 }
 
 /// The frames judged: name and the calibration to use for a participant (nil = skip the row).
-let everydayFrames = ["assumed", "given"]
+let everydayFrames = ["assumed", "given", "learned"]
+
+/// Each participant's learned frame (set by `learnEveryday`).
+nonisolated(unsafe) var learnedFrames: [String: HeadFrame] = [:]
 
 func everydayFrame(_ name: String, participant: String, file: String, frames: [String: Any]) -> IMUCalibration?? {
     switch name {
+    case "learned":
+        let excluded = (frames["excluded"] as? [String]) ?? []
+        guard !excluded.contains(file), let f = learnedFrames[participant] else { return .some(nil) }
+        return .some(IMUCalibration(headUp: f.up, headForward: f.forward))
     case "assumed": return .some(IMUCalibration())
     case "given":
         let excluded = (frames["excluded"] as? [String]) ?? []
@@ -63,6 +70,7 @@ func runEveryday(_ dir: String) -> [EverydayResult] {
                 var options = GameJudge.Options()
                 options.frontEnd = SampleFrontEnd(calibration: cal)
                 options.gestures = g
+                options.learnsHeadFrame = false
                 let (events, s) = try! GameJudge.play(samples, options: options)
                 r.decisions["\(name)/\(g.rawValue)"] = s.decisions
                 if name == "assumed", g == .nod { r.activitySeconds = s.activitySeconds }
@@ -125,4 +133,72 @@ func printEveryday(_ results: [EverydayResult], dir: String) -> [EverydayResult]
     row("**all, glasses on**", on)
     row("all", results)
     return on
+}
+
+/// The participant of an everyday file name (`<d1a|d1b|d2>-u<user>-…`).
+func everydayParticipant(_ file: String) -> String {
+    let parts = file.split(separator: "-")
+    return "\(parts[0].hasPrefix("d1") ? "D1" : "D2")-\(parts[1].uppercased())"
+}
+
+/// Learns each participant's head frame as the game does from wear: the learner goes through
+/// the participant's recordings in order (experiment number = the order they were made), the
+/// excluded ones (another mounting) left out. Prints the learned frames against headframes.json.
+func learnEveryday(_ dir: String) {
+    let files = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasSuffix(".csv.gz") }
+        .sorted()
+    let framesData = (try? Data(contentsOf: URL(fileURLWithPath: "\(dir)/headframes.json"))) ?? Data()
+    let frames = ((try? JSONSerialization.jsonObject(with: framesData)) as? [String: Any]) ?? [:]
+    let excluded = (frames["excluded"] as? [String]) ?? []
+    let people = (frames["participants"] as? [String: Any]) ?? [:]
+    var learners: [String: HeadFrameLearner] = [:]
+    var adoptedAfter: [String: Double] = [:]
+    var walked: [String: Double] = [:]
+    for file in files where !excluded.contains(file) && !file.contains("wear_remove") {
+        let p = everydayParticipant(file)
+        guard let samples = try? DatasetReader.read(path: "\(dir)/\(file)").samples else { continue }
+        var options = GameJudge.Options()
+        options.gestures = .nod
+        options.learner = learners[p] ?? HeadFrameLearner()
+        let before = options.learner!.frame
+        let (_, s) = try! GameJudge.play(samples, options: options)
+        if before == nil, s.learner.frame != nil {
+            adoptedAfter[p] = (walked[p] ?? 0) + (s.activitySeconds["walking"] ?? 0)
+        }
+        walked[p, default: 0] += s.activitySeconds["walking"] ?? 0
+        learners[p] = s.learner
+    }
+    print("\nLearned head frames (HeadFrameLearner over each person's recordings in order) vs headframes.json:\n")
+    print(
+        "| person | walking seen (s) | walking by the end of the recording that gave it (s) | up (deg) | ear-to-ear axis (deg) | forward (deg) | frame rotation (deg) |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    var within = 0
+    for p in people.keys.sorted() {
+        guard let g = people[p] as? [String: Any], let u = g["head_up"] as? [Double],
+            let f = g["head_forward"] as? [Double],
+            let given = HeadFrame(
+                up: Vector3(u[0], u[1], u[2]), forward: Vector3(f[0], f[1], f[2]), source: .calibrated)
+        else { continue }
+        guard let l = learners[p]?.frame else {
+            print("| \(p) | \(String(format: "%.0f", walked[p] ?? 0)) | — | — | — | — | — |"); continue
+        }
+        learnedFrames[p] = l
+        func deg(_ a: Vector3, _ b: Vector3) -> Double {
+            acos(max(-1, min(1, a.normalized.dot(b.normalized)))) * 180 / .pi
+        }
+        // The rotation between the frames: trace of Rl^T Rg = sum of the axes' dot products.
+        let tr = l.up.dot(given.up) + l.forward.dot(given.forward) + l.left.dot(given.left)
+        let rot = acos(max(-1, min(1, (tr - 1) / 2))) * 180 / .pi
+        if rot <= 15 { within += 1 }
+        print(
+            String(
+                format: "| %@ | %.0f | %.0f | %.1f | %.1f | %.1f | %.1f |", p, walked[p] ?? 0, adoptedAfter[p] ?? 0,
+                deg(l.up, given.up), deg(l.left, given.left), deg(l.forward, given.forward), rot))
+    }
+    print("\nwithin 15 deg (frame rotation): \(within) of \(people.count)")
+    if ProcessInfo.processInfo.environment["GESTURE_BENCH_LEARN_ONLY"] != nil {
+        for (p, l) in learners.sorted(by: { $0.key < $1.key }) { print(p, l.walkingWindows, l.lastVotes) }
+        exit(0)
+    }
 }

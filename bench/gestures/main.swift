@@ -33,6 +33,8 @@ var failures: [String] = []
 // Head-gestures totals for the summary: nod logs' nod-game decisions and correct ones, shake
 // logs' decisions and skips, decisions under 0.25 s.
 var nodLogDecisions = 0, nodLogCorrect = 0, shakeLogDecisions = 0, shakeLogSkip = 0, tooFast = 0
+/// Logs in which the nod game learned a head frame (and which one it was, if any).
+var learnedIn: [String] = []
 print(
     "head-gestures: \(logs.count) logs from \(dir), \(Int(rateHz)) Hz, mount matrix from the README's axes (X back, Y up, Z left)"
 )
@@ -57,6 +59,11 @@ for name in logs {
     let cycles = GestureCycles.count(times: raw.map(\.t), rates: rates, frame: .assumed)
     options.gestures = .nod
     let (nodEvents, nod) = try! GameJudge.play(raw, options: options)
+    if let f = nod.learner.frame {
+        // The mounted samples follow the convention: the assumed frame is the right one here.
+        let deg = acos(max(-1, min(1, f.left.dot(HeadFrame.assumed.left)))) * 180 / .pi
+        learnedIn.append(String(format: "%@: left %.0f deg from the right one", name, deg))
+    }
     if ProcessInfo.processInfo.environment["GESTURE_BENCH_DUMP"] != nil {
         for e in nodEvents {
             guard let d = e.decision else { continue }
@@ -114,6 +121,7 @@ for name in logs {
     }
 }
 if let everydayDir {
+    learnEveryday(everydayDir)
     let results = runEveryday(everydayDir)
     let on = printEveryday(results, dir: everydayDir)
     // Issue 30's targets, reported (not part of the exit status).
@@ -132,6 +140,8 @@ if let everydayDir {
         "| head-gestures: shake logs' nod-game decisions skip | \(pct(shakeLogSkip, shakeLogDecisions)) of \(shakeLogDecisions) | ≥ 95% |"
     )
     print("| head-gestures: nod-game decisions under 0.25 s | \(tooFast) | 0 |")
+    print(
+        "\nhead-gestures: the nod game learned a head frame in \(learnedIn.count) of \(logs.count) logs: \(learnedIn)")
 }
 print("")
 if failures.isEmpty {

@@ -19,6 +19,10 @@ public struct GameJudge: Sendable {
         public var roundSeconds: Double?
         /// Deck shuffle seed.
         public var seed: UInt64 = 1
+        /// Whether the game learns a head frame from the samples (`TiltGame.learnsHeadFrame`; off).
+        public var learnsHeadFrame = false
+        /// The learner to go on from (nil: a fresh one): learning across recordings of one wearer.
+        public var learner: HeadFrameLearner?
         /// The defaults.
         public init() {}
     }
@@ -53,6 +57,8 @@ public struct GameJudge: Sendable {
         public var activitySeconds: [String: Double] = [:]
         /// All decisions.
         public var decisions: Int { correct + skip }
+        /// The head-frame learner at the end (its `frame` is the learned frame, if any).
+        public var learner = HeadFrameLearner()
     }
 
     /// Plays `samples` (raw, as a recording holds them). Returns every game event and the summary.
@@ -63,6 +69,8 @@ public struct GameJudge: Sendable {
         guard let first = samples.first else { return ([], summary) }
         var game = try TiltGame(configuration: options.rules, seed: options.seed)
         game.setHeadFrame(options.frontEnd.calibrator.calibration.headFrame)
+        game.learnsHeadFrame = options.learnsHeadFrame
+        if let l = options.learner { game.learner = l }
         var estimator = AttitudeEstimator(parameters: options.fusion)
         let span = Double((samples.last?.t ?? first.t) - first.t) * 1e-9
         let seconds = options.roundSeconds ?? min(3600, max(1, span + 1))
@@ -112,6 +120,7 @@ public struct GameJudge: Sendable {
         }
         if game.phase != .idle, let t = game.lastT { events += (try? game.stop(at: t)) ?? [] }
         summary.samples = samples.count
+        summary.learner = game.learner
         summary.seconds = span
         decisionTimes.sort()
         if !decisionTimes.isEmpty {

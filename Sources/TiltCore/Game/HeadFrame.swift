@@ -15,6 +15,9 @@ public struct HeadFrame: Sendable, Equatable {
         case assumed
         /// Measured by `tiltd calibrate neutral` (or given in the calibration file).
         case calibrated
+        /// Learned from ordinary wear (`HeadFrameLearner`): up from walking, the ear-to-ear axis
+        /// from the head's bob at the step frequency.
+        case learned
     }
 
     /// The direction the face points when looking ahead (sensor frame, unit).

@@ -84,7 +84,7 @@ extension TiltGame {
 
     mutating func capture(_ a: Attitude) -> [GameEvent] {
         captureOnNextSample = false
-        let back = calibratedFrame.map { -$0.forward } ?? configuration.backAxis
+        let back = (calibratedFrame ?? learnedFrame).map { -$0.forward } ?? configuration.backAxis
         guard let pose = TiltMeter.neutralPose(t: a.t, q: a.q, backAxis: back) else {
             var e = makeEvent(.neutralRejected, t: a.t)
             e.reason =

@@ -15,6 +15,15 @@ extension TiltGame {
         // Paused while the device is off the head, and until it has been on for a moment: no
         // prompt appears and nothing answers (glasses being put on nod and turn).
         if activityTracker.activity == .notWorn { countFrom = max(countFrom, a.t + Self.wornSettleNs) }
+        var events: [GameEvent] = []
+        if learnsHeadFrame, calibratedFrame == nil, let accel, let rate {
+            learner.add(t: a.t, accel: accel, rate: rate, activity: activityTracker.activity)
+            if let f = learner.frame, learnedFrame == nil || learner.walkingWindows % 15 == 0, f != learnedFrame {
+                // Adopted once confident, refreshed every 30 s of walking after; the check starts over.
+                if learnedFrame == nil { events += restartCheck(at: a.t) }
+                learnedFrame = f
+            }
+        }
         if calibratedFrame == nil {
             // The assumed convention allows the board either way up in its plane (|roll|).
             let upY = TiltMeter.upInSensor(q).y
@@ -35,7 +44,6 @@ extension TiltGame {
         }
         let frame = headFrame
         let w = motion.rate
-        var events: [GameEvent] = []
         if let verdict = check.add(
             t: a.t, pitch: frame.pitchRate(w), roll: frame.rollRate(w), yaw: frame.yawRate(w),
             moving: !motion.isStill)
@@ -45,6 +53,8 @@ extension TiltGame {
             events.append(e)
         }
         let gestures = detector.add(t: a.t, pitch: frame.pitchRate(w), yaw: frame.yawRate(w))
+        // Repeated nods or shakes read as steps in part: the learner drops the window they are in.
+        if !gestures.isEmpty { learner.dropWindow() }
         if abs(frame.yawRate(w)) >= Self.maxTurnDuringTilt { lastTurn = a.t }
 
         guard let r = round else {

@@ -68,6 +68,13 @@ public struct TiltGame: Sendable {
     public var gyroAvailable = true
     /// The head frame learnt by `tiltd calibrate neutral`, or nil (the convention is assumed).
     public internal(set) var calibratedFrame: HeadFrame?
+    /// The head frame learned from wear (`HeadFrameLearner`), once confident; used only while
+    /// no calibrated frame is set.
+    public internal(set) var learnedFrame: HeadFrame?
+    /// Whether the game learns a head frame from wear (off: the assumed convention stays). Off by
+    /// default, and not yet offered by the daemon: learned frames agree with the everyday set's
+    /// within 15° for 4 of 8 people only, one of them flipped (docs/game.md, "Learned from wear").
+    public var learnsHeadFrame = false
     /// True while the rotation seen says the head frame in use cannot be right (see
     /// `OrientationCheck`); no prompt appears meanwhile.
     public var orientationSuspect: Bool { check.suspect }
@@ -94,6 +101,8 @@ public struct TiltGame: Sendable {
     var captureOnNextSample = false
     var motion: HeadRateTracker
     var activityTracker = ActivityTracker()
+    /// What the head-frame learner has seen (settable: a game can go on from an earlier one's).
+    public var learner = HeadFrameLearner()
     var check = OrientationCheck()
     var detector: GestureDetector
     /// The assumed frame follows the board's side (y up or y down), chosen from gravity.
@@ -166,12 +175,13 @@ public struct TiltGame: Sendable {
         guard let r = round else { return nil }
         return max(0, r.endsAt - t)
     }
-    /// The head frame in use: the calibrated one; else, in relative mode with a captured pose,
+    /// The head frame in use: the calibrated one; else the learned one (once confident); else, in relative mode with a captured pose,
     /// the one that pose and `back_axis` define; else, in relative mode with a `back_axis` other
     /// than the convention's, the one it and the current gravity define; else the assumed
     /// convention.
     public var headFrame: HeadFrame {
         if let f = calibratedFrame { return f }
+        if let f = learnedFrame { return f }
         if configuration.mode == .relative, let f = neutralFrame ?? backAxisFrame { return f }
         return assumedFrame
     }
