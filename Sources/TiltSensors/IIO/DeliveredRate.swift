@@ -13,7 +13,8 @@ struct DeliveredRate {
     /// Within this relative distance of `nominalHz` the nominal rate is reported (a chip's
     /// oscillator tolerance); beyond it, the measured rate.
     static let tolerance = 0.03
-    /// How long one measurement lasts.
+    /// How long one measurement lasts; the first one lasts half as long, so a wrong first guess
+    /// is put right sooner.
     static let windowNs: Int64 = 2_000_000_000
 
     /// The rate to report now, Hz: nominal until a window measures otherwise.
@@ -38,7 +39,7 @@ struct DeliveredRate {
         }
         count += n
         let span = now - start
-        guard span >= Self.windowNs else { return nil }
+        guard span >= (measuredHz == nil ? Self.windowNs / 2 : Self.windowNs) else { return nil }
         let measured = Double(count) * 1e9 / Double(span)
         measuredHz = measured
         windowStart = now
@@ -49,6 +50,14 @@ struct DeliveredRate {
         guard changed || (report == nominalHz) != (reportedHz == nominalHz) else { return nil }
         reportedHz = report
         return report
+    }
+
+    /// Reports `hz` before any window measured it (polled reads timed slower than the period);
+    /// returns true when that changed the rate reported.
+    mutating func expect(_ hz: Double) -> Bool {
+        let report = abs(hz - nominalHz) <= Self.tolerance * nominalHz ? nominalHz : (hz * 10).rounded() / 10
+        defer { reportedHz = report }
+        return report != reportedHz
     }
 
     /// Starts a new window at the next delivery (after a silence, which `no_data` reports).

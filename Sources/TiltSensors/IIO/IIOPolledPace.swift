@@ -15,7 +15,9 @@ extension IIOSession {
     /// when split devices are still slow, reads them side by side; and times again. Returns true
     /// when it changed something (the status message says what).
     func tunePolledReads(period: Int64, logger: Logger?) throws -> Bool {
-        let before = try medianReadNs()
+        // One read first: a fast one is the common case and costs nothing; a slow one (0.6 s at
+        // st_lsm6dsx's power-on 12.5 Hz) should not be repeated before the rate is raised.
+        let before = try medianReadNs(of: 1)
         lastReadNs = before
         func isSlow(_ ns: Int64) -> Bool { Double(ns) > Self.slowReadShare * Double(period) }
         guard isSlow(before) else { return false }
@@ -47,15 +49,15 @@ extension IIOSession {
         return true
     }
 
-    /// The median of three timed reads of every axis, ns.
-    private func medianReadNs() throws -> Int64 {
+    /// The median of `count` timed reads of every axis, ns.
+    private func medianReadNs(of count: Int = 3) throws -> Int64 {
         var times: [Int64] = []
-        for _ in 0..<3 {
+        for _ in 0..<count {
             let start = Nanoseconds(MonotonicClock.nanoseconds())
             _ = try readPolled(at: start)
             times.append(Nanoseconds(MonotonicClock.nanoseconds()) - start)
         }
-        return times.sorted()[1]
+        return times.sorted()[count / 2]
     }
 
     /// "410 ms", "2.5 ms".

@@ -64,7 +64,7 @@ final class IIOSession {
             guard pollable else {
                 throw IIOError("\(deviceSummary): [imu] mode = \"polled\" but it has no *_raw attributes to poll")
             }
-            startPolled("polled ([imu] mode = \"polled\")")
+            try startPolled("polled ([imu] mode = \"polled\")", logger: logger)
         case .buffered:
             guard bufferable else {
                 throw IIOError(
@@ -76,7 +76,7 @@ final class IIOSession {
                 guard pollable else {
                     throw IIOError("\(deviceSummary): neither a buffer nor *_raw attributes to read")
                 }
-                startPolled("polled (no buffer)")
+                try startPolled("polled (no buffer)", logger: logger)
                 return
             }
             do {
@@ -84,13 +84,13 @@ final class IIOSession {
             } catch let missing as IIOMissingTrigger where pollable {
                 closeBuffers()
                 logger?.notice("polling instead of buffering", metadata: ["reason": "\(missing)"])
-                startPolled("polled: \(missing)")
+                try startPolled("polled: \(missing)", logger: logger)
             } catch let refused as IIOError where pollable {
                 // The kernel refused the buffer (a triggered buffer whose trigger cannot be set
                 // answers EINVAL on enable): polling needs neither.
                 closeBuffers()
                 logger?.notice("polling instead of buffering", metadata: ["reason": "\(refused)"])
-                startPolled("polled: the buffer cannot be used (\(refused))")
+                try startPolled("polled: the buffer cannot be used (\(refused))", logger: logger)
             }
         }
     }
@@ -110,12 +110,21 @@ final class IIOSession {
             .joined(separator: "; ")
     }
 
-    private func startPolled(_ why: String) {
+    /// Polls from now on: readers made, slow reads sped up where the driver allows
+    /// (`tunePolledReads`), and the rate to report what those reads can deliver, so that the
+    /// first status already says it.
+    private func startPolled(_ why: String, logger: Logger?) throws {
         polled = devices.map { IIOPolledReader(device: $0) }
         sideBySide = nil
         timestampsMonotonic = true
         mode = why
         clockNote = "timestamps CLOCK_MONOTONIC at each read"
+        let period = Int64(1e9 / max(rateHz, 0.1))
+        _ = try tunePolledReads(period: period, logger: logger)
+        rateNote = tuneNote
+        if lastReadNs > period, deliveredRate.expect(1e9 / Double(lastReadNs)) {
+            rateNote = [tuneNote, shortRateNote(deliveredRate.reportedHz)].compactMap { $0 }.joined(separator: "; ")
+        }
     }
 
     private func startBuffered(logger: Logger?) throws {
@@ -157,7 +166,7 @@ final class IIOSession {
             closeBuffers()
             let why = "polled: the buffer delivered nothing in \(Self.silenceText(silenceLimit)) (no interrupt?)"
             logger?.warning("IMU buffer silent, polling instead", metadata: ["device": "\(deviceSummary)"])
-            startPolled(why)
+            try startPolled(why, logger: logger)
             emit(.status(status(.streaming)))
         }
         try streamPolled(stop: stop, wake: wake, emit: emit, logger: logger)
@@ -254,7 +263,6 @@ final class IIOSession {
         stop: StopSignal, wake: IIOWakeup, emit: @Sendable (SourceOutput) -> Void, logger: Logger?
     ) throws {
         let period = Int64(1e9 / max(rateHz, 0.1))
-        if try tunePolledReads(period: period, logger: logger) { emit(.status(status(.streaming))) }
         var next = Nanoseconds(MonotonicClock.nanoseconds())
         var lastCheck = next
         while !stop.isStopped {
@@ -293,18 +301,19 @@ final class IIOSession {
     /// why, for polled reads that cannot keep the pace).
     private func noteDeliveries(_ n: Int, at now: Nanoseconds, emit: @Sendable (SourceOutput) -> Void) {
         guard let reported = deliveredRate.add(n, at: now) else { return }
-        if deliveredRate.isShort {
-            let asked = IIOText.rateText(rateHz)
-            let why =
-                polled.isEmpty
-                ? "the device delivers \(IIOText.rateText(reported)) Hz of the \(asked) Hz it was set to"
-                : "polled reads deliver \(IIOText.rateText(reported)) Hz of the \(asked) Hz asked: one read of "
-                    + "every axis takes \(Self.millisecondsText(lastReadNs)) (wire the interrupt for buffered "
-                    + "reads, docs/hardware.md)"
-            rateNote = [tuneNote, why].compactMap { $0 }.joined(separator: "; ")
-        } else {
-            rateNote = tuneNote
-        }
+        rateNote =
+            deliveredRate.isShort
+            ? [tuneNote, shortRateNote(reported)].compactMap { $0 }.joined(separator: "; ") : tuneNote
         emit(.status(status(.streaming)))
+    }
+
+    /// Why the rate reported is below the one asked, for the status message.
+    private func shortRateNote(_ reported: Double) -> String {
+        let asked = IIOText.rateText(rateHz)
+        return polled.isEmpty
+            ? "the device delivers \(IIOText.rateText(reported)) Hz of the \(asked) Hz it was set to"
+            : "polled reads deliver \(IIOText.rateText(reported)) Hz of the \(asked) Hz asked: one read of "
+                + "every axis takes \(Self.millisecondsText(lastReadNs)) (wire the interrupt for buffered "
+                + "reads, docs/hardware.md)"
     }
 }
