@@ -78,15 +78,18 @@ final class StoreCrashTests: XCTestCase {
             let deadline = Date().addingTimeInterval(60)
             let fd = out.fileHandleForReading.fileDescriptor
             var chunk = [UInt8](repeating: 0, count: 4096)
-            while lines.filter({ $0.hasPrefix("committed c-") }).count < want, Date() < deadline {
+            /// Reads once from the pipe into whole lines; false at EOF.
+            func readLines() -> Bool {
                 let n = read(fd, &chunk, chunk.count)
-                if n <= 0 { break }
+                if n <= 0 { return false }
                 buffer.append(contentsOf: chunk[0..<n])
                 while let nl = buffer.firstIndex(of: 0x0A) {
                     lines.append(String(decoding: buffer[buffer.startIndex..<nl], as: UTF8.self))
                     buffer.removeSubrange(buffer.startIndex...nl)
                 }
+                return true
             }
+            while lines.filter({ $0.hasPrefix("committed c-") }).count < want, Date() < deadline, readLines() {}
             XCTAssertTrue(child.isRunning, "cycle \(cycle): the writer ended by itself (\(lines.suffix(3)))")
             kill(child.processIdentifier, SIGKILL)
             child.waitUntilExit()
@@ -95,15 +98,7 @@ final class StoreCrashTests: XCTestCase {
             // What the child reported before the kill but this loop had not read yet is still in
             // the pipe (a busy machine lets the writer run ahead): read it to the end, or those
             // commits would look like extra writes in flight.
-            while true {
-                let n = read(fd, &chunk, chunk.count)
-                if n <= 0 { break }
-                buffer.append(contentsOf: chunk[0..<n])
-            }
-            while let nl = buffer.firstIndex(of: 0x0A) {
-                lines.append(String(decoding: buffer[buffer.startIndex..<nl], as: UTF8.self))
-                buffer.removeSubrange(buffer.startIndex...nl)
-            }
+            while readLines() {}
 
             let committed = lines.filter { $0.hasPrefix("committed ") }.map { String($0.dropFirst("committed ".count)) }
             XCTAssertGreaterThanOrEqual(

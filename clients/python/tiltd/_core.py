@@ -211,6 +211,18 @@ class Commands:
     the daemon's defaults apply. Events a command causes come after its reply, in ``lines()``.
     """
 
+    def _configure(self, socket: Optional[str], reconnect: bool, connect_timeout: float, reply_timeout: float,
+                   reconnect_timeout: float, keepalive_s: float, queue_lines: int, now: float) -> None:
+        """The settings both clients take (see :class:`tiltd.Client`) and their protocol state."""
+        self.path = socket_path(socket)
+        self.reconnect = reconnect
+        self.connect_timeout = connect_timeout
+        self.reply_timeout = reply_timeout
+        self.reconnect_timeout = reconnect_timeout
+        self.keepalive_s = keepalive_s
+        self._session = Session(queue_lines)
+        self._alive = KeepAlive(keepalive_s, now)
+
     def command(self, cmd: str, *, timeout: Optional[float] = None, **args: Any):  # pragma: no cover
         raise NotImplementedError
 

@@ -21,7 +21,7 @@ import asyncio
 import time
 from typing import Any, AsyncIterator, Callable, Dict, Optional, TypeVar
 
-from ._core import Commands, KeepAlive, RequestId, Session, backoff_delays, socket_path
+from ._core import Commands, RequestId, backoff_delays
 from .errors import ConnectError, ConnectionLost, PermissionDenied, TiltdError, Timeout, connect_error
 from .lines import Hello, Line, Reply
 
@@ -37,14 +37,8 @@ class AsyncClient(Commands):
     def __init__(self, socket: Optional[str] = None, *, reconnect: bool = True,
                  connect_timeout: float = 10.0, reply_timeout: float = 10.0,
                  reconnect_timeout: float = 60.0, keepalive_s: float = 15.0, queue_lines: int = 1024):
-        self.path = socket_path(socket)
-        self.reconnect = reconnect
-        self.connect_timeout = connect_timeout
-        self.reply_timeout = reply_timeout
-        self.reconnect_timeout = reconnect_timeout
-        self.keepalive_s = keepalive_s
-        self._session = Session(queue_lines)
-        self._alive = KeepAlive(keepalive_s, time.monotonic())
+        self._configure(socket, reconnect, connect_timeout, reply_timeout, reconnect_timeout, keepalive_s,
+                        queue_lines, time.monotonic())
         self._reader: Optional[asyncio.StreamReader] = None
         self._writer: Optional[asyncio.StreamWriter] = None
         self._task: Optional[asyncio.Task] = None

@@ -13,7 +13,7 @@ import socket
 import time
 from typing import Any, Iterator, Optional
 
-from ._core import Commands, KeepAlive, RequestId, Session, backoff_delays, socket_path
+from ._core import Commands, RequestId, backoff_delays
 from .errors import ConnectError, ConnectionLost, PermissionDenied, Timeout, connect_error
 from .lines import Hello, Line, Reply
 
@@ -37,15 +37,9 @@ class Client(Commands):
     def __init__(self, socket: Optional[str] = None, *, reconnect: bool = True,
                  connect_timeout: float = 10.0, reply_timeout: float = 10.0,
                  reconnect_timeout: float = 60.0, keepalive_s: float = 15.0, queue_lines: int = 1024):
-        self.path = socket_path(socket)
-        self.reconnect = reconnect
-        self.connect_timeout = connect_timeout
-        self.reply_timeout = reply_timeout
-        self.reconnect_timeout = reconnect_timeout
-        self.keepalive_s = keepalive_s
-        self._session = Session(queue_lines)
+        self._configure(socket, reconnect, connect_timeout, reply_timeout, reconnect_timeout, keepalive_s,
+                        queue_lines, time.monotonic())
         self._sock: Optional[socket.socket] = None
-        self._alive = KeepAlive(keepalive_s, time.monotonic())
 
     # ---- connection --------------------------------------------------------------------------
     @property
