@@ -223,6 +223,11 @@ class Commands:
         self._session = Session(queue_lines)
         self._alive = KeepAlive(keepalive_s, now)
 
+    @property
+    def hello(self) -> Optional[Hello]:
+        """The latest connection's hello (sources, game state, fix, watch), or None."""
+        return self._session.hello
+
     def command(self, cmd: str, *, timeout: Optional[float] = None, **args: Any):  # pragma: no cover
         raise NotImplementedError
 

@@ -50,11 +50,6 @@ class AsyncClient(Commands):
         self._lost: Dict[RequestId, ConnectionLost] = {}
 
     @property
-    def hello(self) -> Optional[Hello]:
-        """The latest connection's hello, or None."""
-        return self._session.hello
-
-    @property
     def connected(self) -> bool:
         """Whether a connection is open."""
         return self._writer is not None

@@ -43,11 +43,6 @@ class Client(Commands):
 
     # ---- connection --------------------------------------------------------------------------
     @property
-    def hello(self) -> Optional[Hello]:
-        """The latest connection's hello (sources, game state, fix, watch), or None."""
-        return self._session.hello
-
-    @property
     def connected(self) -> bool:
         """Whether a connection is open."""
         return self._sock is not None
