@@ -111,8 +111,12 @@ final class StoreCrashTests: XCTestCase {
             XCTAssertEqual(Set(ledger).count, ledger.count, "a request is in the ledger twice")
             let missing = Set(reported).subtracting(ledger)
             XCTAssertTrue(missing.isEmpty, "committed but lost: \(missing.sorted().prefix(5))")
-            // At most the one write in flight after the last report may be extra.
-            XCTAssertLessThanOrEqual(ledger.count - Set(reported).count, 2)
+            // At most the write in flight when this cycle's writer was killed (a credit and its
+            // redeem) may be extra. Counted per cycle: an earlier cycle's in-flight write stays
+            // in the ledger unreported, so it is taken as known once checked.
+            let extra = Set(ledger).subtracting(reported)
+            XCTAssertLessThanOrEqual(extra.count, 2, "cycle \(cycle): unreported writes \(extra.sorted())")
+            reported += extra
             // Balance = earns − 3 × redeems, as the ledger says.
             let earns = ledger.filter { $0.hasPrefix("c-") }.count, redeems = ledger.filter { $0.hasPrefix("r-") }.count
             XCTAssertEqual(try store.creditBalance(), earns - 3 * redeems)
