@@ -268,9 +268,18 @@ final class IIOSession {
         while !stop.isStopped {
             let t = Nanoseconds(MonotonicClock.nanoseconds())
             var accel: Vector3?, gyro: Vector3?
-            for r in try readPolled(at: t) {
-                accel = accel ?? r.accel
-                gyro = gyro ?? r.gyro
+            // The per-sample path: no array unless the reads go side by side.
+            if let sideBySide {
+                for r in try sideBySide.read(at: t) {
+                    accel = accel ?? r.accel
+                    gyro = gyro ?? r.gyro
+                }
+            } else {
+                for reader in polled {
+                    let r = try reader.read(at: t)
+                    accel = accel ?? r.accel
+                    gyro = gyro ?? r.gyro
+                }
             }
             lastReadNs = Nanoseconds(MonotonicClock.nanoseconds()) - t
             if let accel, let gyro {
