@@ -213,7 +213,10 @@ final class IIODaemonTests: XCTestCase {
         try s.setRaw(d, d.gyro!, [0, 0, 0])
         let status = try streamingStatus(c)
         XCTAssertTrue(status["message"]?.stringValue?.contains("polled") == true, "\(status)")
-        XCTAssertEqual(s.attribute(d, "in_accel_sampling_frequency"), "50")
+        // Polled at the 60 Hz asked: the chip runs at the lowest offered rate above it, so every
+        // poll finds fresh data (buffered, it would run at its nearest, 50).
+        XCTAssertEqual(s.attribute(d, "in_accel_sampling_frequency"), "100")
+        XCTAssertEqual(status["rate_hz"]?.doubleValue, 60)
         // The first polls may predate the raw values above: wait for the tilt to show.
         let want = d.decoded(accelRaw, group: d.accel!)
         var seen = 0

@@ -11,6 +11,28 @@ extension IIOSession {
     /// A read of every axis slower than this share of the period counts as slow.
     static let slowReadShare = 0.5
 
+    /// Paces polled reads at the rate asked rather than at the chip's nearest offered rate (a
+    /// BMI160 asked for 60 Hz runs at 50, its nearest; read at 50, the wearer gets 50): a chip
+    /// slower than the rate asked is first set to the lowest offered rate at or above it, since
+    /// polling faster than the chip's data only repeats values; a chip that offers none is read at
+    /// its own rate.
+    func pacePolledReads(logger: Logger?) {
+        let asked = configuration.rateHz
+        var slowest = Double.infinity
+        for d in devices {
+            var now = d.rateHz
+            let types = [d.accel, d.gyro].compactMap { $0 }
+            if now < asked * 0.99,
+                let up = IIODeviceSetup.offeredRates(d.ref, types: types).filter({ $0 >= asked }).min()
+            {
+                now = IIODeviceSetup.setRate(up, on: d.ref, types: types, logger: logger)
+            }
+            slowest = min(slowest, now)
+        }
+        rateHz = min(asked, slowest)
+        deliveredRate = DeliveredRate(nominalHz: rateHz)
+    }
+
     /// Times a few reads; when they are slow and a device offers a higher sampling rate, sets it;
     /// when split devices are still slow, reads them side by side; and times again. Returns true
     /// when it changed something (the status message says what).

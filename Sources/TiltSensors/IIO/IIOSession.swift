@@ -10,15 +10,16 @@ import TiltCore
 final class IIOSession {
     private let context: IIOContext
     let devices: [IIOConfiguredDevice]
-    private let configuration: IIOSource.Settings
+    let configuration: IIOSource.Settings
     private var buffered: [IIOBufferedReader] = []
     /// The readers of a polled session (empty when buffered).
     private(set) var polled: [IIOPolledReader] = []
-    /// The rate the device(s) run at (the slower one for split devices), Hz: polled reads are
-    /// paced at it.
-    let rateHz: Double
+    /// The rate samples come at, Hz: buffered, the rate the device(s) run at (the slower one for
+    /// split devices); polled, the rate asked, where the chip runs at least that fast
+    /// (`pacePolledReads`).
+    var rateHz: Double
     /// What is really delivered (`rate_hz` in statuses is `deliveredRate.reportedHz`).
-    private var deliveredRate: DeliveredRate
+    var deliveredRate: DeliveredRate
     /// Why the delivered rate is short, or what was done to reach it (for the status message).
     private var rateNote: String?
     /// What `tunePolledReads` changed, for the status message.
@@ -119,6 +120,7 @@ final class IIOSession {
         timestampsMonotonic = true
         mode = why
         clockNote = "timestamps CLOCK_MONOTONIC at each read"
+        pacePolledReads(logger: logger)
         let period = Int64(1e9 / max(rateHz, 0.1))
         _ = try tunePolledReads(period: period, logger: logger)
         rateNote = tuneNote
@@ -266,22 +268,26 @@ final class IIOSession {
         var next = Nanoseconds(MonotonicClock.nanoseconds())
         var lastCheck = next
         while !stop.isStopped {
-            let t = Nanoseconds(MonotonicClock.nanoseconds())
+            let start = Nanoseconds(MonotonicClock.nanoseconds())
             var accel: Vector3?, gyro: Vector3?
             // The per-sample path: no array unless the reads go side by side.
             if let sideBySide {
-                for r in try sideBySide.read(at: t) {
+                for r in try sideBySide.read(at: start) {
                     accel = accel ?? r.accel
                     gyro = gyro ?? r.gyro
                 }
             } else {
                 for reader in polled {
-                    let r = try reader.read(at: t)
+                    let r = try reader.read(at: start)
                     accel = accel ?? r.accel
                     gyro = gyro ?? r.gyro
                 }
             }
-            lastReadNs = Nanoseconds(MonotonicClock.nanoseconds()) - t
+            let end = Nanoseconds(MonotonicClock.nanoseconds())
+            lastReadNs = end - start
+            // The values were read one file after another over [start, end] (six one-shot reads
+            // of 5-10 ms each on st_lsm6dsx): the middle of that span is when they were taken.
+            let t = start + (end - start) / 2
             if let accel, let gyro {
                 emit(.sample(IMUSample(t: t, accel: accel, gyro: gyro)))
                 delivered += 1
