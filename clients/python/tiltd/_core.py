@@ -10,7 +10,7 @@ import os
 from collections import deque
 from typing import Any, Deque, Dict, Iterator, List, Optional, Set, Union
 
-from .errors import CommandError, TiltdError
+from .errors import CommandError, ConnectError, ConnectionLost, PermissionDenied, TiltdError, Timeout
 from .lines import Gap, Hello, Line, Reply, parse_line
 
 DEFAULT_SOCKET = "/run/tiltd/tiltd.sock"
@@ -34,6 +34,27 @@ def backoff_delays(total_s: float, first_s: float = 0.1, cap_s: float = 5.0) -> 
         yield step
         left -= step
         delay = min(delay * 2, cap_s)
+
+
+class Reconnect:
+    """The reconnect schedule both clients follow: attempts with ``backoff_delays`` between them
+    until ``timeout_s`` is spent. A permission error ends it at once (waiting does not fix it),
+    as does any error that is not about reaching the daemon."""
+
+    def __init__(self, timeout_s: float):
+        self.timeout_s = timeout_s
+        self._delays = backoff_delays(timeout_s)
+
+    def delay_after(self, error: TiltdError) -> float:
+        """The wait before the next attempt after ``error``; raises the error to give up with."""
+        if isinstance(error, PermissionDenied) or not isinstance(error, (ConnectError, ConnectionLost, Timeout)):
+            raise error
+        delay = next(self._delays, None)
+        if delay is None:
+            if isinstance(error, (ConnectionLost, Timeout)):
+                raise type(error)(f"gave up reconnecting after {self.timeout_s:g} s: {error}") from None
+            raise error
+        return delay
 
 
 class KeepAlive:
@@ -127,6 +148,12 @@ class Session:
     def awaited(self) -> List[RequestId]:
         """Ids sent whose replies have not been taken."""
         return list(self._awaited)
+
+    def start_connection(self) -> Optional[bytes]:
+        """A connection was opened: its hello is awaited (``hello`` is None until it comes), and
+        the bytes to send first are returned (``resubscribe``), or None."""
+        self.hello = None
+        return self.resubscribe()
 
     def resubscribe(self) -> Optional[bytes]:
         """After a reconnect: the watch request that restores this client's settings, or None."""

@@ -21,8 +21,8 @@ import asyncio
 import time
 from typing import Any, AsyncIterator, Callable, Dict, Optional, TypeVar
 
-from ._core import Commands, RequestId, backoff_delays
-from .errors import ConnectError, ConnectionLost, PermissionDenied, TiltdError, Timeout, connect_error
+from ._core import Commands, Reconnect, RequestId
+from .errors import ConnectionLost, TiltdError, Timeout, connect_error
 from .lines import Hello, Line, Reply
 
 __all__ = ["AsyncClient"]
@@ -98,8 +98,7 @@ class AsyncClient(Commands):
             raise Timeout(f"connecting to {self.path} took over {self.connect_timeout} s") from None
         except OSError as e:
             raise connect_error(self.path, e) from None
-        self._session.hello = None
-        again = self._session.resubscribe()
+        again = self._session.start_connection()
         if again:
             writer.write(again)
         deadline = time.monotonic() + self.connect_timeout
@@ -193,18 +192,13 @@ class AsyncClient(Commands):
             await self._notify()
 
     async def _reconnect(self) -> None:
-        """Connect again with backoff (see :class:`tiltd.Client`)."""
-        delays = backoff_delays(self.reconnect_timeout)
+        """Connect again with backoff (``Reconnect``, as :class:`tiltd.Client`)."""
+        schedule = Reconnect(self.reconnect_timeout)
         while True:
             try:
                 return await self._open()
-            except PermissionDenied:
-                raise
-            except (ConnectError, ConnectionLost, Timeout) as e:
-                last = e
-            delay = next(delays, None)
-            if delay is None:
-                raise last
+            except TiltdError as e:
+                delay = schedule.delay_after(e)
             await asyncio.sleep(delay)  # the backoff itself
 
     async def _wait(self, ready: Callable[[], Optional[T]], timeout: Optional[float], what: str) -> T:

@@ -13,8 +13,8 @@ import socket
 import time
 from typing import Any, Iterator, Optional
 
-from ._core import Commands, RequestId, backoff_delays
-from .errors import ConnectError, ConnectionLost, PermissionDenied, Timeout, connect_error
+from ._core import Commands, Reconnect, RequestId
+from .errors import ConnectionLost, TiltdError, Timeout, connect_error
 from .lines import Hello, Line, Reply
 
 __all__ = ["Client"]
@@ -63,8 +63,7 @@ class Client(Commands):
             raise connect_error(self.path, e) from None
         self._sock = sock
         self._alive.received(time.monotonic())
-        self._session.hello = None
-        again = self._session.resubscribe()
+        again = self._session.start_connection()
         if again:
             self._send_bytes(again)
         deadline = time.monotonic() + self.connect_timeout
@@ -92,21 +91,14 @@ class Client(Commands):
         self.close()
 
     def _reconnect(self) -> Hello:
-        """Connect again with backoff; raises the last error when ``reconnect_timeout`` is spent.
-        Permission errors are raised at once: waiting does not fix them."""
-        last: Exception = ConnectionLost("not connected")
-        delays = backoff_delays(self.reconnect_timeout)
+        """Connect again with backoff (``Reconnect``); raises the last error when
+        ``reconnect_timeout`` is spent. Permission errors are raised at once."""
+        schedule = Reconnect(self.reconnect_timeout)
         while True:
             try:
                 return self.connect()
-            except PermissionDenied:
-                raise
-            except (ConnectError, ConnectionLost, Timeout) as e:
-                last = e
-            delay = next(delays, None)
-            if delay is None:
-                raise type(last)(f"gave up reconnecting after {self.reconnect_timeout:g} s: {last}") \
-                    if isinstance(last, (ConnectionLost, Timeout)) else last
+            except TiltdError as e:
+                delay = schedule.delay_after(e)
             time.sleep(delay)  # the backoff itself: nothing to wait on but time
 
     def _ensure_connected(self) -> None:
