@@ -132,3 +132,15 @@ def round_replay(round_s: int = 30) -> Daemon:
     """A daemon that holds its replay until a round starts, then plays the recording as fast as
     it can: a whole round of the demo's nods and tilts takes well under a second."""
     return started(Daemon(["--fast", "--hold-until-round"], config=f"[game]\nround_s = {round_s}\n"), True)
+
+
+class LiveDaemonTest(unittest.TestCase):
+    """Tests that share one daemon replaying the head recording in real time: ``self.daemon``."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.daemon = live_replay()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.daemon.cleanup()

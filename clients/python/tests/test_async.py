@@ -6,7 +6,7 @@ import threading
 import unittest
 
 import tiltd
-from tests.daemon import live_replay, round_replay
+from tests.daemon import LiveDaemonTest, live_replay, round_replay
 from tests.test_client import WAIT_S, check_round
 
 
@@ -15,15 +15,7 @@ def run(coro):
     return asyncio.run(asyncio.wait_for(coro, 4 * WAIT_S))
 
 
-class AsyncClientTests(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.daemon = live_replay()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.daemon.cleanup()
-
+class AsyncClientTests(LiveDaemonTest):
     def test_hello_status_and_watch(self):
         async def body():
             async with tiltd.AsyncClient(self.daemon.socket) as c:

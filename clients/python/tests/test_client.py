@@ -6,7 +6,7 @@ import time
 import unittest
 
 import tiltd
-from tests.daemon import DEMO, Daemon, live_replay, round_replay, started
+from tests.daemon import DEMO, Daemon, LiveDaemonTest, live_replay, round_replay, started
 
 WAIT_S = 15  # the longest any single wait in these tests may take
 
@@ -36,15 +36,7 @@ def check_round(test: unittest.TestCase, reply: tiltd.Reply, lines) -> None:
     test.assertEqual(lines[-1].score, kinds.count("correct"))
 
 
-class ClientTests(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.daemon = live_replay()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.daemon.cleanup()
-
+class ClientTests(LiveDaemonTest):
     def client(self, **kw) -> tiltd.Client:
         c = tiltd.Client(self.daemon.socket, **kw)
         self.addCleanup(c.close)
