@@ -38,9 +38,9 @@ struct Web: AsyncParsableCommand {
                 in: CharacterSet(charactersIn: "[]"))
             config.web.port = port
         }
-        let level = Logger.Level(rawValue: config.logLevel) ?? .info
+        let level = Logger.Level(rawValue: config.log.level) ?? .info
         _ = TiltLogHandler.bootstrap(level: level)
-        let logger = makeLogger("tiltd-web", level: config.logLevel)
+        let logger = makeLogger("tiltd-web", level: config.log.level)
         let server = WebServer(config: config, logger: logger)
         let notifier = SystemdNotifier()
         let code = server.pairing.code, fixed = server.pairing.isFixed, host = config.web.host

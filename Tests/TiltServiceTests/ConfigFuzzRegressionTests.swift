@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 
+@testable import TiltConfig
 @testable import TiltService
 
 /// Replays the config fuzz inputs (Tests/TiltServiceTests/Fixtures/config-fuzz): files that

@@ -1,6 +1,8 @@
 import TiltService
 import XCTest
 
+@testable import TiltConfig
+
 /// `[mqtt]`: defaults, and each bad value refused with file, line and key.
 final class MQTTConfigTests: XCTestCase {
     func parse(_ text: String) throws -> Configuration.MQTT {

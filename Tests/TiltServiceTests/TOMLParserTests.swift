@@ -1,6 +1,7 @@
 import TiltCore
 import XCTest
 
+@testable import TiltConfig
 @testable import TiltService
 
 /// TOMLParser: values, the lines map, and each syntax rule with the line it is reported on.
