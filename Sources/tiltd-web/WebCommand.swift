@@ -39,7 +39,8 @@ struct Web: AsyncParsableCommand {
             config.web.port = port
         }
         let level = Logger.Level(rawValue: config.log.level) ?? .info
-        _ = TiltLogHandler.bootstrap(level: level)
+        _ = TiltLogHandler.bootstrap(
+            output: .standardError(style: LogOutputStyle(setting: config.log.style)), level: level)
         let logger = makeLogger("tiltd-web", level: config.log.level)
         let server = WebServer(config: config, logger: logger)
         let notifier = SystemdNotifier()

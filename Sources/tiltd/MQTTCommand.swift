@@ -23,7 +23,8 @@ struct MQTTBridgeCommand: AsyncParsableCommand {
             throw ValidationFailure(message: "\(options.config): no enabled [mqtt] table; see docs/mqtt.md")
         }
         let level = Logger.Level(rawValue: config.log.level) ?? .info
-        _ = TiltLogHandler.bootstrap(level: level)
+        _ = TiltLogHandler.bootstrap(
+            output: .standardError(style: LogOutputStyle(setting: config.log.style)), level: level)
         let logger = makeLogger("tiltd.mqtt", level: config.log.level)
         do {
             try await Bridge(config: config, version: TiltdVersion.string, logger: logger).run()

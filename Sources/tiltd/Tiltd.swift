@@ -93,7 +93,8 @@ struct Run: AsyncParsableCommand {
         }
         let config = try options.load()
         let level = Logger.Level(rawValue: config.log.level) ?? .info
-        let logOutput = TiltLogHandler.bootstrap(level: level)
+        let logOutput = TiltLogHandler.bootstrap(
+            output: .standardError(style: LogOutputStyle(setting: config.log.style)), level: level)
         let logger = makeLogger("tiltd", level: config.log.level)
         var fd: CInt?
         if !inherited.isEmpty {

@@ -65,7 +65,7 @@ final class ConfigReferenceTests: XCTestCase {
         c.imu.bufferSamples = 4
         c.imu.mountMatrix = Matrix3(rowMajor: [0, 1, 0, 1, 0, 0, 0, 0, -1])
         c.game.seed = 7
-        c.log.level = "debug"
+        c.log.style = "journal"
         c.mqtt.enabled = true
         c.mqtt.room = "party"
         c.mqtt.roomSeed = 3
@@ -83,7 +83,7 @@ final class ConfigReferenceTests: XCTestCase {
             ("[places]\nnearby_limit = 5", "places"), ("[[geofence]]\nname = \"a\"\nlat = 1\nlon = 2", "geofence"),
             ("[quests]\nmin_xp = 1", "quests"), ("[credits]\nredeem_amount = 5", "credits"),
             ("[snooze]\ndistance_m = 10", "snooze"), ("[course]\non_speed = 2", "course"),
-            ("[log]\nlevel = \"debug\"", "log"), ("[web]\nmax_clients = 3", nil), ("[mqtt]\nkeepalive_s = 60", nil),
+            ("[log]\nstyle = \"terminal\"", "log"), ("[web]\nmax_clients = 3", nil), ("[mqtt]\nkeepalive_s = 60", nil),
         ]
         for (text, table) in edits {
             let new = try Configuration.parse(text: text, file: "/etc/tiltd/tiltd.toml")
@@ -96,6 +96,10 @@ final class ConfigReferenceTests: XCTestCase {
     /// Errors still name file, line and key, for declared keys of every kind.
     func testErrorsNameFileLineAndKey() {
         let cases = [
+            (
+                "[log]\nstyle = \"json\"\n",
+                "/etc/tiltd/tiltd.toml:2: log.style: must be one of \"auto\", \"journal\", \"terminal\", got \"json\""
+            ),
             (
                 "[course]\non_speed = 1\noff_speed = 2\n",
                 "/etc/tiltd/tiltd.toml:3: course.off_speed: must not exceed on_speed (1.0)"

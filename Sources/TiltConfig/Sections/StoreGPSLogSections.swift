@@ -26,6 +26,8 @@ extension Configuration {
     public struct Log: Sendable, Equatable, ConfigDefaults {
         /// "trace", "debug", "info", "notice", "warning", "error".
         public var level = "info"
+        /// "auto", "journal" or "terminal": how log lines are written (`LogOutputStyle`).
+        public var style = "auto"
         /// The defaults.
         public init() {}
     }
@@ -75,9 +77,13 @@ extension Configuration {
         let keys: [ConfigKey<Log>] = [
             .text(
                 "level", \.level, allowed: ["trace", "debug", "info", "notice", "warning", "error"], type: "string",
-                "`trace`, `debug`, `info`, `notice`, `warning` or `error`")
+                "`trace`, `debug`, `info`, `notice`, `warning` or `error`"),
+            .text(
+                "style", \.style, allowed: ["auto", "journal", "terminal"],
+                "how log lines are written to standard error: `\"journal\"` with a `<N>` syslog-priority prefix and no timestamp (journald, `systemd-cat`, a syslog-aware supervisor stamps and files them), `\"terminal\"` with a local timestamp and the level name (a terminal, a log file, a supervisor that keeps lines as written). `\"auto\"`: journal when standard error is the journal stream systemd connected (`$JOURNAL_STREAM`), else terminal. Also `tiltd web` and `tiltd mqtt`"
+            ),
         ]
         return .table(
-            "log", onReload: "the new level applies to every logger", keys: keys.map { $0.lifted(\.log) })
+            "log", onReload: "the new level and style apply to every logger", keys: keys.map { $0.lifted(\.log) })
     }
 }

@@ -68,7 +68,10 @@ public struct Daemon: Sendable {
         let fixes = FixSourceService(first: firstFixSource, isReplay: gpx != nil, engine: handle)
         var applyLog: (@Sendable (Configuration.Log) -> Void)?
         if let output = logOutput {
-            applyLog = { log in output.levelOverride = Logger.Level(rawValue: log.level) }
+            applyLog = { log in
+                output.levelOverride = Logger.Level(rawValue: log.level)
+                output.style = LogOutputStyle(setting: log.style)
+            }
         }
         let services = EngineServices(
             sampler: sampler, fixes: fixes, socketActivated: inheritedFD != nil, applyLog: applyLog)
