@@ -52,11 +52,26 @@ let package = Package(
         // docs/config.md's tables. No NIO, no SQLite, no io_uring: `tiltd web` and the bridge use it.
         .target(name: "TiltConfig", dependencies: ["TiltCore", "TiltSensors"]),
 
-        // The daemon's parts: hub, socket, store, systemd, engine.
+        // The log handler of every process (journald-friendly, repeats limited): the daemon,
+        // `tiltd web` and `tiltd mqtt`, which need none of the daemon's parts.
+        .target(
+            name: "TiltLogging",
+            dependencies: [
+                "TiltSensors",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+
+        // sd_notify and socket activation: the daemon's and `tiltd web`'s units (Type=notify).
+        .target(name: "TiltSystemd", dependencies: ["TiltSensors"]),
+
+        // The daemon's parts: hub, socket, store, engine.
         .target(
             name: "TiltService",
             dependencies: [
-                "TiltCore", "TiltSensors", "TiltConfig", "ResidentMemory", "SocketWriteRing",
+                "TiltCore", "TiltSensors", "TiltConfig", "TiltLogging", "TiltSystemd", "ResidentMemory",
+                "SocketWriteRing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -141,7 +156,8 @@ let package = Package(
         .executableTarget(
             name: "tiltd-web",
             dependencies: [
-                "TiltCore", "TiltConfig", "TiltService", "TiltWeb", "TiltCommandLine", "ResidentMemory",
+                "TiltCore", "TiltConfig", "TiltLogging", "TiltSystemd", "TiltService", "TiltWeb", "TiltCommandLine",
+                "ResidentMemory",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -211,7 +227,9 @@ let package = Package(
         .testTarget(name: "TiltBridgeTests", dependencies: ["TiltBridge", "TiltCore", "TiltConfig"]),
         .testTarget(
             name: "TiltServiceTests",
-            dependencies: ["TiltService", "TiltConfig", "TiltCore", "TestSupport", "ResidentMemory"],
+            dependencies: [
+                "TiltService", "TiltConfig", "TiltLogging", "TiltSystemd", "TiltCore", "TestSupport", "ResidentMemory",
+            ],
             exclude: ["Fixtures"]),
         // Starts the real `tiltd` binary (under the fake-hardware harness, with a real gpsd).
         .testTarget(

@@ -4,7 +4,10 @@ import Logging
 import ResidentMemory
 import ServiceLifecycle
 import TiltCommandLine
-import TiltService
+import TiltConfig
+import TiltLogging
+import TiltService  // TiltdVersion (Hub.swift), until it moves to TiltProtocol
+import TiltSystemd
 import TiltWeb
 
 /// `tiltd web` (this executable, `tiltd-web`, which `tiltd web` runs): the players' screen, a

@@ -3,7 +3,7 @@ import Glibc
 import Logging
 import XCTest
 
-@testable import TiltService
+@testable import TiltLogging
 
 /// Collects written text and serves a settable monotonic clock.
 /// `@unchecked`: every field is guarded by `lock`.
