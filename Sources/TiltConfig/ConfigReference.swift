@@ -23,8 +23,9 @@ public enum ConfigReference {
         var lines = markdown.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         var missing: [String] = []
         for table in Configuration.tables {
+            // The table's own: after its heading and before the next one.
             guard let h = lines.firstIndex(where: { $0.hasPrefix("#") && $0.hasSuffix(" \(table.heading)") }),
-                let start = lines[h...].firstIndex(where: { $0 == keyTableHeader })
+                let start = lines[(h + 1)...].prefix(while: { !$0.hasPrefix("#") }).firstIndex(of: keyTableHeader)
             else {
                 missing.append(table.heading)
                 continue

@@ -117,3 +117,12 @@ final class ConfigReferenceTests: XCTestCase {
         }
     }
 }
+
+extension ConfigReferenceTests {
+    /// A heading without its table is reported, not filled from the next section's table.
+    func testMissingTableIsReportedNotTakenFromTheNextSection() {
+        let doc = Configuration.tables.map { "## \($0.heading)\n\n\(ConfigReference.keyTableHeader)\n| --- |\n" }
+            .joined(separator: "\n").replacing("## [store]\n\n\(ConfigReference.keyTableHeader)", with: "## [store]\n")
+        XCTAssertEqual(ConfigReference.update(doc).missing, ["[store]", ConfigReference.reloadTableHeader])
+    }
+}
