@@ -225,6 +225,9 @@ let package = Package(
         .testTarget(
             name: "TiltSensorsTests", dependencies: ["TiltSensors", "TiltCore", "FakeHardware", "TestSupport"]),
         .testTarget(name: "TiltBridgeTests", dependencies: ["TiltBridge", "TiltCore", "TiltConfig"]),
+        // The config file's declarations, parser, docs and example, without the daemon.
+        .testTarget(
+            name: "TiltConfigTests", dependencies: ["TiltConfig", "TiltCore", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(
             name: "TiltServiceTests",
             dependencies: [

@@ -4,7 +4,6 @@ import TiltCore
 import XCTest
 
 @testable import TiltConfig
-@testable import TiltService
 
 final class ConfigTests: XCTestCase {
     func parse(_ text: String) throws -> Configuration {

@@ -1,4 +1,3 @@
-import TiltService
 import XCTest
 
 @testable import TiltConfig
