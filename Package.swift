@@ -47,11 +47,31 @@ let package = Package(
             ]
         ),
 
-        // The daemon's parts: config, hub, socket, store, systemd.
+        // The config file: every table and key declared once (name, type, range, default, meaning,
+        // reload rule), and from that parsing, validation, `check-config`, the reload's diff and
+        // docs/config.md's tables. No NIO, no SQLite, no io_uring: `tiltd web` and the bridge use it.
+        .target(name: "TiltConfig", dependencies: ["TiltCore", "TiltSensors"]),
+
+        // The log handler of every process (journald-friendly, repeats limited): the daemon,
+        // `tiltd web` and `tiltd mqtt`, which need none of the daemon's parts.
+        .target(
+            name: "TiltLogging",
+            dependencies: [
+                "TiltSensors",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+
+        // sd_notify and socket activation: the daemon's and `tiltd web`'s units (Type=notify).
+        .target(name: "TiltSystemd", dependencies: ["TiltSensors"]),
+
+        // The daemon's parts: hub, socket, store, engine.
         .target(
             name: "TiltService",
             dependencies: [
-                "TiltCore", "TiltSensors", "ResidentMemory", "SocketWriteRing",
+                "TiltCore", "TiltSensors", "TiltConfig", "TiltLogging", "TiltSystemd", "ResidentMemory",
+                "SocketWriteRing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -77,7 +97,7 @@ let package = Package(
         .target(
             name: "TiltWeb",
             dependencies: [
-                "TiltCore", "TiltSensors", "TiltService", "TiltPlot",
+                "TiltCore", "TiltSensors", "TiltConfig", "TiltService", "TiltPlot",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -102,7 +122,7 @@ let package = Package(
         .target(
             name: "TiltBridge",
             dependencies: [
-                "TiltCore", "TiltService", "CLibMosquitto", "ResidentMemory",
+                "TiltCore", "TiltConfig", "TiltService", "CLibMosquitto", "ResidentMemory",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -115,7 +135,7 @@ let package = Package(
         .target(
             name: "TiltCommandLine",
             dependencies: [
-                "TiltService", "TiltSensors",
+                "TiltConfig", "TiltSensors",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -126,7 +146,7 @@ let package = Package(
         .executableTarget(
             name: "tiltd",
             dependencies: [
-                "TiltCore", "TiltSensors", "TiltService", "TiltPlot", "TiltBridge", "TiltCommandLine",
+                "TiltCore", "TiltSensors", "TiltConfig", "TiltService", "TiltPlot", "TiltBridge", "TiltCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -136,7 +156,8 @@ let package = Package(
         .executableTarget(
             name: "tiltd-web",
             dependencies: [
-                "TiltCore", "TiltService", "TiltWeb", "TiltCommandLine", "ResidentMemory",
+                "TiltCore", "TiltConfig", "TiltLogging", "TiltSystemd", "TiltService", "TiltWeb", "TiltCommandLine",
+                "ResidentMemory",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -203,9 +224,15 @@ let package = Package(
         .target(name: "FakeHardware", dependencies: ["TiltCore"], path: "Tests/FakeHardware"),
         .testTarget(
             name: "TiltSensorsTests", dependencies: ["TiltSensors", "TiltCore", "FakeHardware", "TestSupport"]),
-        .testTarget(name: "TiltBridgeTests", dependencies: ["TiltBridge", "TiltCore", "TiltService"]),
+        .testTarget(name: "TiltBridgeTests", dependencies: ["TiltBridge", "TiltCore", "TiltConfig"]),
+        // The config file's declarations, parser, docs and example, without the daemon.
         .testTarget(
-            name: "TiltServiceTests", dependencies: ["TiltService", "TiltCore", "TestSupport", "ResidentMemory"],
+            name: "TiltConfigTests", dependencies: ["TiltConfig", "TiltCore", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "TiltServiceTests",
+            dependencies: [
+                "TiltService", "TiltConfig", "TiltLogging", "TiltSystemd", "TiltCore", "TestSupport", "ResidentMemory",
+            ],
             exclude: ["Fixtures"]),
         // Starts the real `tiltd` binary (under the fake-hardware harness, with a real gpsd).
         .testTarget(
@@ -217,7 +244,7 @@ let package = Package(
             ]),
         // tiltd web's parts without a daemon: pairing, origins, rate limits, commands, plots, metrics.
         .testTarget(
-            name: "TiltWebTests", dependencies: ["TiltWeb", "TiltPlot", "TiltCore", "TiltService", "TestSupport"]),
+            name: "TiltWebTests", dependencies: ["TiltWeb", "TiltPlot", "TiltCore", "TiltConfig", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,5 @@
+import TiltConfig
 import TiltCore
-import TiltService
 
 /// The daemon's lines as MQTT messages: which topic each class goes to, which are retained, and
 /// the Home Assistant event payloads; the shared round shown back to the daemon's clients.

@@ -4,8 +4,8 @@ import Logging
 import NIOCore
 import NIOPosix
 import ResidentMemory
+import TiltConfig
 import TiltCore
-import TiltService
 
 /// `tiltd mqtt`: a client of the daemon's socket that publishes its lines to an MQTT broker,
 /// takes allowed commands from `<prefix>/cmd`, announces Home Assistant entities, and plays

@@ -1,7 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import Glibc
-import TiltService
+import TiltConfig
 
 /// What the bridge needs before it runs: the broker password and the signals that stop it.
 extension Bridge {

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Logging
+import TiltConfig
 import TiltSensors
-import TiltService
 
 /// Options every subcommand that reads the config takes.
 public struct ConfigOptions: ParsableArguments {

@@ -4,7 +4,10 @@ import Logging
 import ResidentMemory
 import ServiceLifecycle
 import TiltCommandLine
-import TiltService
+import TiltConfig
+import TiltLogging
+import TiltService  // TiltdVersion (Hub.swift), until it moves to TiltProtocol
+import TiltSystemd
 import TiltWeb
 
 /// `tiltd web` (this executable, `tiltd-web`, which `tiltd web` runs): the players' screen, a
@@ -38,9 +41,10 @@ struct Web: AsyncParsableCommand {
                 in: CharacterSet(charactersIn: "[]"))
             config.web.port = port
         }
-        let level = Logger.Level(rawValue: config.logLevel) ?? .info
-        _ = TiltLogHandler.bootstrap(level: level)
-        let logger = makeLogger("tiltd-web", level: config.logLevel)
+        let level = Logger.Level(rawValue: config.log.level) ?? .info
+        _ = TiltLogHandler.bootstrap(
+            output: .standardError(style: LogOutputStyle(setting: config.log.style)), level: level)
+        let logger = makeLogger("tiltd-web", level: config.log.level)
         let server = WebServer(config: config, logger: logger)
         let notifier = SystemdNotifier()
         let code = server.pairing.code, fixed = server.pairing.isFixed, host = config.web.host

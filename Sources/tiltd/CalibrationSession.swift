@@ -45,7 +45,7 @@ struct CalibrationSession {
         dryRun = o.dryRun
         interactive = o.replay == nil && isatty(STDOUT_FILENO) != 0
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
-        logger = makeLogger("tiltd", level: config.logLevel)
+        logger = makeLogger("tiltd", level: config.log.level)
     }
 
     var isLive: Bool { replay == nil }

@@ -22,9 +22,10 @@ struct MQTTBridgeCommand: AsyncParsableCommand {
         guard config.mqtt.enabled else {
             throw ValidationFailure(message: "\(options.config): no enabled [mqtt] table; see docs/mqtt.md")
         }
-        let level = Logger.Level(rawValue: config.logLevel) ?? .info
-        _ = TiltLogHandler.bootstrap(level: level)
-        let logger = makeLogger("tiltd.mqtt", level: config.logLevel)
+        let level = Logger.Level(rawValue: config.log.level) ?? .info
+        _ = TiltLogHandler.bootstrap(
+            output: .standardError(style: LogOutputStyle(setting: config.log.style)), level: level)
+        let logger = makeLogger("tiltd.mqtt", level: config.log.level)
         do {
             try await Bridge(config: config, version: TiltdVersion.string, logger: logger).run()
         } catch let e as ConfigError {

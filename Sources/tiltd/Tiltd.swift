@@ -92,9 +92,10 @@ struct Run: AsyncParsableCommand {
             throw ValidationFailure(message: "tiltd: \(error)")
         }
         let config = try options.load()
-        let level = Logger.Level(rawValue: config.logLevel) ?? .info
-        let logOutput = TiltLogHandler.bootstrap(level: level)
-        let logger = makeLogger("tiltd", level: config.logLevel)
+        let level = Logger.Level(rawValue: config.log.level) ?? .info
+        let logOutput = TiltLogHandler.bootstrap(
+            output: .standardError(style: LogOutputStyle(setting: config.log.style)), level: level)
+        let logger = makeLogger("tiltd", level: config.log.level)
         var fd: CInt?
         if !inherited.isEmpty {
             guard let s = inherited.first(where: { $0.name == "tiltd" }) ?? inherited.first, s.isListeningUnixStream
@@ -147,7 +148,7 @@ struct Record: AsyncParsableCommand {
     func run() async throws {
         var config = Configuration()
         if replay == nil || FileManager.default.fileExists(atPath: options.config) { config = try options.load() }
-        let logger = makeLogger("tiltd", level: config.logLevel)
+        let logger = makeLogger("tiltd", level: config.log.level)
         let source: any SampleSource =
             try replay.map { ReplaySource(path: $0, speed: nil) }
             ?? DeviceSourceFactory.make(config.imu, logger: logger)

@@ -173,6 +173,14 @@ final class ReloadDaemonTests: XCTestCase {
         XCTAssertEqual(redeem["error"]?["code"], "insufficient_credits", redeem.jsonText)
         XCTAssertTrue(redeem["error"]?["message"]?.stringValue?.hasSuffix("below 7") ?? false, redeem.jsonText)
 
+        // [log] style: from the reload on, lines have the journal's priority prefix and no
+        // timestamp (the reload's own notice is logged after the new style applies).
+        XCTAssertFalse(d.log.contains("\n<5>"), d.log)
+        config.sections["log"] = "[log]\nlevel = \"info\"\nstyle = \"journal\""
+        _ = try config.write()
+        XCTAssertTrue(try reloadApplied().contains("log"))
+        XCTAssertTrue(d.log.split(separator: "\n").contains { $0.hasPrefix("<5>") && $0.contains("reloaded") }, d.log)
+
         // [calibration]: the sampler restarts with it (the recording from its start) and attitude goes on.
         let lastT = try XCTUnwrap(try c.next("attitude", timeout: 10)["t_ns"]?.intValue)
         config.sections["calibration"] = "[calibration]\ngyro_bias = [0.001, 0, 0]"
@@ -197,6 +205,7 @@ final class ReloadDaemonTests: XCTestCase {
             ("snooze", "[snooze]\ndistance_m = -1", "snooze.distance_m"),
             ("course", "[course]\noff_speed = 5", "course.off_speed"),
             ("log", "[log]\nlevel = \"loud\"", "log.level"),
+            ("log", "[log]\nstyle = \"json\"", "log.style"),
         ]
         for b in bad {
             let text = try config.write([b.section: b.text])
@@ -220,7 +229,7 @@ final class ReloadDaemonTests: XCTestCase {
         _ = try c.next("fix", timeout: 10) { ($0["time_ns"]?.intValue ?? 0) > lastFix }
         let stats = try request("stats")
         XCTAssertEqual(stats["reloads"]?["refused"]?.intValue, Int64(bad.count), "\(stats)")
-        XCTAssertEqual(stats["reloads"]?["applied"]?.intValue, 6, "\(stats)")
+        XCTAssertEqual(stats["reloads"]?["applied"]?.intValue, 7, "\(stats)")
         XCTAssertEqual(
             try exchangeAsNobody([#"{"cmd":"game.stop","id":1}"#], socket: "\(dir)/tiltd.sock")
                 .first { $0["class"] == "reply" }?["error"]?["code"], "not_running")

@@ -1,5 +1,5 @@
+import TiltConfig
 import TiltCore
-import TiltService
 import XCTest
 
 @testable import TiltBridge

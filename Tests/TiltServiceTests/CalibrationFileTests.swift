@@ -4,6 +4,7 @@ import TestSupport
 import TiltCore
 import XCTest
 
+@testable import TiltConfig
 @testable import TiltService
 
 /// The calibration file writer, the `neutral` and `persist_*` keys, and gyro-bias persistence.

@@ -3,7 +3,7 @@ import Glibc
 import Logging
 import XCTest
 
-@testable import TiltService
+@testable import TiltLogging
 
 /// Collects written text and serves a settable monotonic clock.
 /// `@unchecked`: every field is guarded by `lock`.
@@ -208,6 +208,21 @@ final class LoggingTests: XCTestCase {
             .terminal)
         XCTAssertEqual(LogOutputStyle.detect(environment: ["JOURNAL_STREAM": "garbage"], descriptor: fd), .terminal)
         XCTAssertEqual(LogOutputStyle.detect(environment: [:], descriptor: fd), .terminal)
+    }
+
+    /// `[log] style`: a named style wins over detection, and a reload switches a running output.
+    func testConfiguredStyleAndItsChangeOnReload() {
+        XCTAssertEqual(LogOutputStyle(setting: "journal"), .journal)
+        XCTAssertEqual(LogOutputStyle(setting: "terminal"), .terminal)
+        let capture = LogCapture()
+        let output = capture.output(style: .terminal)
+        let logger = Logger(label: "tiltd") { TiltLogHandler(label: $0, output: output) }
+        logger.info("a")
+        output.style = .journal
+        logger.info("b")
+        XCTAssertEqual(capture.lines.count, 2, "\(capture.lines)")
+        XCTAssertTrue(capture.lines.first?.hasSuffix(" info tiltd: a") ?? false, "\(capture.lines)")
+        XCTAssertEqual(capture.lines.last, "<6>tiltd: b")
     }
 
     /// The real stderr writer: lines land whole in the file behind the descriptor.

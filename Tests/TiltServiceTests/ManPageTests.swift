@@ -1,4 +1,5 @@
 import Foundation
+import TiltConfig
 import XCTest
 
 /// The three pages scripts/make-man makes (scripts/test makes them into .build/man before the
@@ -56,6 +57,14 @@ final class ManPageTests: XCTestCase {
         XCTAssertEqual(warnings, "", "man -l tiltd.toml.5 warned")
         for key in ["trusted_gids", "rate_hz", "[socket]", "[gps]", "Reloading"] {
             XCTAssertTrue(text.contains(key), "tiltd.toml.5 lacks \(key)")
+        }
+        // Every declared table and key (the page is made from docs/config.md, whose tables
+        // ConfigReferenceTests holds to the declarations).
+        for table in Configuration.tables {
+            XCTAssertTrue(text.contains(table.heading), "tiltd.toml.5 lacks \(table.heading)")
+            for key in table.keys {
+                XCTAssertTrue(text.contains(key.name), "tiltd.toml.5 lacks \(table.heading) \(key.name)")
+            }
         }
     }
 

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import XCTest
 
-@testable import TiltService
+@testable import TiltSystemd
 
 /// A real datagram socket standing in for systemd's notify socket.
 final class NotifySocketReceiver {

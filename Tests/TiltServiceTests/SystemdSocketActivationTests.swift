@@ -1,8 +1,9 @@
 import Foundation
 import Glibc
+import TiltService
 import XCTest
 
-@testable import TiltService
+@testable import TiltSystemd
 
 final class SystemdSocketActivationTests: XCTestCase {
     func testParseNamesAndNumbering() throws {

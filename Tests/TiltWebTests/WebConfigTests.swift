@@ -1,4 +1,4 @@
-import TiltService
+import TiltConfig
 import XCTest
 
 /// `[web]` in the shared configuration file.

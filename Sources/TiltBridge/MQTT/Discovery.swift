@@ -1,5 +1,5 @@
+import TiltConfig
 import TiltCore
-import TiltService
 
 /// Home Assistant MQTT discovery: one retained config message per entity under
 /// `<discovery_prefix>/<component>/<node_id>/<object_id>/config`, each tied to one device and

@@ -1,4 +1,4 @@
-import TiltService
+import TiltConfig
 
 /// Every topic the bridge uses, from the config: defined once (docs/mqtt.md lists them).
 public struct Topics: Sendable {

@@ -1,8 +1,8 @@
 import FoundationEssentials
 import Glibc
 import Logging
+import TiltConfig
 import TiltCore
-import TiltService
 
 /// The host's side of a room over MQTT: reads players' presence and decisions, feeds them to
 /// `RoomHost`, publishes the state (retained) after every change, and says why it refused

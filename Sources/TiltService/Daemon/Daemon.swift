@@ -66,10 +66,15 @@ public struct Daemon: Sendable {
         sampler.firstPipeline.withLock { $0 = first }
         let firstFixSource = try FixSourceService.makeFirst(gps: config.gps, gpx: gpx)
         let fixes = FixSourceService(first: firstFixSource, isReplay: gpx != nil, engine: handle)
-        var setLogLevel: (@Sendable (Logger.Level) -> Void)?
-        if let output = logOutput { setLogLevel = { level in output.levelOverride = level } }
+        var applyLog: (@Sendable (Configuration.Log) -> Void)?
+        if let output = logOutput {
+            applyLog = { log in
+                output.levelOverride = Logger.Level(rawValue: log.level)
+                output.style = LogOutputStyle(setting: log.style)
+            }
+        }
         let services = EngineServices(
-            sampler: sampler, fixes: fixes, socketActivated: inheritedFD != nil, setLogLevel: setLogLevel)
+            sampler: sampler, fixes: fixes, socketActivated: inheritedFD != nil, applyLog: applyLog)
         let reloader = Reloader(
             path: config.sourceFile, engine: handle, store: store, services: services, notifier: notifier,
             logger: logger)

@@ -43,7 +43,7 @@ final class CreditsComponent: Component {
     }
 
     private func redeem(_ command: Command, client: ClientSession, reply: Reply) {
-        let amount = command.int("amount") ?? context.config.redeemAmount
+        let amount = command.int("amount") ?? context.config.credits.redeemAmount
         // Without a client request id, the reply's id stands in (unique per connection at best).
         let rid = command.string("request_id") ?? "redeem:\(client.id):\(UUID().uuidString)"
         // Credit lines carry GPS time (the latest fix's), like the credits earned; 0 = none known.
@@ -91,14 +91,4 @@ final class CreditsComponent: Component {
                 })
         }
     }
-}
-
-// MARK: [credits]
-
-extension Configuration {
-    mutating func readCredits(_ t: inout TableReader) throws(ConfigError) {
-        redeemAmount = try t.int("redeem_amount", default: redeemAmount, in: 1...1_000_000)
-    }
-
-    var creditsTOML: String { "[credits]\nredeem_amount = \(redeemAmount)\n" }
 }

@@ -189,15 +189,15 @@ public struct EngineServices: Sendable {
     public var fixes: (any FixSourceControl)?
     /// True when the listening socket came from systemd.
     public var socketActivated = false
-    /// Sets the log level of every logger (`[log] level`).
-    public var setLogLevel: (@Sendable (Logger.Level) -> Void)?
+    /// Applies a new `[log]` (level and style) to every logger.
+    public var applyLog: (@Sendable (Configuration.Log) -> Void)?
 
     /// No services (unit tests).
     public init(
         sampler: (any SamplerControl)? = nil, fixes: (any FixSourceControl)? = nil, socketActivated: Bool = false,
-        setLogLevel: (@Sendable (Logger.Level) -> Void)? = nil
+        applyLog: (@Sendable (Configuration.Log) -> Void)? = nil
     ) {
         self.sampler = sampler; self.fixes = fixes; self.socketActivated = socketActivated;
-        self.setLogLevel = setLogLevel
+        self.applyLog = applyLog
     }
 }

@@ -20,10 +20,11 @@ extension Engine {
         _ new: Configuration, current: Configuration, store: StoreWorker,
         services: EngineServices
     ) throws(ConfigError) -> StagedReload {
-        try ClientsComponent.check(new, current: current, socketActivated: services.socketActivated)
-        if new.store.path != current.store.path {
-            throw new.error(
-                "store.path", "a new database path needs a restart (systemctl restart tiltd); nothing was changed")
+        // The keys declared `needsRestart` (`[socket] path`, `[store] path`); under socket
+        // activation the socket's path is not used, so a new one is only noted (`ClientsComponent`).
+        for key in Configuration.changedKeysNeedingRestart(current, new)
+        where !(key == "socket.path" && services.socketActivated) {
+            throw new.error(key, "a new value needs a restart (systemctl restart tiltd); nothing was changed")
         }
         let places = try PlacesComponent.stage(new)
         let quests = QuestsComponent.stage(new, current: current, store: store)
@@ -48,10 +49,8 @@ extension Engine {
         game.apply(new, notes: &notes)
         gps.apply(staged.gps, config: new, notes: &notes)
         attitude.apply(staged.attitude, notes: &notes)
-        if new.logLevel != old.logLevel, let level = Logger.Level(rawValue: new.logLevel) {
-            services.setLogLevel?(level)
-        }
-        let changed = Self.changedSections(old, new)
+        if new.log != old.log { services.applyLog?(new.log) }
+        let changed = Configuration.changedSections(old, new)
         let file = new.sourceFile ?? "the config"
         let message =
             "reloaded \(file)" + (changed.isEmpty ? ": nothing changed" : ": \(changed.joined(separator: ", "))")
@@ -76,24 +75,5 @@ extension Engine {
         context.stats.countReload(applied: false, message: message)
         answer?(.failure(error))
         context.publish(.status(source: "config", state: "error", message: message))
-    }
-
-    /// The config sections that differ between `a` and `b`, by table name.
-    static func changedSections(_ a: Configuration, _ b: Configuration) -> [String] {
-        var out: [String] = []
-        if a.imu != b.imu { out.append("imu") }
-        if a.calibration != b.calibration || a.biasPersistence != b.biasPersistence { out.append("calibration") }
-        if a.socket != b.socket { out.append("socket") }
-        if a.store != b.store { out.append("store") }
-        if a.gps != b.gps { out.append("gps") }
-        if a.game != b.game { out.append("game") }
-        if a.places != b.places { out.append("places") }
-        if a.geofences != b.geofences { out.append("geofence") }
-        if a.quests != b.quests { out.append("quests") }
-        if a.redeemAmount != b.redeemAmount { out.append("credits") }
-        if a.snoozeDistance != b.snoozeDistance { out.append("snooze") }
-        if a.courseOnSpeed != b.courseOnSpeed || a.courseOffSpeed != b.courseOffSpeed { out.append("course") }
-        if a.logLevel != b.logLevel { out.append("log") }
-        return out
     }
 }

@@ -45,37 +45,3 @@ public protocol FixSourceControl: Sendable {
     /// Stops the running source and starts `source` (if any), off the caller's thread.
     func replace(with source: (any FixSource)?)
 }
-
-// MARK: [gps]
-
-extension Configuration {
-    /// `[gps]`: the gpsd to read fixes from.
-    public struct GPS: Sendable, Equatable {
-        /// Whether to read fixes from gpsd.
-        public var enabled = false
-        /// gpsd's host name or address.
-        public var host = "127.0.0.1"
-        /// gpsd's TCP port.
-        public var port: UInt16 = 2947
-        /// The defaults.
-        public init() {}
-    }
-
-    mutating func readGPS(_ t: inout TableReader) throws(ConfigError) {
-        gps.enabled = try t.bool("enabled", default: true)
-        let server = try t.string("server", default: "\(gps.host):\(gps.port)")
-        // The one HOST[:PORT] / [IPv6]:PORT parser: gpsd's client's.
-        do {
-            let g = try GPSDConfig(server: server)
-            gps.host = g.host
-            gps.port = UInt16(g.port)
-        } catch {
-            throw t.error("server", "\(error)")
-        }
-    }
-
-    var gpsTOML: String {
-        let host = gps.host.contains(":") ? "[\(gps.host)]" : gps.host
-        return "[gps]\nenabled = \(gps.enabled)\nserver = \(TOMLText.quote("\(host):\(gps.port)"))\n"
-    }
-}

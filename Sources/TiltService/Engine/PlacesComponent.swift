@@ -18,8 +18,8 @@ final class PlacesComponent: Component {
     init(context: EngineContext) {
         self.context = context
         let c = context.config
-        course = CourseFilter(onSpeed: c.courseOnSpeed, offSpeed: c.courseOffSpeed)
-        snooze = SnoozeGate(distance: c.snoozeDistance)
+        course = CourseFilter(onSpeed: c.course.onSpeed, offSpeed: c.course.offSpeed)
+        snooze = SnoozeGate(distance: c.snooze.distance)
         nearby = NearbyPlaces(places: [], options: c.places.nearby)
     }
 
@@ -109,95 +109,8 @@ final class PlacesComponent: Component {
         nearby = staged.nearby
         if let f = lastFix, f.hasPosition { nearby.update(f) }
         placesCount = staged.placesCount
-        snooze.distance = config.snoozeDistance
-        course.onSpeed = config.courseOnSpeed
-        course.offSpeed = config.courseOffSpeed
-    }
-}
-
-// MARK: [places], [[geofence]], [snooze], [course]
-
-extension Configuration {
-    /// `[places]`: the places file and how places act as fences and prompts.
-    public struct Places: Sendable, Equatable {
-        /// A GeoJSON file of places (absolute once loaded).
-        public var file: String?
-        /// Whether every place is also a geofence.
-        public var asFences = true
-        /// Radius, dwell, cooldown and credit categories of places' fences.
-        public var fenceDefaults = Fence.PlaceDefaults()
-        /// The "nearby" deck's radius, categories and size.
-        public var nearby = NearbyPlaces.Options()
-        /// The defaults.
-        public init() {}
-    }
-
-    mutating func readPlaces(_ t: inout TableReader, base: String) throws(ConfigError) {
-        if let f = try t.optionalString("file") { places.file = Self.resolve(f, base: base) }
-        places.asFences = try t.bool("as_fences", default: places.asFences)
-        places.fenceDefaults.radius = try t.double(
-            "fence_radius_m", default: places.fenceDefaults.radius, in: 1...100_000)
-        places.fenceDefaults.dwell = try t.double("fence_dwell_s", default: places.fenceDefaults.dwell, in: 0...86_400)
-        places.fenceDefaults.cooldown = try t.double(
-            "fence_cooldown_s", default: places.fenceDefaults.cooldown, in: 0...31_536_000)
-        if let cats = try t.strings("credit_categories") {
-            places.fenceDefaults.creditCategories = Set(cats.map(Place.normalizedCategory))
-        }
-        places.nearby.radius = try t.double("nearby_radius_m", default: places.nearby.radius, in: 10...100_000)
-        if let cats = try t.strings("nearby_categories") {
-            places.nearby.categories = Set(cats.map(Place.normalizedCategory))
-        }
-        places.nearby.limit = try t.int("nearby_limit", default: places.nearby.limit, in: 1...10_000)
-    }
-
-    /// One `[[geofence]]` table.
-    mutating func readGeofence(_ t: inout TableReader) throws(ConfigError) {
-        guard let name = try t.optionalString("name") else { throw t.error("name", "every [[geofence]] needs a name") }
-        guard !geofences.contains(where: { $0.name == name }) else {
-            throw t.error("name", "\"\(name)\" is used by another [[geofence]]")
-        }
-        guard let lat = try t.optionalDouble("lat", in: -90...90) else {
-            throw t.error("lat", "missing (degrees, -90…90)")
-        }
-        guard let lon = try t.optionalDouble("lon", in: -180...180) else {
-            throw t.error("lon", "missing (degrees, -180…180)")
-        }
-        geofences.append(
-            Geofence(
-                name: name, lat: lat, lon: lon,
-                radius: try t.double("radius_m", default: 50, in: 1...100_000),
-                dwell: try t.double("dwell_s", default: Geofence.defaultDwell, in: 0...86_400),
-                cooldown: try t.double("cooldown_s", default: Geofence.defaultCooldown, in: 0...31_536_000),
-                credit: try t.bool("credit", default: false)))
-    }
-
-    mutating func readSnooze(_ t: inout TableReader) throws(ConfigError) {
-        snoozeDistance = try t.double("distance_m", default: snoozeDistance, in: 1...100_000)
-    }
-
-    mutating func readCourse(_ t: inout TableReader) throws(ConfigError) {
-        courseOnSpeed = try t.double("on_speed", default: courseOnSpeed, in: 0...100)
-        courseOffSpeed = try t.double("off_speed", default: courseOffSpeed, in: 0...100)
-        if courseOffSpeed > courseOnSpeed { throw t.error("off_speed", "must not exceed on_speed (\(courseOnSpeed))") }
-    }
-
-    var placesTOML: String {
-        let p = places
-        var out = "[places]\n"
-        if let f = p.file { out += "file = \(TOMLText.quote(f))\n" }
-        out +=
-            "as_fences = \(p.asFences)\nfence_radius_m = \(p.fenceDefaults.radius)\nfence_dwell_s = \(p.fenceDefaults.dwell)\n"
-        out +=
-            "fence_cooldown_s = \(p.fenceDefaults.cooldown)\ncredit_categories = \(p.fenceDefaults.creditCategories.sorted())\n"
-        out +=
-            "nearby_radius_m = \(p.nearby.radius)\nnearby_categories = \(p.nearby.categories.sorted())\nnearby_limit = \(p.nearby.limit)\n"
-        for f in geofences {
-            out +=
-                "\n[[geofence]]\nname = \(TOMLText.quote(f.name))\nlat = \(f.lat)\nlon = \(f.lon)\nradius_m = \(f.radius)\n"
-            out += "dwell_s = \(f.dwell)\ncooldown_s = \(f.cooldown)\ncredit = \(f.credit)\n"
-        }
-        out += "\n[snooze]\ndistance_m = \(snoozeDistance)\n"
-        out += "\n[course]\non_speed = \(courseOnSpeed)\noff_speed = \(courseOffSpeed)\n"
-        return out
+        snooze.distance = config.snooze.distance
+        course.onSpeed = config.course.onSpeed
+        course.offSpeed = config.course.offSpeed
     }
 }

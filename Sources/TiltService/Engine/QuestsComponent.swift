@@ -76,30 +76,3 @@ final class QuestsComponent: Component {
         quests = QuestGrid(options: config.quests.options, cells: staged.cells ?? quests.cellStates)
     }
 }
-
-// MARK: [quests]
-
-extension Configuration {
-    /// `[quests]`: the quest grid.
-    public struct Quests: Sendable, Equatable {
-        /// Whether quests are announced and can be completed.
-        public var enabled = true
-        /// Cell size, cooldown and XP.
-        public var options = QuestGrid.Options()
-        /// The defaults.
-        public init() {}
-    }
-
-    mutating func readQuests(_ t: inout TableReader) throws(ConfigError) {
-        quests.enabled = try t.bool("enabled", default: true)
-        quests.options.cellSize = try t.double("cell_m", default: quests.options.cellSize, in: 10...100_000)
-        quests.options.cooldown = try t.double("cooldown_s", default: quests.options.cooldown, in: 0...31_536_000)
-        quests.options.baseXP = try t.int("base_xp", default: quests.options.baseXP, in: 1...1_000_000)
-        quests.options.minXP = try t.int("min_xp", default: quests.options.minXP, in: 0...1_000_000)
-    }
-
-    var questsTOML: String {
-        "[quests]\nenabled = \(quests.enabled)\ncell_m = \(quests.options.cellSize)\ncooldown_s = \(quests.options.cooldown)\n"
-            + "base_xp = \(quests.options.baseXP)\nmin_xp = \(quests.options.minXP)\n"
-    }
-}

@@ -5,8 +5,8 @@ import HummingbirdWebSocket
 import Logging
 import NIOCore
 import ServiceLifecycle
+import TiltConfig
 import TiltCore
-import TiltService
 
 /// `tiltd web`: the daemon link, the relay and the HTTP/WebSocket server, run as one service
 /// group. Built from the same configuration file as the daemon (`[socket] path`, `[web]`, and

@@ -1,9 +1,9 @@
 import Foundation
 import XCTest
 
-@testable import TiltService
+@testable import TiltConfig
 
-/// Replays the config fuzz inputs (Tests/TiltServiceTests/Fixtures/config-fuzz): files that
+/// Replays the config fuzz inputs (Tests/TiltConfigTests/Fixtures/config-fuzz): files that
 /// made toml++ (inside TOMLKit, the parser before `TOMLParser`) fail an assertion and abort —
 /// found by scripts/fuzz. `TOMLParser` refuses each with a located syntax error.
 final class ConfigFuzzRegressionTests: XCTestCase {

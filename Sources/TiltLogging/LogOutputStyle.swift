@@ -38,6 +38,17 @@ public enum LogOutputStyle: Sendable, Equatable {
     }
 }
 
+extension LogOutputStyle {
+    /// The style `[log] style` names: "journal", "terminal", or "auto" (`detect()`).
+    public init(setting: String) {
+        switch setting {
+        case "journal": self = .journal
+        case "terminal": self = .terminal
+        default: self = .detect()
+        }
+    }
+}
+
 extension Logger.Level {
     /// The syslog priority (0 emerg … 7 debug) journald records for this level.
     ///

@@ -1,7 +1,7 @@
 import TiltCore
 import XCTest
 
-@testable import TiltService
+@testable import TiltConfig
 
 /// TOMLParser: values, the lines map, and each syntax rule with the line it is reported on.
 /// (The parser was also checked against Python's tomllib on the toml-test suite and on fuzzed

@@ -3,7 +3,7 @@ import TestSupport
 import TiltCore
 import XCTest
 
-@testable import TiltService
+@testable import TiltConfig
 
 final class ConfigTests: XCTestCase {
     func parse(_ text: String) throws -> Configuration {
@@ -103,10 +103,10 @@ final class ConfigTests: XCTestCase {
         let c = try parse("[imu]\nrate_window = 0.2\n")
         XCTAssertEqual(c.imu.rateWindow, 0.2)
         // The effective config shows the window, and reading it back gives the same.
-        XCTAssertTrue(c.imuTOML.contains("rate_window = 0.2"), c.imuTOML)
-        XCTAssertEqual(try parse(c.imuTOML).imu, c.imu)
+        XCTAssertTrue(EffectiveConfig.render(c).contains("rate_window = 0.2"), EffectiveConfig.render(c))
+        XCTAssertEqual(try parse(EffectiveConfig.render(c)).imu, c.imu)
         // Every [imu] key appears even at its default: the ones with no value as a comment.
-        let defaults = try parse("").imuTOML
+        let defaults = EffectiveConfig.render(try parse(""))
         for key in ["device", "rate_hz", "mode", "rate_window = 1", "# mount_matrix", "# buffer_samples"] {
             XCTAssertTrue(defaults.contains(key), "\(key) missing from\n\(defaults)")
         }
@@ -187,7 +187,7 @@ final class EffectiveConfigTests: XCTestCase {
         XCTAssertEqual(back.quests, c.quests)
         XCTAssertEqual(back.game.deck, "nearby")
         XCTAssertEqual(back.game.rules.lowThresholdDeg, c.game.rules.lowThresholdDeg)
-        XCTAssertEqual(back.redeemAmount, c.redeemAmount)
+        XCTAssertEqual(back.credits, c.credits)
         XCTAssertEqual(back.calibration, c.calibration)
     }
 }

@@ -18,8 +18,13 @@ import Darwin
 /// One instance serialises all log lines under its lock, so lines from different threads never interleave
 /// and the repeat counts are process-wide.
 public final class LogOutput: @unchecked Sendable {  // @unchecked: all mutable state is guarded by `lock`.
-    /// The line format.
-    public let style: LogOutputStyle
+    /// The line format; `[log] style` on reload changes it (an atomic: read under `lock`,
+    /// written from the engine's loop).
+    public var style: LogOutputStyle {
+        get { styleIsJournal.load(ordering: .relaxed) ? .journal : .terminal }
+        set { styleIsJournal.store(newValue == .journal, ordering: .relaxed) }
+    }
+    private let styleIsJournal: Synchronization.Atomic<Bool>
     private let sink: @Sendable (String) -> Void
     private let monotonicNanoseconds: @Sendable () -> UInt64
     private let wallClock: @Sendable () -> timespec
@@ -56,7 +61,7 @@ public final class LogOutput: @unchecked Sendable {  // @unchecked: all mutable 
         wallClock: @escaping @Sendable () -> timespec = LogOutput.realtimeNow,
         write: @escaping @Sendable (String) -> Void
     ) {
-        self.style = style
+        self.styleIsJournal = Synchronization.Atomic(style == .journal)
         self.limiter = repeatLimit.map { RepeatLimiter(limit: $0) }
         self.monotonicNanoseconds = monotonicNanoseconds
         self.wallClock = wallClock

@@ -1,5 +1,6 @@
-import TiltService
 import XCTest
+
+@testable import TiltConfig
 
 /// `[mqtt]`: defaults, and each bad value refused with file, line and key.
 final class MQTTConfigTests: XCTestCase {

@@ -1,0 +1,106 @@
+import TiltCore
+
+extension Configuration {
+    /// `[game]`: the tilt game's rules and its deck (see `GameComponent`).
+    public struct Game: Sendable, Equatable, ConfigDefaults {
+        /// Thresholds, hysteresis, holds, round length, mode (validated by `TiltGame`).
+        public var rules = TiltGame.Rules()
+        /// A deck file (one prompt per line, or a JSON array), or "nearby" for places near the fix.
+        public var deck: String?
+        /// The deck used when "nearby" has no fix or no places (a file; nil = a built-in list).
+        public var fallbackDeck: String?
+        /// Seeds the prompt shuffle; nil = a different order every run.
+        public var seed: UInt64?
+        /// The defaults.
+        public init() {}
+
+        /// The keys of `[game]`.
+        static var keys: [ConfigKey<Game>] {
+            [
+                .choice(
+                    "gestures", \.rules.gestures, [("tilt", .tilt), ("nod", .nod)],
+                    "how prompts are answered: tilt down/up and hold, or nod (correct) / shake (skip; needs a gyroscope). `game.start` may override it per round"
+                ),
+                .choice(
+                    "mode", \.rules.mode, [("relative", .relative), ("absolute", .absolute)],
+                    "relative: tilts from the wearer's own pose, captured still at round start (or by `game.neutral`). absolute: against gravity in the head frame (the calibrated look-ahead pose, else |roll| with the convention y up, z back)"
+                ),
+                .number(
+                    "low_threshold_deg", \.rules.lowThresholdDeg, in: 0...180,
+                    "below it answers `correct` (0.35π; must be below `high_threshold_deg`)"),
+                .number("high_threshold_deg", \.rules.highThresholdDeg, in: 0...180, "above it answers `skip` (0.65π)"),
+                .flag("swap_sides", \.rules.swapSides, "low = skip, high = correct"),
+                .number(
+                    "hysteresis_deg", \.rules.hysteresisDeg, in: 0...90,
+                    "a zone is left only this far back past its threshold (less than half the gap between the thresholds)"
+                ),
+                .number("hold_s", \.rules.holdSeconds, in: 0...10, "a tilt must be held this long (rejects jerks)"),
+                .number(
+                    "neutral_hold_s", \.rules.neutralHoldSeconds, in: 0...10,
+                    "still (and, for `tilt`, in the neutral band) this long before the next prompt"),
+                .number(
+                    "still_dps", \.rules.stillDps, in: 1...360,
+                    "the head is still while its angular rate is below this, °/s"),
+                .number(
+                    "min_reaction_s", \.rules.minReactionSeconds, in: 0...5,
+                    "an answer begun sooner than this after its prompt does not count"),
+                .number("debounce_s", \.rules.debounceSeconds, in: 0...10, "after an answer nothing counts this long"),
+                .number("round_s", \.rules.roundSeconds, in: 5...3600, "round length"),
+                .vector(
+                    "back_axis", \.rules.backAxis, in: -1...1,
+                    "relative mode without a calibrated head frame: the sensor axis pointing to the back of the head"),
+                .flag(
+                    "capture_neutral_at_round_start", \.rules.captureNeutralAtRoundStart,
+                    "relative mode: capture the neutral pose when a round starts"),
+                .number(
+                    "nod_min_peak_dps", \.rules.nod.minPeakDps, in: 1...1000,
+                    "`nod` vocabulary: a half-swing peaks at least this fast"),
+                .number("nod_min_swing_deg", \.rules.nod.minSwingDeg, in: 0.1...90, "… and sweeps at least this angle"),
+                .number("nod_max_swing_s", \.rules.nod.maxSwingSeconds, in: 0.05...5, "… and lasts at most this long"),
+                .number(
+                    "nod_max_gap_s", \.rules.nod.maxGapSeconds, in: 0...2,
+                    "longest pause between two swings of one gesture"),
+                .number(
+                    "nod_max_swing_ratio", \.rules.nod.maxSwingRatio, in: 1...100,
+                    "consecutive swings differ at most this many times in size"),
+                .integer(
+                    "shake_swings", \.rules.nod.shakeSwings, in: 2...9,
+                    "swings before the first shake counts (3 = left-right-left)"),
+                .custom(
+                    "deck", \.deck, type: "path or `\"nearby\"`", default: "built-in list",
+                    "a deck file (relative to this file), or `\"nearby\"` for places near the fix",
+                    read: { (t, v, ctx) throws(ConfigError) in
+                        try t.optionalString("deck").map { $0 == "nearby" ? $0 : ctx.resolve($0) } ?? v
+                    },
+                    render: { d in d.map { ["deck = \(TOMLText.quote($0))"] } ?? [] }),
+                .path("fallback_deck", \.fallbackDeck, default: "built-in list", "used when `\"nearby\"` has nothing"),
+                .seed("seed", \.seed, default: "per run", "seeds the shuffle"),
+            ]
+        }
+    }
+
+    static var gameTable: ConfigTable {
+        .table(
+            "game",
+            onReload:
+                "rules apply from the next round (at once when no round runs; the reply and the `status` line say so); `deck`, `fallback_deck` at the next `game.start`",
+            keys: Game.keys.map { $0.lifted(\.game) },
+            check: { (t, c) throws(ConfigError) in
+                do throws(GameError) { try c.game.rules.validate() } catch {
+                    if case .invalidConfiguration(let field, let reason) = error { throw t.error(field, reason) }
+                    throw t.error("", error.message)
+                }
+            })
+    }
+}
+
+/// The deck used when `[game] deck` is unset (also by `tiltd mqtt` for hosted rounds).
+public enum BuiltInDeck {
+    /// Twenty foods, a deck that works anywhere.
+    public static let deck = try! PromptDeck(
+        name: "built-in",
+        prompts: [
+            "pizza", "sushi", "croissant", "ramen", "falafel", "pretzel", "dumplings", "tacos", "curry", "bagel",
+            "paella", "waffles", "lasagne", "pho", "kebab", "pancakes", "risotto", "burrito", "strudel", "noodles",
+        ])
+}

@@ -1,0 +1,77 @@
+import TiltCore
+
+extension Configuration {
+    /// `[imu]`: which IIO device(s) and how fast (see `AttitudeComponent`).
+    public struct IMU: Sendable, Equatable, ConfigDefaults {
+        /// "auto", an IIO device name, or "accel_name+gyro_name" for split devices.
+        public var device = "auto"
+        /// Samples per second asked of the device, Hz.
+        public var rateHz: Double = 60
+        /// Overrides the mount matrix the driver reports.
+        public var mountMatrix: Matrix3?
+        /// Samples per kernel buffer; nil picks ~10 ms worth.
+        public var bufferSamples: Int?
+        /// "auto", "buffered" or "polled": how the device is read (`IIOReadMode`).
+        public var mode = "auto"
+        /// The values `mode` may take.
+        public static let modes = ["auto", "buffered", "polled"]
+        /// The span each gyro sample averages, as a fraction of the sample period
+        /// (`AttitudeEstimator.Parameters.rateWindow`): 1 for a sensor read at its own output
+        /// rate, less for one whose chip runs faster than it is read (docs/fusion.md).
+        public var rateWindow: Double = 1
+        /// The estimator's parameters this section sets: the daemon's sampler and `tiltd judge`
+        /// both build their estimator from it.
+        public var fusionParameters: AttitudeEstimator.Parameters {
+            var p = AttitudeEstimator.Parameters()
+            p.rateWindow = rateWindow
+            return p
+        }
+        /// The defaults.
+        public init() {}
+
+        /// The keys of `[imu]`.
+        static var keys: [ConfigKey<IMU>] {
+            [
+                .text(
+                    "device", \.device, check: { $0.isEmpty ? "must not be empty (use \"auto\")" : nil },
+                    "`\"auto\"`: the IIO device that has both `in_accel_*` and `in_anglvel_*` channels, else the pair of devices that have one each (st_lsm6dsx), else a device with `in_accel_*` alone (ADXL345, a HID `accel_3d`: tilt from the accelerometer only, no yaw, see docs/fusion.md). Otherwise an IIO `name` (`\"mpu6050\"`, `\"adxl345\"`), or `\"ACCEL+GYRO\"` naming two devices."
+                ),
+                .number(
+                    "rate_hz", \.rateHz, in: 10...1000,
+                    "sampling rate; the nearest value in `sampling_frequency_available` is used when the exact one is not offered."
+                ),
+                .text(
+                    "mode", \.mode, allowed: modes,
+                    "how the device is read. `\"auto\"`: through its buffer when it has one; polled (its `*_raw` files read at `rate_hz`) when it has none, when its buffer needs a trigger it does not have (a BMI160 or MPU-6050 probed without its interrupt line), or when the buffer delivers nothing within a second of being enabled — the `imu` status says which. A driver whose buffer cannot be enabled (the kernel refuses it) is polled too. Polled reads that take more than half the period (drivers whose raw read waits for fresh data, such as st_lsm6dsx) make tiltd set the chip to its highest offered rate, and read split accelerometer and gyroscope devices side by side (two threads) if that is still too slow; the `imu` status's `rate_hz` is what is really delivered. `\"buffered\"`: buffer only (a silent buffer is reported as `no_data`, not replaced). `\"polled\"`: never the buffer (costs a few sysfs reads per sample; timing follows the daemon's wake-ups). docs/hardware.md says which boards need which."
+                ),
+                .custom(
+                    "mount_matrix", \.mountMatrix, type: "9 numbers -1–1", default: "the driver's",
+                    "row-major rotation from sensor to board axes (rows = the reported x, y, z in sensor coordinates); overrides `in_accel_mount_matrix` / `in_anglvel_mount_matrix` / `mount_matrix`. Must be a rotation (|det| = 1). Applied in one place for every source, so `--replay`, `tiltd judge` and `tiltd calibrate` apply it exactly as the live device does; recordings (`tiltd record`) are taken before it.",
+                    read: { (t, v, _) throws(ConfigError) in
+                        guard let m = try t.doubles("mount_matrix", count: 9, in: -1...1) else { return v }
+                        let mm = Matrix3(rowMajor: m)!
+                        if abs(abs(mm.determinant) - 1) > 0.05 {
+                            throw t.error("mount_matrix", "must be a rotation (|det| = 1), det is \(mm.determinant)")
+                        }
+                        return mm
+                    },
+                    render: { m in [m.map { "mount_matrix = \($0.rowMajor)" } ?? "# mount_matrix: unset, the driver's"]
+                    }),
+                .optionalInteger(
+                    "buffer_samples", \.bufferSamples, in: 1...4096, default: "~10 ms", unset: "about 10 ms of samples",
+                    "samples per kernel buffer. Larger saves wake-ups, smaller cuts latency. Unset, the daemon picks about 10 ms worth (`tiltd check-config` shows it as a comment)."
+                ),
+                .number(
+                    "rate_window", \.rateWindow, in: 0...1,
+                    "the span each gyroscope sample averages, as a fraction of the sample period (docs/fusion.md, step 1). `1` fits a sensor read at its own output rate (its low-pass covers the period before data-ready: the usual case, buffered or polled at the chip's rate). Less fits a chip that runs faster than it is read — e.g. polled at 60 Hz while it samples at 285 Hz without averaging: 60/285 ≈ 0.21. The estimator then integrates the rotation between samples more exactly (on the BROAD trials read at 57 Hz: 0.78° instead of 1.18°, bench/accuracy/run). A wrong value costs accuracy, never stability."
+                ),
+            ]
+        }
+    }
+
+    static var imuTable: ConfigTable {
+        .table(
+            "imu", onReload: "the sampler restarts with the new device, rate or calibration",
+            keys: IMU.keys.map { $0.lifted(\.imu) })
+    }
+}

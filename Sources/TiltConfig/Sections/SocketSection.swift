@@ -1,0 +1,104 @@
+import TiltCore
+
+extension Configuration {
+    /// `[socket]`: where clients connect and who may change state (see `ClientsComponent`).
+    public struct Socket: Sendable, Equatable, ConfigDefaults {
+        /// The Unix socket's path.
+        public var path = "/run/tiltd/tiltd.sock"
+        /// File mode of the socket (octal in the file, e.g. "0660").
+        public var mode: UInt32 = 0o660
+        /// Group owning the socket file; nil keeps the daemon's group.
+        public var group: String?
+        /// Peers (by SO_PEERCRED uid) allowed to send mutating commands. root is always allowed.
+        public var trustedUIDs: [UInt32] = []
+        /// Peers in a listed group (primary or supplementary) are trusted too.
+        public var trustedGIDs: [UInt32] = []
+        /// Attitude rate of the default stream, Hz (0 = off).
+        public var attitudeHz: Double = 10
+        /// Lines queued per client before the oldest are dropped.
+        public var queueLines = 1024
+        /// Longest command line accepted, bytes.
+        public var maxLineBytes = 4096
+        /// Bad lines a client may send before it is disconnected.
+        public var maxBadLines = 100
+        /// Fan-out writes through io_uring where the kernel allows it (else write(2) per client).
+        public var ioURing = true
+        /// The defaults.
+        public init() {}
+
+        /// A list of uids or gids.
+        static func ids(
+            _ name: String, _ path: WritableKeyPath<Socket, [UInt32]>, _ meaning: String
+        ) -> ConfigKey<
+            Socket
+        > {
+            .custom(
+                name, path, type: "integer array", default: "`[]`", meaning,
+                read: { (t, v, _) throws(ConfigError) in
+                    try t.ints(name, in: 0...Int(UInt32.max - 1)).map { $0.map { UInt32($0) } } ?? v
+                },
+                render: { ["\(name) = \($0)"] })
+        }
+
+        /// The keys of `[socket]`.
+        static var keys: [ConfigKey<Socket>] {
+            [
+                .custom(
+                    "path", \.path, type: "path", default: "`\"/run/tiltd/tiltd.sock\"`", reload: .needsRestart,
+                    "the Unix socket (a relative path is taken from the config file's directory). A stale socket file is replaced; a live one (another tiltd answers) is an error; a non-socket is never removed. Under systemd socket activation the socket unit's socket is used.",
+                    read: { (t, v, ctx) throws(ConfigError) in
+                        let p = try t.string("path", default: v)
+                        if p.isEmpty { throw t.error("path", "must not be empty") }
+                        let resolved = ctx.resolve(p)
+                        if resolved.utf8.count > 107 {
+                            throw t.error("path", "longer than a Unix socket path may be (107 bytes)")
+                        }
+                        return resolved
+                    },
+                    render: { ["path = \(TOMLText.quote($0))"] }),
+                .custom(
+                    "mode", \.mode, type: "octal string", default: "`\"0660\"`", "the socket file's mode",
+                    read: { (t, v, _) throws(ConfigError) in
+                        let mode = try t.string("mode", default: "0" + String(v, radix: 8))
+                        guard let m = UInt32(mode, radix: 8), m <= 0o777 else {
+                            throw t.error("mode", "expected an octal file mode like \"0660\", got \"\(mode)\"")
+                        }
+                        return m
+                    },
+                    render: { ["mode = \(TOMLText.quote("0" + String($0, radix: 8)))"] }),
+                .optionalText("group", \.group, "the socket file's group"),
+                ids(
+                    "trusted_uids", \.trustedUIDs,
+                    "peers allowed to send commands that change state, by uid (SO_PEERCRED). root and the daemon's own user always are. Others may watch."
+                ),
+                ids(
+                    "trusted_gids", \.trustedGIDs,
+                    "… or by group: the peer's primary group or any of its supplementary groups (`usermod -aG`), as the kernel reports them when it connects (SO_PEERCRED, SO_PEERGROUPS; a group joined later counts after the user logs in again)."
+                ),
+                .number(
+                    "attitude_hz", \.attitudeHz, in: 0...1000,
+                    "attitude rate of the default stream (0 = none); each client may change its own with `watch`"),
+                .integer(
+                    "queue_lines", \.queueLines, in: 16...1_000_000,
+                    "lines held for a client that does not read; past that its oldest are dropped and it gets a `gap` event"
+                ),
+                .integer("max_line_bytes", \.maxLineBytes, in: 256...1_048_576, "longest command line"),
+                .integer(
+                    "max_bad_lines", \.maxBadLines, in: 1...1_000_000,
+                    "bad lines a client may send before it is disconnected"),
+                .flag(
+                    "io_uring", \.ioURing,
+                    "fan-out writes through io_uring: each event-loop turn's writes to all clients go to the kernel with one system call per 256 clients, where `false` makes one `write(2)` per client. Where io_uring is unavailable (an old kernel, `kernel.io_uring_disabled`, a seccomp filter) the daemon logs why once and uses `write(2)`; `stats` says which (`fanout_writes`). Set `false` to keep io_uring out of the daemon's kernel surface; a reload applies it."
+                ),
+            ]
+        }
+    }
+
+    static var socketTable: ConfigTable {
+        .table(
+            "socket",
+            onReload:
+                "limits and `attitude_hz` apply to new connections; `trusted_uids`/`trusted_gids` are re-judged for every connected client too. A new `path` needs a restart and is refused (under socket activation the path is not used and a change is noted)",
+            keys: Socket.keys.map { $0.lifted(\.socket) })
+    }
+}
