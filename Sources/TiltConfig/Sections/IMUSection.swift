@@ -38,7 +38,7 @@ extension Configuration {
                 ),
                 .number(
                     "rate_hz", \.rateHz, in: 10...1000,
-                    "sampling rate; the nearest value in `sampling_frequency_available` is used when the exact one is not offered."
+                    "sampling rate. Buffered, the device runs at the nearest value in `sampling_frequency_available` when the exact one is not offered; polled, tiltd reads at `rate_hz` itself with the chip at the lowest offered rate at or above it (so no poll repeats a value). The `imu` status's `rate_hz` is what is delivered."
                 ),
                 .text(
                     "mode", \.mode, allowed: modes,
