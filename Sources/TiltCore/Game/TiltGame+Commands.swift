@@ -151,6 +151,7 @@ extension TiltGame {
         round!.nextIndex += 1
         round!.prompt = p
         round!.shownAt = t
+        pendingTilt = nil
         countFrom = t + minReactionNs
         phase = .prompt
         return makeEvent(.prompt, t: t)

@@ -83,6 +83,12 @@ public struct TiltGame: Sendable {
     /// After the device was put back on, nothing counts for this long (it is being put on).
     static let wornSettleNs: Nanoseconds = 2_000_000_000
 
+    /// Limits that tell answers from everyday head motion (see `AnswerLimits`).
+    public var limits = AnswerLimits()
+    /// A tilt held long enough, waiting for `limits.bodyWait` to pass without a whole-body move.
+    var pendingTilt: PendingTilt?
+    /// The tilt at which the head last rested short of a threshold (tilt vocabulary).
+    var restTilt: Double?
     var rng: SplitMix64
     var round: Round?
     var lastDeck: (any PromptProvider)?
