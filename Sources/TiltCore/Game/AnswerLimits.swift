@@ -32,5 +32,6 @@ public struct AnswerLimits: Sendable, Equatable {
 struct PendingTilt: Sendable {
     var decision: Decision
     var from: Nanoseconds
+    var heldAt: Nanoseconds
     var tilt: Double
 }

@@ -125,7 +125,7 @@ extension TiltGame {
                     pendingTilt = nil
                 } else if t - p.from >= limits.bodyWaitNs {
                     pendingTilt = nil
-                    return decide(p.decision, at: t, enteredAt: p.from, tilt: p.tilt)
+                    return decide(p.decision, at: t, enteredAt: p.from, tilt: p.tilt, debounceFrom: p.heldAt)
                 }
                 return []
             }
@@ -151,7 +151,7 @@ extension TiltGame {
                 // (accelerometer and gyroscope), the answer is held back until `bodyWait` after it
                 // began, and dropped if one shows up by then. The wearer need not keep holding.
                 if activityTracker.measuresBody, t - from < limits.bodyWaitNs {
-                    pendingTilt = PendingTilt(decision: d, from: from, tilt: tilt)
+                    pendingTilt = PendingTilt(decision: d, from: from, heldAt: t, tilt: tilt)
                     return []
                 }
                 return decide(d, at: t, enteredAt: from, tilt: tilt)
