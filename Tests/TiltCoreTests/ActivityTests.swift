@@ -101,7 +101,7 @@ final class ActivityTests: XCTestCase {
 /// optionally the whole head carried down (a bend to the floor).
 final class WholeBodyTests: XCTestCase {
     static func play(
-        _ motion: HeadMotion, pivot: Double = 0.15, drop: (Double) -> Double = { _ in 0 }
+        _ motion: HeadMotion, pivot: Double = 0.15, drop: (Double) -> Double = { _ in 0 }, swayDps: Double = 0
     ) throws -> [GameEvent] {
         let samples = HeadTrace(rateHz: 100).samples(motion)
         let r = Vector3(0, pivot, 0)  // sensor above the pivot (sensor y = head up)
@@ -116,7 +116,8 @@ final class WholeBodyTests: XCTestCase {
         for (i, x) in samples.enumerated() {
             let a = (position(i + 1) - position(i) * 2 + position(i - 1)) / (dt * dt)
             let specific = x.attitude.q.conjugate.rotate(a + Vector3(0, 0, 9.80665))
-            events += game.update(x.attitude, rate: x.rate, accel: specific)
+            let s = Double(i) * dt
+            events += game.update(x.attitude, rate: x.rate + ActivityTests.jitter(s, dps: swayDps), accel: specific)
         }
         return events
     }

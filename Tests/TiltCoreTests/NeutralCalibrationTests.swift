@@ -114,4 +114,21 @@ final class NeutralCalibrationTests: XCTestCase {
         XCTAssertEqual(GamePlay.kinds(captured), ["neutral_captured", "orientation_ok"])
         XCTAssertFalse(game.orientationSuspect)
     }
+
+    func testASuspectResetByNewRulesIsFollowedByOrientationOK() throws {
+        // A new back_axis starts the check over: that is said, not done silently.
+        var rules = TiltGame.Rules()
+        rules.mode = .relative
+        var game = try TiltGame(configuration: rules)
+        for x in Self.nodding() { _ = game.update(x.attitude, rate: x.rate) }
+        XCTAssertTrue(game.orientationSuspect)
+        rules.backAxis = Vector3(1, 0, 0)
+        let events = try game.setConfiguration(rules)
+        XCTAssertEqual(GamePlay.kinds(events), ["orientation_ok"])
+        XCTAssertEqual(events.first?.t, game.lastT)
+        XCTAssertFalse(game.orientationSuspect)
+        // Unchanged frame rules say nothing.
+        rules.holdSeconds = 0.3
+        XCTAssertEqual(try game.setConfiguration(rules), [])
+    }
 }

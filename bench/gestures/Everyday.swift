@@ -20,6 +20,28 @@ struct EverydayResult {
     var activitySeconds: [String: Double] = [:]
 }
 
+/// The answer limits (GESTURE_BENCH_LIMITS="minTiltTurn,bodyWaitSeconds[,minAnswerPeakDps]" overrides, for checks).
+let benchLimits: AnswerLimits = {
+    var l = AnswerLimits()
+    if let v = ProcessInfo.processInfo.environment["GESTURE_BENCH_LIMITS"]?.split(separator: ",").compactMap({
+        Double($0)
+    }), v.count >= 2 {
+        l.minTiltTurn = v[0]; l.bodyWaitSeconds = v[1]
+        if v.count >= 3 { l.minAnswerPeakDps = v[2] }
+    }
+    return l
+}()
+
+/// The rules (GESTURE_BENCH_NOD="nod_min_peak_dps,nod_min_swing_deg" overrides, for checks).
+let benchRules: TiltGame.Rules = {
+    var r = TiltGame.Rules()
+    if let v = ProcessInfo.processInfo.environment["GESTURE_BENCH_NOD"]?.split(separator: ",").compactMap({ Double($0) }
+    ), v.count >= 2 {
+        r.nod.minPeakDps = v[0]; r.nod.minSwingDeg = v[1]
+    }
+    return r
+}()
+
 /// The frames judged: name and the calibration to use for a participant (nil = skip the row).
 let everydayFrames = ["assumed", "given", "learned"]
 
@@ -71,6 +93,25 @@ func runEveryday(_ dir: String) -> [EverydayResult] {
                 options.frontEnd = SampleFrontEnd(calibration: cal)
                 options.gestures = g
                 options.learnsHeadFrame = false
+                options.limits = benchLimits
+                options.rules = benchRules
+                if let tr = ProcessInfo.processInfo.environment["GESTURE_BENCH_TRACE"],
+                    tr == "\(file):\(name):\(g.rawValue)"
+                {
+                    let t0 = first.t
+                    nonisolated(unsafe) var n = 0
+                    options.onSample = { game, w, acc in
+                        n += 1
+                        guard n % 5 == 0 else { return }
+                        let f = game.headFrame
+                        print(
+                            String(
+                                format: "TR %.2f tilt=%.1f p=%.0f y=%.0f r=%.0f |a|=%.2f ",
+                                Double(game.lastT! - t0) * 1e-9, game.lastTilt ?? -1, f.pitchRate(w) * 57.3,
+                                f.yawRate(w) * 57.3, f.rollRate(w) * 57.3, acc.norm)
+                                + "\(game.activity.rawValue) \(game.phase.rawValue)")
+                    }
+                }
                 let (events, s) = try! GameJudge.play(samples, options: options)
                 r.decisions["\(name)/\(g.rawValue)"] = s.decisions
                 if name == "assumed", g == .nod { r.activitySeconds = s.activitySeconds }
@@ -159,6 +200,7 @@ func learnEveryday(_ dir: String) {
         guard let samples = try? DatasetReader.read(path: "\(dir)/\(file)").samples else { continue }
         var options = GameJudge.Options()
         options.gestures = .nod
+        options.learnsHeadFrame = true
         options.learner = learners[p] ?? HeadFrameLearner()
         let before = options.learner!.frame
         let (_, s) = try! GameJudge.play(samples, options: options)

@@ -52,6 +52,8 @@ for name in logs {
     let raw = load(name)
     var options = GameJudge.Options()
     options.frontEnd = SampleFrontEnd(mount: headsetMount)
+    options.limits = benchLimits
+    options.rules = benchRules
     // The reference count uses the same rates the game sees (mounted, estimator bias removed).
     var est = AttitudeEstimator()
     var rates: [Vector3] = []

@@ -58,6 +58,8 @@ struct ActivityTracker: Sendable {
 
     private(set) var activity: Activity = .still
     private(set) var gait: Activity?
+    /// Whether the last sample let whole-body moves be seen (accelerometer and gyroscope).
+    private(set) var measuresBody = false
     /// The last sample at which the head had moved by over `bodyMoveMeters` since it last held
     /// still (nil: never).
     private(set) var lastBodyMove: Nanoseconds?
@@ -93,6 +95,7 @@ struct ActivityTracker: Sendable {
     mutating func add(t: Nanoseconds, q: Quaternion, rate: Vector3?, accel: Vector3?, still: Bool) {
         defer { lastT = t }
         let dt = lastT.map { min(0.25, max(0, Double(t - $0) * 1e-9)) } ?? 0
+        measuresBody = accel != nil && rate != nil
         // Activity needs the whole sample: a caller feeding attitudes and rates alone (a
         // synthetic trace, perfectly still) is never taken for a device put down.
         guard let accel else {

@@ -23,6 +23,11 @@ public struct GameJudge: Sendable {
         public var learnsHeadFrame = false
         /// The learner to go on from (nil: a fresh one): learning across recordings of one wearer.
         public var learner: HeadFrameLearner?
+        /// The limits that tell answers from everyday motion.
+        public var limits = AnswerLimits()
+        /// Called after each sample with the game, the rate (rad/s) and the accelerometer
+        /// (m/s²) it was fed: for tracing what the game saw (bench/gestures, `GESTURE_BENCH_TRACE`).
+        public var onSample: (@Sendable (TiltGame, Vector3, Vector3) -> Void)?
         /// The defaults.
         public init() {}
     }
@@ -70,6 +75,7 @@ public struct GameJudge: Sendable {
         var game = try TiltGame(configuration: options.rules, seed: options.seed)
         game.setHeadFrame(options.frontEnd.calibrator.calibration.headFrame)
         game.learnsHeadFrame = options.learnsHeadFrame
+        game.limits = options.limits
         if let l = options.learner { game.learner = l }
         var estimator = AttitudeEstimator(parameters: options.fusion)
         let span = Double((samples.last?.t ?? first.t) - first.t) * 1e-9
@@ -98,6 +104,7 @@ public struct GameJudge: Sendable {
             }
             let before = game.lastT
             let new = game.update(a, rate: rate, accel: s.accel)
+            options.onSample?(game, rate, s.accel)
             if let b = before, s.t > b {
                 summary.activitySeconds[game.activity.rawValue, default: 0] += Double(s.t - b) * 1e-9
             }

@@ -19,6 +19,8 @@ public struct HeadGesture: Sendable, Equatable {
     public var amplitudeDeg: Double
     /// Cycles reported so far in this unbroken run of swings (1 for the first).
     public var cycle: Int
+    /// The fastest rate of the cycle's half-swings, °/s.
+    public var peakDps: Double = 0
 }
 
 /// Finds nods and shakes in the head's angular rate (head frame, see `HeadFrame`). Pure and
@@ -107,6 +109,7 @@ public struct GestureDetector: Sendable {
         var reported = 0
         var runStart: Nanoseconds = 0
         var runAmplitude = 0.0
+        var runPeak = 0.0
 
         mutating func add(
             t: Nanoseconds, dt: Double, rate: Double, other: Double, kind: HeadGesture.Kind,
@@ -147,9 +150,10 @@ public struct GestureDetector: Sendable {
             }
             // A nod starts with the face going down; an up swing alone opens nothing.
             if kind == .nod, count == 0, s.sign < 0 { return nil }
-            if count == 0 { runStart = s.start; runAmplitude = 0 }
+            if count == 0 { runStart = s.start; runAmplitude = 0; runPeak = 0 }
             count += 1
             runAmplitude = max(runAmplitude, s.angle)
+            runPeak = max(runPeak, s.peak)
             let previous = run.last
             run = [s]
             let report: Bool
@@ -163,7 +167,9 @@ public struct GestureDetector: Sendable {
             let firstOfRun = reported == 1
             let start = firstOfRun ? runStart : previous.start
             let amplitude = firstOfRun ? runAmplitude : max(previous.angle, s.angle)
-            return HeadGesture(kind: kind, start: start, end: s.end, amplitudeDeg: amplitude, cycle: reported)
+            let peak = firstOfRun ? runPeak : max(previous.peak, s.peak)
+            return HeadGesture(
+                kind: kind, start: start, end: s.end, amplitudeDeg: amplitude, cycle: reported, peakDps: peak)
         }
 
         private mutating func endRun() { run = []; reported = 0; count = 0 }

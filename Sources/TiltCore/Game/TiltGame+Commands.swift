@@ -151,6 +151,7 @@ extension TiltGame {
         round!.nextIndex += 1
         round!.prompt = p
         round!.shownAt = t
+        pendingTilt = nil
         countFrom = t + minReactionNs
         phase = .prompt
         return makeEvent(.prompt, t: t)
@@ -158,7 +159,7 @@ extension TiltGame {
 
     mutating func decide(
         _ d: Decision, at t: Nanoseconds, enteredAt: Nanoseconds, tilt: Double?,
-        gesture: HeadGesture.Kind? = nil
+        gesture: HeadGesture.Kind? = nil, debounceFrom: Nanoseconds? = nil
     ) -> [GameEvent] {
         let shown = round!.shownAt
         let result = PromptResult(
@@ -167,7 +168,9 @@ extension TiltGame {
         if d == .correct { round!.score += 1 }
         round!.prompt = nil
         phase = .waitingForNeutral
-        countFrom = t + debounceNs
+        // The debounce runs from when the answer was made (a tilt confirmed after `bodyWait`
+        // was made at its hold's end), so the wait does not also delay the next prompt.
+        countFrom = max(t, (debounceFrom ?? t) + debounceNs)
         var e = makeEvent(d == .correct ? .correct : .skip, t: t)
         e.prompt = result.prompt
         e.decision = result

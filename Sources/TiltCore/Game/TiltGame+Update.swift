@@ -81,8 +81,8 @@ extension TiltGame {
     /// mid-shake with the head low held a 30° tilt for 0.45 s, another looked down 45° 0.4 s after
     /// shaking; a deliberate tilt hardly turns, and 1 s is a short wait after looking around.
     static let maxTurnDuringTilt = 60 * Double.pi / 180
-    /// Nod cycles a `nod` answer needs while walking or running (1 otherwise).
-    static let gaitNodCycles = 2
+    /// Cycles a nod or shake needs to answer while walking or running (1 otherwise).
+    static let gaitCycles = 2
     /// A gesture or tilt begun within this long of a whole-body move is part of it, ns.
     static let bodyMoveMarginNs: Nanoseconds = 1_000_000_000
     static let turnSettleNs: Nanoseconds = 1_000_000_000
@@ -118,6 +118,19 @@ extension TiltGame {
             // the minimum reaction time after the prompt, and only for a head that moved since
             // the prompt appeared (a slow drift past a threshold is not an answer), and not while
             // the head frame is suspect (the tilt would be a sideways lean).
+            // A tilt that began with or within 1 s of a whole-body move (standing up, bending)
+            // is the body's, also when the move is seen only after the tilt (see `pendingTilt`).
+            if let p = pendingTilt {
+                if let m = activityTracker.lastBodyMove, m >= p.from - Self.bodyMoveMarginNs {
+                    pendingTilt = nil
+                } else if t - p.from >= limits.bodyWaitNs {
+                    pendingTilt = nil
+                    return decide(p.decision, at: t, enteredAt: p.from, tilt: p.tilt, debounceFrom: p.heldAt)
+                }
+                return []
+            }
+            // The pose the head last rested in, in the neutral zone: an answer turns away from it.
+            if motion.isStill, z == .neutral { restTilt = tilt }
             guard z != .neutral, beyond == z, !check.suspect, let moved = motion.lastMoving, moved > round!.shownAt
             else { return [] }
             // A head turning fast (shaking, looking around) is not answering: the hold counts only
@@ -125,9 +138,22 @@ extension TiltGame {
             // Nor is a body bending or standing up (`ActivityTracker.bodyMoveMeters`): a tilt
             // that began with or within 1 s of a whole-body move does not count.
             if let m = activityTracker.lastBodyMove, m >= beyondSince - Self.bodyMoveMarginNs { return [] }
+            // Nor a head that rested near a threshold and drifted or twitched across it: an
+            // answer turns the head from where it rested by `minTiltTurn` of the way from level
+            // to the threshold it crosses.
+            let threshold = z == .low ? c.lowThresholdDeg : c.highThresholdDeg
+            if let r = restTilt, abs(tilt - r) < limits.minTiltTurn * abs(threshold - 90) { return [] }
             let from = max(beyondSince, countFrom, (lastTurn ?? .min) &+ Self.turnSettleNs)
             if t - from >= holdNs {
                 let d: Decision = (z == .low) != c.swapSides ? .correct : .skip
+                // Standing up begins as a lean that looks like a tilt down; the whole-body move is
+                // seen only as the body rises, up to ~0.9 s later. While body moves can be seen
+                // (accelerometer and gyroscope), the answer is held back until `bodyWait` after it
+                // began, and dropped if one shows up by then. The wearer need not keep holding.
+                if activityTracker.measuresBody, t - from < limits.bodyWaitNs {
+                    pendingTilt = PendingTilt(decision: d, from: from, heldAt: t, tilt: tilt)
+                    return []
+                }
                 return decide(d, at: t, enteredAt: from, tilt: tilt)
             }
         case .idle:
@@ -146,11 +172,13 @@ extension TiltGame {
             }
         case .prompt:
             // A gesture begun before the prompt plus the reaction time answers nothing.
-            // While walking or running a single down-up can be the gait's head bob: a nod
-            // answers from its second cycle (`gaitNodCycles`).
+            // While walking or running a single down-up can be the gait's head bob, and a single
+            // left-right-left a walker looking both ways: a nod or shake answers from its second
+            // cycle (`gaitCycles`).
             let gait = activityTracker.activity == .walking || activityTracker.activity == .running
             if let g = gestures.first(where: {
-                $0.start >= countFrom && ($0.kind != .nod || !gait || $0.cycle >= Self.gaitNodCycles)
+                $0.start >= countFrom && $0.peakDps >= limits.minAnswerPeakDps
+                    && (!gait || $0.cycle >= Self.gaitCycles)
                     && (activityTracker.lastBodyMove ?? .min) < $0.start - Self.bodyMoveMarginNs
             }) {
                 return decide(g.kind == .nod ? .correct : .skip, at: t, enteredAt: g.start, tilt: tilt, gesture: g.kind)

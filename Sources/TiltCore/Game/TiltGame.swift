@@ -83,6 +83,12 @@ public struct TiltGame: Sendable {
     /// After the device was put back on, nothing counts for this long (it is being put on).
     static let wornSettleNs: Nanoseconds = 2_000_000_000
 
+    /// Limits that tell answers from everyday head motion (see `AnswerLimits`).
+    public var limits = AnswerLimits()
+    /// A tilt held long enough, waiting for `limits.bodyWait` to pass without a whole-body move.
+    var pendingTilt: PendingTilt?
+    /// The tilt at which the head last rested short of a threshold (tilt vocabulary).
+    var restTilt: Double?
     var rng: SplitMix64
     var round: Round?
     var lastDeck: (any PromptProvider)?
@@ -128,16 +134,22 @@ public struct TiltGame: Sendable {
     }
 
     /// Replaces the rules. Refused while a round runs, so a round is judged by one set of rules.
-    public mutating func setConfiguration(_ c: Rules) throws(GameError) {
+    /// A new mode or `back_axis` is a new head frame: the orientation check starts over, and
+    /// when it was suspect the returned `orientation_ok` says so (at the newest sample's time).
+    @discardableResult
+    public mutating func setConfiguration(_ c: Rules) throws(GameError) -> [GameEvent] {
         guard round == nil else { throw .roundInProgress }
         try c.validate()
+        var events: [GameEvent] = []
         if c.mode != configuration.mode || c.backAxis != configuration.backAxis {
-            neutral = nil; backAxisFrame = nil; check.reset()
+            neutral = nil; backAxisFrame = nil
+            events = restartCheck(at: lastT ?? 0)
         }
         configuration = c
         motion.stillLimit = c.stillDps * .pi / 180
         if c.nod != detector.parameters { detector = GestureDetector(parameters: c.nod) }
         applyDurations()
+        return events
     }
 
     /// Uses `frame` (from the calibration file) for both vocabularies and modes; nil goes back

@@ -275,7 +275,7 @@ final class GameComponent: Component {
     private func applyPendingRules() {
         guard let rules = pendingRules, game.roundID == nil else { return }
         pendingRules = nil
-        do { try game.setConfiguration(rules) } catch {
+        do { publish(try game.setConfiguration(rules)) } catch {
             // Validated when the file was parsed; a refusal here is a bug, said out loud.
             context.logger.error("game: new rules refused: \(error)")
         }

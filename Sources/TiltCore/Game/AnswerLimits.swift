@@ -1,0 +1,37 @@
+/// The limits that tell a deliberate answer from everyday head motion (issue 30; docs/game.md,
+/// "Everyday motion", says where each comes from). Not part of the configuration file: they
+/// describe heads and bodies, not a player's taste. Settable for the gesture bench's checks.
+public struct AnswerLimits: Sendable, Equatable {
+    /// A `tilt` answer turns the head, from the pose it last rested in within the neutral
+    /// zone, by at least this fraction of the way from level (90°) to the threshold it
+    /// crosses. A resting head drifts (reading, slouching, a chair rolled) and can rest a few
+    /// degrees short of a threshold; a deliberate tilt turns the neck by 25–45°. 0.75: 20° with
+    /// the default thresholds (27° from level), more than a drift's few degrees.
+    public var minTiltTurn = 0.75
+    /// While whole-body moves can be seen, a `tilt` answer counts only once this long has
+    /// passed since it began without one, seconds. Standing up starts with the trunk leaning
+    /// forward (the head goes down like a tilt, at up to 180 °/s), and the body is seen to be
+    /// carried only as it rises, 0.3–0.9 s later on the everyday recordings.
+    public var bodyWaitSeconds = 1.0
+
+    /// A nod or shake answers only when one of its half-swings turns the head at least this
+    /// fast, °/s. The detector finds gestures from 40 °/s (`nod_min_peak_dps`, its recall on
+    /// the head-gestures logs); a wearer working at a desk glances up and back down, or
+    /// aside and back, at 40–60 °/s, in down-up and left-right pairs the detector takes for
+    /// gestures, while a nod or shake made to be seen turns faster (the head-gestures logs:
+    /// 98 % of the answers the game took kept at 60 °/s).
+    public var minAnswerPeakDps = 60.0
+
+    /// The defaults.
+    public init() {}
+
+    var bodyWaitNs: Nanoseconds { Nanoseconds((bodyWaitSeconds * 1e9).rounded()) }
+}
+
+/// A tilt answer held long enough, waiting for `AnswerLimits.bodyWaitSeconds`.
+struct PendingTilt: Sendable {
+    var decision: Decision
+    var from: Nanoseconds
+    var heldAt: Nanoseconds
+    var tilt: Double
+}
