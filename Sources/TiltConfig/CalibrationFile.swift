@@ -161,7 +161,16 @@ public enum CalibrationFile {
 
     /// Replaces `path` with `bytes` so readers see the old or the new file, never a mix.
     /// Keeps the old file's mode and (when permitted) owner; new files get 0644.
-    public static func writeAtomically(_ bytes: [UInt8], to path: String) throws {
+    /// A path that names a device, FIFO or socket (`--out /dev/null`, `/dev/stdout`) is written
+    /// into: renaming over it would put a regular file in the device node's place (as root, a
+    /// broken /dev/null for the whole machine). A symlink to a file replaces the file it points
+    /// at, not the link.
+    public static func writeAtomically(_ bytes: [UInt8], to given: String) throws {
+        var info = stat()
+        if stat(given, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
+            return try writeInto(bytes, path: given)
+        }
+        let path = resolvedLink(given)
         let dir = directory(of: path)
         let name = PathName.lastComponent(of: path)
         var template = Array("\(dir)/.\(name).XXXXXX".utf8CString)
@@ -181,15 +190,7 @@ public enum CalibrationFile {
             } else {
                 fchmod(fd, 0o644)
             }
-            var off = 0
-            while off < bytes.count {
-                let n = bytes[off...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress!, $0.count) }
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw WriteError(description: "\(tmp): cannot write: \(errorText())")
-                }
-                off += n
-            }
+            try writeAll(bytes, to: fd, name: tmp)
             guard fsync(fd) == 0 else { throw WriteError(description: "\(tmp): fsync failed: \(errorText())") }
         }
         guard rename(tmp, path) == 0 else { throw WriteError(description: "\(path): cannot replace: \(errorText())") }
@@ -197,6 +198,33 @@ public enum CalibrationFile {
         // The rename lives in the directory: sync it too, or a crash may bring back the old name.
         let dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dfd >= 0 { fsync(dfd); close(dfd) }
+    }
+
+    /// Writes `bytes` into an existing non-regular file (no temporary file, no rename).
+    private static func writeInto(_ bytes: [UInt8], path: String) throws {
+        let fd = open(path, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw WriteError(description: "\(path): cannot open: \(errorText())") }
+        defer { close(fd) }
+        try writeAll(bytes, to: fd, name: path)
+    }
+
+    private static func writeAll(_ bytes: [UInt8], to fd: Int32, name: String) throws {
+        var off = 0
+        while off < bytes.count {
+            let n = bytes[off...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress!, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw WriteError(description: "\(name): cannot write: \(errorText())")
+            }
+            off += n
+        }
+    }
+
+    /// The file a symlink (chain) points at; `path` itself when it is no link or dangles.
+    private static func resolvedLink(_ path: String) -> String {
+        guard let real = realpath(path, nil) else { return path }
+        defer { free(real) }
+        return String(cString: real)
     }
 
     static func directory(of path: String) -> String {

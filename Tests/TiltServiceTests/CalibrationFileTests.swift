@@ -35,6 +35,34 @@ final class CalibrationFileTests: XCTestCase {
         XCTAssertEqual(try Configuration.loadCalibration(path: path).gyroBias, Vector3(0.01, -0.02, 0.003))
     }
 
+    func testAnAtomicWriteIntoAFIFOWritesIntoItAndLeavesItAFIFO() throws {
+        // `tiltd import --out /dev/null` (or /dev/stdout) once renamed a regular file over the
+        // device node. A FIFO stands in for the device here: what must not happen to /dev/null
+        // must not be tried on it in a test.
+        let fifo = "\(dir)/out.fifo"
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        // The reader's end first (non-blocking), so the writer's open does not wait for one.
+        let reader = open(fifo, O_RDONLY | O_NONBLOCK)
+        XCTAssertGreaterThanOrEqual(reader, 0)
+        defer { close(reader) }
+        try CalibrationFile.writeAtomically(Array("hello".utf8), to: fifo)
+        var info = stat()
+        XCTAssertEqual(lstat(fifo, &info), 0)
+        XCTAssertEqual(info.st_mode & S_IFMT, S_IFIFO, "still a FIFO")
+        var buf = [UInt8](repeating: 0, count: 64)
+        let n = read(reader, &buf, buf.count)
+        XCTAssertEqual(Array(buf[..<max(n, 0)]), Array("hello".utf8), "the bytes went through the FIFO")
+        XCTAssertEqual(try files(), ["out.fifo"], "no temporary file left")
+    }
+
+    func testAnAtomicWriteThroughASymlinkReplacesTheFileNotTheLink() throws {
+        try "old".write(toFile: "\(dir)/real.toml", atomically: false, encoding: .utf8)
+        XCTAssertEqual(symlink("real.toml", "\(dir)/link.toml"), 0)
+        try CalibrationFile.writeAtomically(Array("new".utf8), to: "\(dir)/link.toml")
+        XCTAssertEqual(try FileManager.default.destinationOfSymbolicLink(atPath: "\(dir)/link.toml"), "real.toml")
+        XCTAssertEqual(try String(contentsOfFile: "\(dir)/real.toml", encoding: .utf8), "new")
+    }
+
     func testValuesRoundTripExactlyEnough() throws {
         let path = "\(dir)/c.toml"
         let q = Quaternion(roll: 0.123456, pitch: -0.3, yaw: 2).normalized
