@@ -14,7 +14,9 @@ struct Estimate: ParsableCommand {
             Reads tiltd's recording CSV (t_ns,ax,ay,az,gx,gy,gz) or a BROAD dataset CSV \
             (t,ax,ay,az,gx,gy,gz,…), plain or gzip-compressed. Writes a CSV with header t,w,x,y,z \
             (or t_ns,w,x,y,z for recordings): t as in the input, and the quaternion (scalar first) \
-            rotating sensor vectors into the z-up global frame. Heading is arbitrary (no magnetometer).
+            rotating sensor vectors into the z-up global frame. Heading is arbitrary unless the \
+            file has mx,my,mz columns (µT) right after the gyro: the magnetometer then sets it, and \
+            the frame is ENU (x east, y magnetic north, z up).
             """)
 
     @Option(name: .customLong("in"), help: "Input recording (CSV or CSV.gz).")
@@ -37,7 +39,9 @@ struct Estimate: ParsableCommand {
 
     @Flag(
         name: .customLong("with-state"),
-        help: "Add the estimator's state per row: bx,by,bz (gyro bias, rad/s) and rest (0/1).")
+        help:
+            "Add the estimator's state per row: bx,by,bz (gyro bias, rad/s), rest (0/1), and with a magnetometer mag_disturbed (0/1)."
+    )
     var withState = false
 
     @Flag(
@@ -65,13 +69,16 @@ struct Estimate: ParsableCommand {
             throw ValidationFailure(message: "tiltd estimate: \(error)")
         }
         let samples = DatasetReader.decimate(dataset.samples, keepingEvery: rateDivisor)
+        let fields = dataset.magnetometer.map { DatasetReader.decimate($0, keepingEvery: rateDivisor) }
 
         var estimator = AttitudeEstimator(parameters: parameters)
         var text = dataset.format == .broad ? "t,w,x,y,z" : "t_ns,w,x,y,z"
-        text += withState ? ",bx,by,bz,rest\n" : "\n"
+        text += withState ? ",bx,by,bz,rest" + (fields == nil ? "\n" : ",mag_disturbed\n") : "\n"
         text.reserveCapacity(samples.count * 72)
-        for s in samples {
-            let a = estimator.update(s)
+        for (i, s) in samples.enumerated() {
+            var a = estimator.update(s)
+            // The row's field, at the row's time, after its IMU sample.
+            if let fields { a = estimator.updateMag(t: s.t, field: fields[i]) }
             let q = a.q
             switch dataset.format {
             case .broad:
@@ -83,6 +90,7 @@ struct Estimate: ParsableCommand {
             text += ",\(q.w),\(q.x),\(q.y),\(q.z)"
             if withState {
                 text += ",\(a.gyroBias.x),\(a.gyroBias.y),\(a.gyroBias.z),\(a.atRest ? 1 : 0)"
+                if fields != nil { text += estimator.magDisturbed ? ",1" : ",0" }
             }
             text += "\n"
         }
