@@ -77,7 +77,8 @@ struct MagneticHeading: Sendable {
             disturbed = false
             return
         }
-        let off = abs(strength - ref.strength) > p.magNormThreshold * ref.strength || abs(dip - ref.dip) > p.magDipThreshold
+        let off =
+            abs(strength - ref.strength) > p.magNormThreshold * ref.strength || abs(dip - ref.dip) > p.magDipThreshold
         if off {
             cleanSeconds = 0
             trackCandidate(strength: strength, dip: dip, dt: dt, turnRate: turnRate, parameters: p)

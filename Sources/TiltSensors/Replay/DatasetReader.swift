@@ -154,7 +154,8 @@ public enum DatasetReader {
                             failure = ReadError(
                                 path: path, line: lineNumber,
                                 message:
-                                    "field \(i + 8) is not a number: '\(String(decoding: fields[i + 7], as: UTF8.self))'")
+                                    "field \(i + 8) is not a number: '\(String(decoding: fields[i + 7], as: UTF8.self))'"
+                            )
                             return
                         }
                         m[i] = x
