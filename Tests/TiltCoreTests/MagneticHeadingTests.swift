@@ -145,5 +145,22 @@ final class MagneticHeadingTests: XCTestCase {
         let a = est.updateMag(t: 0, field: Self.earth)
         XCTAssertEqual(a.q, .identity)
         XCTAssertFalse(est.hasMagneticHeading)
+        // After the reset a disturbed field (twice as strong) does not set the heading; the clean
+        // one does, once it has been clean for magMinClean (0.5 s).
+        let later = FusionTests.simulate(from: Quaternion(roll: 0, pitch: 0, yaw: -2), seconds: 1, t0: 5_000_000_000)
+        _ = est.update(later.samples[0])
+        est.updateMag(t: later.samples[0].t, field: later.truth[0].conjugate.rotate(Self.earth * 2))
+        XCTAssertFalse(est.hasMagneticHeading)
+        XCTAssertTrue(est.magDisturbed)
+        XCTAssertEqual(est.magneticReference!.strength, 45, accuracy: 0.01)
+        var b = Attitude(t: 0, q: .identity, atRest: false, gyroBias: .zero)
+        for i in 1..<later.samples.count {
+            _ = est.update(later.samples[i])
+            b = est.updateMag(t: later.samples[i].t, field: later.truth[i].conjugate.rotate(Self.earth))
+            // 10 ms per sample: set once 0.5 s of clean field have passed (around sample 50).
+            if i <= 45 { XCTAssertFalse(est.hasMagneticHeading, "sample \(i)") }
+            if i >= 55 { XCTAssertTrue(est.hasMagneticHeading, "sample \(i)") }
+        }
+        XCTAssertLessThan(Self.headingError(b.q, later.truth.last!), 0.01)
     }
 }

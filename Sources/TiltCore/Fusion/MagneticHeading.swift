@@ -69,7 +69,7 @@ struct MagneticHeading: Sendable {
         // that turns it onto north (+y).
         let psi = atan2(field.x, field.y)
 
-        guard let ref = reference, let current = offset else {
+        guard let ref = reference else {
             // First sample: it sets the reference and the heading.
             reference = (strength, dip)
             setOffset(psi)
@@ -90,6 +90,11 @@ struct MagneticHeading: Sendable {
         }
         disturbed = off || cleanSeconds < p.magMinClean
         guard !disturbed else { return }
+        // After a reset the heading is set again by the first trusted sample.
+        guard let current = offset else {
+            setOffset(psi)
+            return
+        }
         // A first-order pull of the offset towards the field's heading (the shorter way round).
         let error = remainder(psi - current, 2 * .pi)
         setOffset(remainder(current + error * min(1, dt / p.magTau), 2 * .pi))
