@@ -14,7 +14,9 @@ struct Estimate: ParsableCommand {
             Reads tiltd's recording CSV (t_ns,ax,ay,az,gx,gy,gz) or a BROAD dataset CSV \
             (t,ax,ay,az,gx,gy,gz,…), plain or gzip-compressed. Writes a CSV with header t,w,x,y,z \
             (or t_ns,w,x,y,z for recordings): t as in the input, and the quaternion (scalar first) \
-            rotating sensor vectors into the z-up global frame. Heading is arbitrary (no magnetometer).
+            rotating sensor vectors into the z-up global frame. Heading is arbitrary unless the \
+            file has mx,my,mz columns (µT) right after the gyro: the magnetometer then sets it, and \
+            the frame is ENU (x east, y magnetic north, z up).
             """)
 
     @Option(name: .customLong("in"), help: "Input recording (CSV or CSV.gz).")
@@ -31,13 +33,22 @@ struct Estimate: ParsableCommand {
     var rateDivisor: Int = 1
 
     @Option(
+        name: .customLong("mag-every"),
+        help:
+            "With mx,my,mz columns: feed the field of every M-th kept row only (a magnetometer slower than the IMU; 10 at 285.7 Hz gives 28.6 Hz)."
+    )
+    var magEvery: Int = 1
+
+    @Option(
         name: .customLong("param"), parsing: .singleValue,
         help: "Override an estimator parameter, NAME=VALUE (see docs/fusion.md). Repeatable.")
     var params: [String] = []
 
     @Flag(
         name: .customLong("with-state"),
-        help: "Add the estimator's state per row: bx,by,bz (gyro bias, rad/s) and rest (0/1).")
+        help:
+            "Add the estimator's state per row: bx,by,bz (gyro bias, rad/s), rest (0/1), and with a magnetometer mag_disturbed (0/1)."
+    )
     var withState = false
 
     @Flag(
@@ -47,6 +58,7 @@ struct Estimate: ParsableCommand {
 
     func validate() throws {
         guard rateDivisor >= 1 else { throw ValidationError("--rate-divisor must be at least 1, got \(rateDivisor)") }
+        guard magEvery >= 1 else { throw ValidationError("--mag-every must be at least 1, got \(magEvery)") }
     }
 
     func run() throws {
@@ -65,13 +77,16 @@ struct Estimate: ParsableCommand {
             throw ValidationFailure(message: "tiltd estimate: \(error)")
         }
         let samples = DatasetReader.decimate(dataset.samples, keepingEvery: rateDivisor)
+        let fields = dataset.magnetometer.map { DatasetReader.decimate($0, keepingEvery: rateDivisor) }
 
         var estimator = AttitudeEstimator(parameters: parameters)
         var text = dataset.format == .broad ? "t,w,x,y,z" : "t_ns,w,x,y,z"
-        text += withState ? ",bx,by,bz,rest\n" : "\n"
+        text += withState ? ",bx,by,bz,rest" + (fields == nil ? "\n" : ",mag_disturbed\n") : "\n"
         text.reserveCapacity(samples.count * 72)
-        for s in samples {
-            let a = estimator.update(s)
+        for (i, s) in samples.enumerated() {
+            var a = estimator.update(s)
+            // The row's field, at the row's time, after its IMU sample.
+            if let fields, i % magEvery == 0 { a = estimator.updateMag(t: s.t, field: fields[i]) }
             let q = a.q
             switch dataset.format {
             case .broad:
@@ -83,10 +98,11 @@ struct Estimate: ParsableCommand {
             text += ",\(q.w),\(q.x),\(q.y),\(q.z)"
             if withState {
                 text += ",\(a.gyroBias.x),\(a.gyroBias.y),\(a.gyroBias.z),\(a.atRest ? 1 : 0)"
+                if fields != nil { text += estimator.magDisturbed ? ",1" : ",0" }
             }
             text += "\n"
         }
-        if reportCost { Self.reportCost(samples, parameters) }
+        if reportCost { Self.reportCost(samples, fields, parameters) }
         let data = Data(text.utf8)
         if output == "-" {
             StandardStream.output.write(data)
@@ -97,9 +113,12 @@ struct Estimate: ParsableCommand {
         }
     }
 
-    /// Times `update` alone (no parsing, no output) and prints ns per sample. Uses the wall clock,
-    /// which is fine here: this is the command line, not the core.
-    static func reportCost(_ samples: [IMUSample], _ parameters: AttitudeEstimator.Parameters) {
+    /// Times `update` alone (no parsing, no output; with `fields`, `update` and `updateMag` per
+    /// row) and prints ns per sample. Uses the wall clock, which is fine here: this is the command
+    /// line, not the core.
+    static func reportCost(
+        _ samples: [IMUSample], _ fields: [Vector3]?, _ parameters: AttitudeEstimator.Parameters
+    ) {
         guard !samples.isEmpty else { return }
         let passes = 20
         var checksum = 0.0
@@ -107,14 +126,21 @@ struct Estimate: ParsableCommand {
         let elapsed = clock.measure {
             for _ in 0..<passes {
                 var e = AttitudeEstimator(parameters: parameters)
-                for s in samples { checksum += e.update(s).q.w }
+                if let fields {
+                    for (i, s) in samples.enumerated() {
+                        _ = e.update(s)
+                        checksum += e.updateMag(t: s.t, field: fields[i]).q.w
+                    }
+                } else {
+                    for s in samples { checksum += e.update(s).q.w }
+                }
             }
         }
         let ns = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) * 1e-9
         let perSample = ns / Double(passes * samples.count)
         StandardStream.error.write(
             cFormat(
-                "estimator: %d samples × %d passes, %.1f ns/sample (checksum %.3f)\n",
+                "estimator\(fields == nil ? "" : " with the magnetometer"): %d samples × %d passes, %.1f ns/sample (checksum %.3f)\n",
                 samples.count, passes, perSample, checksum
             ).utf8)
     }

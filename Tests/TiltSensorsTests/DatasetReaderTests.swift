@@ -69,4 +69,31 @@ final class DatasetReaderTests: XCTestCase {
             XCTAssertEqual("\(error)", "/nonexistent/x.csv: cannot read: No such file or directory")
         }
     }
+
+    func testMagnetometerColumnsAfterTheGyro() throws {
+        let path = try tempFile(
+            "mag.csv",
+            """
+            t,ax,ay,az,gx,gy,gz,mx,my,mz,qw,qx,qy,qz,movement
+            0.000000,0,0,9.8,0,0,0,1.5,20,-40,1,0,0,0,1
+            0.003500,0,0,9.8,0,0,0,nan,nan,nan,1,0,0,0,1
+            0.007000,0,0,9.8,0,0,0,2,21,-41,1,0,0,0,1
+
+            """)
+        let d = try DatasetReader.read(path: path)
+        XCTAssertEqual(d.format, .broad)
+        XCTAssertEqual(d.samples.count, 3)
+        let mag = try XCTUnwrap(d.magnetometer)
+        XCTAssertEqual(mag[0], Vector3(1.5, 20, -40))
+        XCTAssertTrue(mag[1].x.isNaN)
+        XCTAssertEqual(DatasetReader.decimate(mag, keepingEvery: 2), [mag[0], mag[2]])
+        // Without the columns there is no magnetometer.
+        let plain = try tempFile("plain.csv", "t_ns,ax,ay,az,gx,gy,gz\n1,0,0,9.8,0,0,0\n")
+        XCTAssertNil(try DatasetReader.read(path: plain).magnetometer)
+        let bad = try tempFile(
+            "badmag.csv", "t_ns,ax,ay,az,gx,gy,gz,mx,my,mz\n1,0,0,9.8,0,0,0,1,x,3\n2,0,0,9.8,0,0,0\n")
+        XCTAssertThrowsError(try DatasetReader.read(path: bad)) { error in
+            XCTAssertEqual("\(error)", "\(bad):2: field 9 is not a number: 'x'")
+        }
+    }
 }

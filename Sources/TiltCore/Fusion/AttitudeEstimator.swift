@@ -1,6 +1,8 @@
 import Glibc
 
-/// Estimates orientation (roll and pitch; heading is free) from accelerometer and gyroscope samples.
+/// Estimates orientation from accelerometer and gyroscope samples (roll and pitch; heading is free),
+/// and, when magnetometer samples are fed with `updateMag(t:field:)`, heading from the field where
+/// it is believable (MagneticHeading.swift).
 ///
 /// v2, described in docs/fusion.md. In short:
 /// - the gyro is integrated on its own (the rate interpolated between samples as their averaging
@@ -53,6 +55,22 @@ public struct AttitudeEstimator: Sendable {
         /// A step longer than this (s) is a gap: nothing is integrated across it, the tilt restarts
         /// from gravity, heading and bias are kept.
         public var maxGap: Double = 0.5
+        /// Time constant (s) with which a clean magnetometer field pulls the heading
+        /// (`updateMag`; docs/fusion.md, "Heading"). The magnetometer defaults are VQF's.
+        public var magTau: Double = 9.0
+        /// Disturbed field: its strength off the learned reference by more than this fraction …
+        public var magNormThreshold: Double = 0.1
+        /// … or its dip off the reference by more than this (rad).
+        public var magDipThreshold: Double = 10 * .pi / 180
+        /// Time constant (s) with which the reference follows a clean field.
+        public var magRefTau: Double = 20.0
+        /// After a disturbance the field must be clean this long (s) before it steers again.
+        public var magMinClean: Double = 0.5
+        /// A disturbed field becomes the new reference after it has stayed the same in the global
+        /// frame for this long (s) while the sensor turned (a new place, not a magnet on the board) …
+        public var magNewTime: Double = 20.0
+        /// … counting only time turning faster than this (rad/s).
+        public var magNewGyro: Double = 20 * .pi / 180
 
         /// The defaults.
         public init() {}
@@ -61,13 +79,16 @@ public struct AttitudeEstimator: Sendable {
         public static let names = [
             "accTau", "accDamping", "accOrder", "biasMotionTau", "biasClip", "biasRestTau",
             "restGyro", "restAccel", "restSeconds", "restFilterTau", "rateWindow", "maxGap",
+            "magTau", "magNormThreshold", "magDipThreshold", "magRefTau", "magMinClean", "magNewTime", "magNewGyro",
         ]
 
         /// Sets a parameter by name (one of `names`), for `tiltd estimate --param` and benchmarks.
         public mutating func set(_ name: String, _ value: Double) throws(ParameterError) {
             guard value.isFinite, value >= 0 else { throw .badValue(name, value) }
             // These divide or set a filter's speed: zero would be meaningless.
-            if ["accTau", "biasRestTau", "restFilterTau"].contains(name) && value == 0 { throw .badValue(name, value) }
+            if ["accTau", "biasRestTau", "restFilterTau", "magTau", "magRefTau"].contains(name) && value == 0 {
+                throw .badValue(name, value)
+            }
             if name == "accOrder" && value != 2 && value != 3 { throw .badValue(name, value) }
             if name == "rateWindow" && value > 1 { throw .badValue(name, value) }
             switch name {
@@ -83,6 +104,13 @@ public struct AttitudeEstimator: Sendable {
             case "restFilterTau": restFilterTau = value
             case "rateWindow": rateWindow = value
             case "maxGap": maxGap = value
+            case "magTau": magTau = value
+            case "magNormThreshold": magNormThreshold = value
+            case "magDipThreshold": magDipThreshold = value
+            case "magRefTau": magRefTau = value
+            case "magMinClean": magMinClean = value
+            case "magNewTime": magNewTime = value
+            case "magNewGyro": magNewGyro = value
             default: throw .unknown(name)
             }
         }
@@ -108,12 +136,16 @@ public struct AttitudeEstimator: Sendable {
     /// The tunables in use.
     public var parameters: Parameters
     /// The current orientation: rotates sensor vectors into the z-up global frame.
-    public private(set) var q = Quaternion.identity
+    public internal(set) var q = Quaternion.identity
     /// The current gyro bias estimate (rad/s), subtracted from every rate.
     public private(set) var bias = Vector3.zero
     /// True while the rest detector judges the sensor to be still.
     public private(set) var atRest = false
 
+    // The 6-axis orientation (q before the magnetometer's heading) and the heading state; q is
+    // exactly q6 until a magnetometer sample has set a heading (MagneticHeading.swift).
+    var q6 = Quaternion.identity
+    var magnetic = MagneticHeading()
     // Gyro-only orientation (sensor → quasi-inertial frame) and the correction (quasi-inertial → global).
     private var qGyro = Quaternion.identity
     private var correction = Quaternion.identity
@@ -131,7 +163,9 @@ public struct AttitudeEstimator: Sendable {
     private var restAccMean = Vector3.zero
     private var stillSeconds = 0.0
     private var lastT: Nanoseconds?
-    private var lastGyro = Vector3.zero
+    /// True once an IMU sample has started the filter.
+    var hasStarted: Bool { lastT != nil }
+    private(set) var lastGyro = Vector3.zero
 
     /// A new estimator; `initialBias` (rad/s) is a known gyro bias, e.g. from the calibration file.
     public init(parameters: Parameters = Parameters(), initialBias: Vector3 = .zero) {
@@ -142,7 +176,8 @@ public struct AttitudeEstimator: Sendable {
     /// Forgets the orientation and the rest state (the bias is kept); the next sample starts afresh.
     public mutating func reset() {
         lastT = nil; atRest = false; stillSeconds = 0
-        q = .identity; qGyro = .identity; correction = .identity
+        q = .identity; q6 = .identity; qGyro = .identity; correction = .identity
+        magnetic.forgetHeading()
         accSeconds = 0
     }
 
@@ -196,7 +231,8 @@ public struct AttitudeEstimator: Sendable {
         let up = correction.rotate(accLow).normalized
         let step = Quaternion(w: 1 + up.z, x: up.y, y: -up.x, z: 0).normalized
         correction = (step * correction).normalized
-        q = (correction * qGyro).normalized
+        q6 = (correction * qGyro).normalized
+        q = magnetic.apply(to: q6)
 
         if atRest {
             bias += (restGyroMean - bias) * min(1, dt / parameters.biasRestTau)
@@ -226,7 +262,8 @@ public struct AttitudeEstimator: Sendable {
         lastGyro = s.gyro
         qGyro = Self.tilt(fromGravity: s.accel)
         correction = .identity
-        q = qGyro
+        q6 = qGyro
+        q = magnetic.apply(to: q6)
         accLow = qGyro.rotate(s.accel); accLowRate = .zero
         accSeconds = 0
         rotLowRate0 = .zero; rotLowRate1 = .zero; rotLowRate2 = .zero
@@ -236,10 +273,12 @@ public struct AttitudeEstimator: Sendable {
 
     /// After a gap: tilt from gravity again, heading kept, bias kept.
     private mutating func restart(_ s: IMUSample) {
-        let yaw = q.yaw
+        // The 6-axis heading: the magnetometer's is kept apart and applied on top again.
+        let yaw = q6.yaw
         start(s)
         qGyro = Quaternion(axis: Vector3(0, 0, 1), angle: yaw) * qGyro
-        q = qGyro
+        q6 = qGyro
+        q = magnetic.apply(to: q6)
         accLow = qGyro.rotate(s.accel)
     }
 

@@ -10,6 +10,9 @@ import TiltCore
 ///   nanoseconds, acceleration in m/s², angular rate in rad/s (sensor frame).
 /// - BROAD: header `t,ax,ay,az,gx,gy,gz,qw,qx,qy,qz,movement`, t in seconds from the first sample;
 ///   only the first seven columns are used (the rest is ground truth for scoring).
+/// - Either layout with `mx,my,mz` right after the gyro (a BROAD file joined row by row with its
+///   `broad-mag` file, or a recording with a magnetometer): the field in µT, sensor frame, one per
+///   row (`nan` where there is none), in `Dataset.magnetometer`.
 public enum DatasetReader {
     /// Which layout a file had; decides how time is written back out.
     public enum Format: String, Sendable, Equatable {
@@ -25,6 +28,9 @@ public enum DatasetReader {
         public var format: Format
         /// The samples, SI units.
         public var samples: [IMUSample]
+        /// The magnetometer field (µT, sensor frame) of each sample's row, when the file has
+        /// `mx,my,mz` columns after the gyro; non-finite where a row has no reading.
+        public var magnetometer: [Vector3]?
     }
 
     /// Why a file could not be read. Always names the file, and the line when there is one.
@@ -64,6 +70,8 @@ public enum DatasetReader {
         var format: Format?
         var samples: [IMUSample] = []
         samples.reserveCapacity(data.count / 60)
+        var hasMag = false
+        var mag: [Vector3] = []
         var lineNumber = 0
         var failure: ReadError?
         data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) in
@@ -82,6 +90,7 @@ public enum DatasetReader {
                 let fields = split(line)
                 guard let f = format else {
                     let header = fields.map { String(decoding: $0, as: UTF8.self).trimmingWhitespace(newlines: false) }
+                    hasMag = header.count >= 10 && Array(header[7..<10]) == ["mx", "my", "mz"]
                     if Array(header.prefix(7)) == ["t_ns", "ax", "ay", "az", "gx", "gy", "gz"] {
                         format = .recording
                     } else if Array(header.prefix(7)) == ["t", "ax", "ay", "az", "gx", "gy", "gz"] {
@@ -95,9 +104,10 @@ public enum DatasetReader {
                     }
                     continue
                 }
-                guard fields.count >= 7 else {
+                let least = hasMag ? 10 : 7
+                guard fields.count >= least else {
                     failure = ReadError(
-                        path: path, line: lineNumber, message: "expected at least 7 fields, got \(fields.count)")
+                        path: path, line: lineNumber, message: "expected at least \(least) fields, got \(fields.count)")
                     continue
                 }
                 var v = [Double](repeating: 0, count: 6)
@@ -136,16 +146,32 @@ public enum DatasetReader {
                     t = Int64((seconds * 1e9).rounded())
                 }
                 samples.append(IMUSample(t: t, accel: Vector3(v[0], v[1], v[2]), gyro: Vector3(v[3], v[4], v[5])))
+                if hasMag {
+                    // nan (no reading on this row) is allowed; text that is no number is not.
+                    var m = Vector3.zero
+                    for i in 0..<3 {
+                        guard let x = number(fields[i + 7]) else {
+                            failure = ReadError(
+                                path: path, line: lineNumber,
+                                message:
+                                    "field \(i + 8) is not a number: '\(String(decoding: fields[i + 7], as: UTF8.self))'"
+                            )
+                            return
+                        }
+                        m[i] = x
+                    }
+                    mag.append(m)
+                }
             }
         }
         if let failure { throw failure }
         guard let format else { throw ReadError(path: path, line: nil, message: "no header line (empty file?)") }
-        return Dataset(format: format, samples: samples)
+        return Dataset(format: format, samples: samples, magnetometer: hasMag ? mag : nil)
     }
 
     /// Every `n`-th sample (samples 0, n, 2n, …), each with its own time and readings: the stream
     /// a sensor read at 1/n of the rate delivers. `n` 1 returns the input.
-    public static func decimate(_ samples: [IMUSample], keepingEvery n: Int) -> [IMUSample] {
+    public static func decimate<Row>(_ samples: [Row], keepingEvery n: Int) -> [Row] {
         precondition(n >= 1, "n must be at least 1")
         if n == 1 { return samples }
         return stride(from: 0, to: samples.count, by: n).map { samples[$0] }
