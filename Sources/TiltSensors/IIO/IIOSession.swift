@@ -305,9 +305,12 @@ final class IIOSession {
             next += period
             let now = Nanoseconds(MonotonicClock.nanoseconds())
             // Late by less than a period (a busy machine's wake-up): the schedule holds, so the
-            // lateness does not add up into a lower rate. Late by more (slow sysfs reads): the
-            // missed periods are skipped, never made up in a burst.
-            if next <= now { next += ((now - next) / period + 1) * period }
+            // lateness does not add up into a lower rate. Past the next read's time (reads slower
+            // than the period, st_lsm6dsx's one-shots): the next read starts at once and the
+            // schedule restarts from it, so slow reads follow one another with no idle wait for a
+            // period boundary (which halved what they delivered, in uneven gaps), and missed
+            // periods are never made up in a burst.
+            if next <= now { next = now }
             wake.wait(nanoseconds: next - now)
         }
     }
