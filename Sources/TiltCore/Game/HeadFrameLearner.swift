@@ -36,10 +36,9 @@ public struct HeadFrameLearner: Sendable, Equatable {
     /// Windows whose carriage is kept for `walkingUp` (the last 30 min of walking).
     static let maxWindows = 900
 
-    /// The radius of the carriage cluster, degrees (`walkingUp`). The walking head's pitch
-    /// wanders by about ±5° about its carriage within a few seconds; 10° holds that and is well
-    /// under the 20–50° of watching stairs or bending. Leave-one-person-out on the everyday set
-    /// (docs/game-everyday.md): 5–20° give the same frames within 2°.
+    /// The radius of the carriage cluster, degrees (`walkingUp`): well under the 20–50° of
+    /// watching stairs or bending, and half the smallest look (`lookMinDeg`). Leave-one-person-out
+    /// on the everyday set (docs/game-everyday.md): 10° on every fold; 5–20° move the frames by ≤ 2°.
     public var clusterDeg = 10.0
     /// The smallest departure from up that counts as a look, degrees: twice the carriage's
     /// cluster radius, so the carriage's own spread and the error of up do not vote. Reading and
