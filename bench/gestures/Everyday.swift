@@ -182,10 +182,28 @@ func everydayParticipant(_ file: String) -> String {
     return "\(parts[0].hasPrefix("d1") ? "D1" : "D2")-\(parts[1].uppercased())"
 }
 
+/// A participant's frame in headframes.json.
+func givenFrame(_ entry: Any?) -> HeadFrame? {
+    guard let g = entry as? [String: Any], let u = g["head_up"] as? [Double], let f = g["head_forward"] as? [Double]
+    else { return nil }
+    return HeadFrame(up: Vector3(u[0], u[1], u[2]), forward: Vector3(f[0], f[1], f[2]), source: .calibrated)
+}
+
+/// The angle of the rotation between two frames (degrees): trace of Ra^T Rb = the axes' dot products summed.
+func frameRotation(_ a: HeadFrame, _ b: HeadFrame) -> Double {
+    let tr = a.up.dot(b.up) + a.forward.dot(b.forward) + a.left.dot(b.left)
+    return acos(max(-1, min(1, (tr - 1) / 2))) * 180 / .pi
+}
+
 /// Learns each participant's head frame as the game does from wear: the learner goes through
 /// the participant's recordings in order (experiment number = the order they were made), the
 /// excluded ones (another mounting) left out. Prints the learned frames against headframes.json.
 func learnEveryday(_ dir: String) {
+    // GESTURE_BENCH_LEARNER=cluster,look sets clusterDeg and lookMinDeg (the leave-one-person-out check).
+    var fresh = HeadFrameLearner()
+    let knobs = (ProcessInfo.processInfo.environment["GESTURE_BENCH_LEARNER"] ?? "").split(separator: ",")
+        .compactMap { Double($0) }
+    if knobs.count == 2 { fresh.clusterDeg = knobs[0]; fresh.lookMinDeg = knobs[1] }
     let files = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasSuffix(".csv.gz") }
         .sorted()
     let framesData = (try? Data(contentsOf: URL(fileURLWithPath: "\(dir)/headframes.json"))) ?? Data()
@@ -195,13 +213,16 @@ func learnEveryday(_ dir: String) {
     var learners: [String: HeadFrameLearner] = [:]
     var adoptedAfter: [String: Double] = [:]
     var walked: [String: Double] = [:]
+    // The walking seen by the end of the recording after which the frame was within 15° and
+    // stayed so (nil while outside): the recordings are the bench's only checkpoints.
+    var staysFrom: [String: Double] = [:]
     for file in files where !excluded.contains(file) && !file.contains("wear_remove") {
         let p = everydayParticipant(file)
         guard let samples = try? DatasetReader.read(path: "\(dir)/\(file)").samples else { continue }
         var options = GameJudge.Options()
         options.gestures = .nod
         options.learnsHeadFrame = true
-        options.learner = learners[p] ?? HeadFrameLearner()
+        options.learner = learners[p] ?? fresh
         let before = options.learner!.frame
         let (_, s) = try! GameJudge.play(samples, options: options)
         if before == nil, s.learner.frame != nil {
@@ -209,38 +230,39 @@ func learnEveryday(_ dir: String) {
         }
         walked[p, default: 0] += s.activitySeconds["walking"] ?? 0
         learners[p] = s.learner
+        if let l = s.learner.frame, let g = givenFrame(people[p]), frameRotation(l, g) <= 15 {
+            if staysFrom[p] == nil { staysFrom[p] = walked[p] }
+        } else {
+            staysFrom[p] = nil
+        }
     }
     print("\nLearned head frames (HeadFrameLearner over each person's recordings in order) vs headframes.json:\n")
     print(
-        "| person | walking seen (s) | walking by the end of the recording that gave it (s) | up (deg) | ear-to-ear axis (deg) | forward (deg) | frame rotation (deg) |"
+        "| person | walking seen (s) | walking by the end of the recording that gave it (s) | … that brought it within 15° to stay (s) | up (deg) | ear-to-ear axis (deg) | forward (deg) | frame rotation (deg) |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     var within = 0
     for p in people.keys.sorted() {
-        guard let g = people[p] as? [String: Any], let u = g["head_up"] as? [Double],
-            let f = g["head_forward"] as? [Double],
-            let given = HeadFrame(
-                up: Vector3(u[0], u[1], u[2]), forward: Vector3(f[0], f[1], f[2]), source: .calibrated)
-        else { continue }
+        guard let given = givenFrame(people[p]) else { continue }
         guard let l = learners[p]?.frame else {
-            print("| \(p) | \(String(format: "%.0f", walked[p] ?? 0)) | — | — | — | — | — |"); continue
+            print("| \(p) | \(String(format: "%.0f", walked[p] ?? 0)) | — | — | — | — | — | — |"); continue
         }
         learnedFrames[p] = l
         func deg(_ a: Vector3, _ b: Vector3) -> Double {
             acos(max(-1, min(1, a.normalized.dot(b.normalized)))) * 180 / .pi
         }
-        // The rotation between the frames: trace of Rl^T Rg = sum of the axes' dot products.
-        let tr = l.up.dot(given.up) + l.forward.dot(given.forward) + l.left.dot(given.left)
-        let rot = acos(max(-1, min(1, (tr - 1) / 2))) * 180 / .pi
+        let rot = frameRotation(l, given)
         if rot <= 15 { within += 1 }
         print(
             String(
-                format: "| %@ | %.0f | %.0f | %.1f | %.1f | %.1f | %.1f |", p, walked[p] ?? 0, adoptedAfter[p] ?? 0,
+                format: "| %@ | %.0f | %.0f | %@ | %.1f | %.1f | %.1f | %.1f |", p, walked[p] ?? 0,
+                adoptedAfter[p] ?? 0,
+                staysFrom[p].map { String(format: "%.0f", $0) } ?? "—",
                 deg(l.up, given.up), deg(l.left, given.left), deg(l.forward, given.forward), rot))
     }
     print("\nwithin 15 deg (frame rotation): \(within) of \(people.count)")
     if ProcessInfo.processInfo.environment["GESTURE_BENCH_LEARN_ONLY"] != nil {
-        for (p, l) in learners.sorted(by: { $0.key < $1.key }) { print(p, l.walkingWindows, l.lastVotes) }
+        for (p, l) in learners.sorted(by: { $0.key < $1.key }) { print(p, l.walkingWindows, l.lastVote, l.lastLooks) }
         exit(0)
     }
 }

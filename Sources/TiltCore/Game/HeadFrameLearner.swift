@@ -4,8 +4,12 @@ import Glibc
 /// (issue 30). Pure and streaming; fed the calibrated accelerometer, the angular rate and the
 /// activity the game sees (`ActivityTracker`). Samples are averaged into 40 ms bins (25 Hz).
 ///
-/// - **Up**: the mean accelerometer over walking (the head is upright on average while walking:
-///   the steps' accelerations average out, gravity stays).
+/// - **Up**: the head's usual carriage while walking (`walkingUp`): each 4 s window of walking
+///   gives its mean accelerometer direction (the steps' accelerations average out, gravity
+///   stays), and up is the densest cluster of those (`clusterDeg`), not their mean. Walkers look
+///   ahead most of the time and keep coming back to it; glances at the floor, stairs watched step
+///   by step and bending to pick things up tip the head by many different amounts, so they spread
+///   out while the carriage piles up. (The mean was pulled 23° forward by stairs and pick-ups.)
 /// - **Ear-to-ear axis**: walking bobs the head about the ear-to-ear axis once per *step*, while
 ///   the body's sway rolls and yaws it once per *stride* (two steps). Over each 4 s of walking,
 ///   the step frequency is the peak of the vertical acceleration's spectrum in 1.0–2.6 Hz
@@ -13,15 +17,15 @@ import Glibc
 ///   and at half of it (Fourier coefficients, Hann window), and their 3 × 3 power matrices, each
 ///   normalised to unit trace, are summed over the windows: step minus stride. Its principal
 ///   axis is the pitch axis; what rolls at the stride frequency is pushed away from it.
-/// - **Its sign** (which way is forward): two cues, summed. Looking down tips gravity toward the
-///   back of the head, and people look down (to read, to a phone, to the floor) far more than up:
-///   outside walking, the accelerometer's departures from up (15–60°, turning under 60 °/s)
-///   point backward. While walking, the head's forward acceleration goes with its (leaky
-///   integrated) vertical speed: 6 of the 8 everyday walkers; the sign is this population's, not
-///   derived, and it is the weaker cue (a vote in [-1, 1] like the other).
+/// - **Its sign** (which way is forward): looking down tips gravity toward the back of the head,
+///   and people look down (to read, to a phone, to the floor) far more than up: outside walking,
+///   the accelerometer's departures from up by `lookMinDeg`–60° (turning under 60 °/s) point
+///   backward. No other cue: without looks there is no frame, since a frame the wrong way round
+///   swaps `correct` and `skip`.
 ///
 /// The frame is given (`frame`, source `learned`) once `minWalkingWindows` windows of walking
-/// (40 s) were seen and the sign cue is clear; it is then updated as evidence grows.
+/// were seen and the sign cue is clear; it is then updated as evidence grows, and withdrawn
+/// (nil) while the sign cue is unclear.
 public struct HeadFrameLearner: Sendable, Equatable {
     static let binNs: Nanoseconds = 40_000_000
     static let window = 100
@@ -29,13 +33,26 @@ public struct HeadFrameLearner: Sendable, Equatable {
     /// Windows of walking (4 s each, hopping 2 s) before a frame is given: 20 s of walking or more.
     public static let minWalkingWindows = 8
     static let stepHz = (low: 1.0, high: 2.6, step: 0.02)
+    /// Windows whose carriage is kept for `walkingUp` (the last 30 min of walking).
+    static let maxWindows = 900
+
+    /// The radius of the carriage cluster, degrees (`walkingUp`): well under the 20–50° of
+    /// watching stairs or bending, and half the smallest look (`lookMinDeg`). Leave-one-person-out
+    /// on the everyday set (docs/game-everyday.md): 10° on every fold; 5–20° move the frames by ≤ 2°.
+    public var clusterDeg = 10.0
+    /// The smallest departure from up that counts as a look, degrees: twice the carriage's
+    /// cluster radius, so the carriage's own spread and the error of up do not vote. Reading and
+    /// typing are 20–40° down. Leave-one-person-out: 20 or 25 on every fold.
+    public var lookMinDeg = 20.0
 
     /// The learned frame, once confident (source `learned`).
     public private(set) var frame: HeadFrame?
     /// Walking windows used so far.
     public private(set) var walkingWindows = 0
-    /// The sign cues' last votes (looking down, walking's pendulum), for diagnosis.
-    public private(set) var lastVotes = [0.0, 0.0]
+    /// The sign cue's last vote (looking down, in [-1, 1]; + = the axis' own forward), for diagnosis.
+    public private(set) var lastVote = 0.0
+    /// The looks that vote counted.
+    public private(set) var lastLooks = 0
 
     private var binStart: Nanoseconds?
     private var binAccel = Vector3.zero
@@ -49,7 +66,10 @@ public struct HeadFrameLearner: Sendable, Equatable {
     private var head = 0
     private var sinceWindow = 0
     private var upSum = Vector3.zero
-    private var upCount = 0
+    /// Each counted window's mean walking accelerometer direction (unit), the last `maxWindows`.
+    private var windowUps: [Vector3] = []
+    /// Up as last estimated: `walkingUp` once there are `minWalkingWindows`, the mean before.
+    private var up = Vector3.zero
     private var pitchMatrix = [Double](repeating: 0, count: 9)
     /// Accelerometer directions outside walking (sensor frame, unit), one per 0.2 s, the last
     /// `maxLooks` (30 min): where the head looked.
@@ -58,12 +78,8 @@ public struct HeadFrameLearner: Sendable, Equatable {
     private var lastLook: Nanoseconds?
     static let lookEveryNs: Nanoseconds = 200_000_000
     static let maxLooks = 9000
-    /// Looks departing 15–60° from up needed before that cue decides the sign (10 s of them).
+    /// Looks departing `lookMinDeg`–60° from up needed before the sign is decided (10 s of them).
     static let minLooks = 50
-    /// Summed horizontal acceleration × vertical speed while walking (sensor frame).
-    private var pendulum = Vector3.zero
-    private var pendulumCount = 0
-    private var verticalSpeed = 0.0
 
     /// A learner that has seen nothing.
     public init() {}
@@ -74,14 +90,18 @@ public struct HeadFrameLearner: Sendable, Equatable {
         guard accel.x.isFinite, accel.y.isFinite, accel.z.isFinite, rate.x.isFinite, rate.y.isFinite,
             rate.z.isFinite
         else { return }
-        if activity != .walking, activity != .running, activity != .notWorn {
-            noteLookDown(t: t, accel: accel, rate: rate)
+        // Time that goes back (another recording replayed into the same learner) starts a new bin.
+        if binStart.map({ t < $0 }) ?? true {
+            binStart = t; binAccel = .zero; binRate = .zero; binCount = 0; binWalking = true
         }
-        if binStart == nil { binStart = t }
+        if let last = lastLook, t < last { lastLook = nil }
         if t - binStart! >= Self.binNs {
             if binCount > 0 { closeBin() }
             binStart = t - (t - binStart!) % Self.binNs
             binAccel = .zero; binRate = .zero; binCount = 0; binWalking = true
+        }
+        if activity != .walking, activity != .running, activity != .notWorn {
+            noteLookDown(t: t, accel: accel, rate: rate)
         }
         binAccel = binAccel + accel
         binRate = binRate + rate
@@ -99,15 +119,15 @@ public struct HeadFrameLearner: Sendable, Equatable {
         lookHead = (lookHead + 1) % Self.maxLooks
     }
 
-    /// The mean departure from `up` (unit vectors, 15–60° away) of the looks kept, and how many.
+    /// The summed departure from `up` (unit vectors, `lookMinDeg`–60° away) of the looks kept, and how many.
     private func lookDown(up: Vector3) -> (sum: Vector3, count: Int) {
-        let cos15 = cos(15 * Double.pi / 180)
+        let cosMin = cos(lookMinDeg * Double.pi / 180)
         let cos60 = cos(60 * Double.pi / 180)
         var sum = Vector3.zero
         var n = 0
         for d in looks {
             let c = d.dot(up)
-            guard c > cos60, c < cos15 else { continue }
+            guard c > cos60, c < cosMin else { continue }
             sum = sum + (d - up * c).normalized
             n += 1
         }
@@ -129,19 +149,7 @@ public struct HeadFrameLearner: Sendable, Equatable {
         head = (head + 1) % Self.window
         filled = min(Self.window, filled + 1)
         sinceWindow += 1
-        if binWalking {
-            let a = binAccel / n
-            upSum = upSum + a
-            upCount += 1
-            // The inverted pendulum: horizontal acceleration against the (leaky) vertical speed.
-            let up = upSum.normalized
-            let vertical = a.dot(up) - upSum.norm / Double(upCount)
-            verticalSpeed = verticalSpeed * 0.96 + vertical * 0.04
-            pendulum = pendulum + (a - up * a.dot(up)) * verticalSpeed
-            pendulumCount += 1
-        } else {
-            verticalSpeed = 0
-        }
+        if binWalking { upSum = upSum + binAccel / n }
         if filled == Self.window, sinceWindow >= Self.hop {
             sinceWindow = 0
             if walkingRing.reduce(0, { $0 + ($1 ? 1 : 0) }) >= Self.window / 2 { addWindow() }
@@ -151,7 +159,15 @@ public struct HeadFrameLearner: Sendable, Equatable {
     /// One 4 s window of walking: the step frequency, then the step and stride power matrices.
     private mutating func addWindow() {
         let n = Self.window
-        let up = upSum.normalized
+        var sum = Vector3.zero
+        for i in 0..<n where walkingRing[i] { sum = sum + accelRing[i] }
+        if sum.norm > 0 {
+            if windowUps.count >= Self.maxWindows { windowUps.removeFirst() }
+            windowUps.append(sum.normalized)
+        }
+        up =
+            windowUps.count >= Self.minWalkingWindows
+            ? Self.walkingUp(windowUps, radiusDeg: clusterDeg) : upSum.normalized
         var vertical = [Double](repeating: 0, count: n)
         var horizontal = [Vector3](repeating: .zero, count: n)
         var meanV = 0.0
@@ -227,22 +243,48 @@ public struct HeadFrameLearner: Sendable, Equatable {
         return v
     }
 
+    /// The head's usual carriage while walking: the densest cluster of the windows' gravity
+    /// directions. Walkers look ahead most of the time and return to it; glances at the floor,
+    /// stairs watched step by step and bending to pick things up tip the head by many different
+    /// amounts, so they spread out while the carriage piles up. The window with the most others
+    /// within `radiusDeg`, then the mean of those within `radiusDeg` of the mean, repeated.
+    static func walkingUp(_ ups: [Vector3], radiusDeg: Double) -> Vector3 {
+        let c = cos(radiusDeg * .pi / 180)
+        var best = 0
+        var bestCount = -1
+        for i in ups.indices {
+            var k = 0
+            for j in ups.indices where ups[i].dot(ups[j]) > c { k += 1 }
+            if k > bestCount { bestCount = k; best = i }
+        }
+        var g = ups[best]
+        for _ in 0..<20 {
+            var sum = Vector3.zero
+            for u in ups where u.dot(g) > c { sum = sum + u }
+            let next = sum.normalized
+            if next.dot(g) > 1 - 1e-12 { break }
+            g = next
+        }
+        return g
+    }
+
     private mutating func updateFrame() {
         guard walkingWindows >= Self.minWalkingWindows else { return }
-        let up = upSum.normalized
+        let up = self.up
         let axis = Self.principalAxis(pitchMatrix)
         let left = axis - up * axis.dot(up)
         guard left.norm > 0.5 else { return }
         var forward = left.normalized.cross(up)
-        // Sign votes, each in [-1, 1]: + means `forward` is right.
+        // The sign's vote, in [-1, 1]: + means `forward` is right.
         let down = lookDown(up: up)
         let downVote = down.count > 0 ? -down.sum.dot(forward) / Double(down.count) : 0
-        let pendulumVote = pendulumCount > 0 && pendulum.norm > 0 ? pendulum.dot(forward) / pendulum.norm : 0
-        lastVotes = [downVote, pendulumVote]
-        // Looking down decides when it was seen clearly; else the pendulum, the weaker cue.
-        let vote = down.count >= Self.minLooks && abs(downVote) >= 0.1 ? downVote : pendulumVote
-        guard abs(vote) > 0.1 else { return }
-        if vote < 0 { forward = -forward }
+        lastVote = downVote
+        lastLooks = down.count
+        // Only a clear vote from enough looks decides. A frame whose sign has become unclear is
+        // withdrawn: the looks are judged against up, and an up that moved (or looks that went
+        // both ways) leave the earlier sign without support; no frame beats a reversed one.
+        guard down.count >= Self.minLooks, abs(downVote) >= 0.1 else { frame = nil; return }
+        if downVote < 0 { forward = -forward }
         frame = HeadFrame(up: up, forward: forward, source: .learned)
     }
 }

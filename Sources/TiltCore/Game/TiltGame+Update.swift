@@ -22,6 +22,10 @@ extension TiltGame {
                 // Adopted once confident, refreshed every 30 s of walking after; the check starts over.
                 if learnedFrame == nil { events += restartCheck(at: a.t) }
                 learnedFrame = f
+            } else if learner.frame == nil, learnedFrame != nil {
+                // Withdrawn (its sign became unclear): back to the assumed frame, checked afresh.
+                learnedFrame = nil
+                events += restartCheck(at: a.t)
             }
         }
         if calibratedFrame == nil {
