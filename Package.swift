@@ -35,8 +35,26 @@ let package = Package(
         .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLibURing", pkgConfig: "liburing", providers: [.apt(["liburing-dev"])]),
 
+        // The wire model (docs/protocol.md): JSON, every line class typed, commands, replies, errors,
+        // the protocol version. No I/O. Below TiltCore, which builds the lines it emits from it, so
+        // clients of the socket link the protocol without the core, and the core stays pure.
+        .target(name: "TiltProtocol"),
+
         // Pure logic: no C, no I/O, no clocks. Tested in microseconds.
-        .target(name: "TiltCore"),
+        .target(name: "TiltCore", dependencies: ["TiltProtocol"]),
+
+        // The one client of the daemon's socket (NIO): framing, id-matched replies, watch,
+        // reconnect with backoff. The web screen, the MQTT bridge, the monitor, reload and the
+        // tests use it; it links no part of the daemon.
+        .target(
+            name: "TiltClient",
+            dependencies: [
+                "TiltProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+            ]
+        ),
 
         // Hardware and file sources: libiio, libgps, recordings.
         .target(
@@ -77,7 +95,7 @@ let package = Package(
         .target(
             name: "TiltWeb",
             dependencies: [
-                "TiltCore", "TiltSensors", "TiltService", "TiltPlot",
+                "TiltCore", "TiltSensors", "TiltService", "TiltPlot", "TiltClient",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -102,7 +120,7 @@ let package = Package(
         .target(
             name: "TiltBridge",
             dependencies: [
-                "TiltCore", "TiltService", "CLibMosquitto", "ResidentMemory",
+                "TiltCore", "TiltService", "TiltClient", "CLibMosquitto", "ResidentMemory",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -126,7 +144,7 @@ let package = Package(
         .executableTarget(
             name: "tiltd",
             dependencies: [
-                "TiltCore", "TiltSensors", "TiltService", "TiltPlot", "TiltBridge", "TiltCommandLine",
+                "TiltCore", "TiltSensors", "TiltService", "TiltPlot", "TiltBridge", "TiltCommandLine", "TiltClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -203,6 +221,13 @@ let package = Package(
         .target(name: "FakeHardware", dependencies: ["TiltCore"], path: "Tests/FakeHardware"),
         .testTarget(
             name: "TiltSensorsTests", dependencies: ["TiltSensors", "TiltCore", "FakeHardware", "TestSupport"]),
+        .testTarget(
+            name: "TiltClientTests",
+            dependencies: [
+                "TiltClient", "TiltProtocol", "TestSupport",
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]),
         .testTarget(name: "TiltBridgeTests", dependencies: ["TiltBridge", "TiltCore", "TiltService"]),
         .testTarget(
             name: "TiltServiceTests", dependencies: ["TiltService", "TiltCore", "TestSupport", "ResidentMemory"],

@@ -261,6 +261,6 @@ public final class Hub: @unchecked Sendable {
 public enum TiltdVersion {
     /// tiltd's version.
     public static let string = "0.1.0"
-    /// Bumped when a change breaks existing clients.
-    public static let protocolNumber = 1
+    /// Bumped when a change breaks existing clients (declared with the wire model).
+    public static let protocolNumber = ProtocolVersion.number
 }
