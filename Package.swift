@@ -69,7 +69,7 @@ let package = Package(
         .target(
             name: "TiltService",
             dependencies: [
-                "TiltCore", "TiltSensors", "ResidentMemory", "SocketWriteRing",
+                "TiltCore", "TiltSensors", "TiltRuntime", "ResidentMemory", "SocketWriteRing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -78,6 +78,13 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 "CSQLite3",
             ]
+        ),
+
+        // What the daemon and its client processes (tiltd-web, tiltd mqtt) share at run time: the log
+        // handler, systemd notifications, the version. Not the daemon itself: no hub, store or io_uring.
+        .target(
+            name: "TiltRuntime",
+            dependencies: ["TiltProtocol", "TiltSensors", .product(name: "Logging", package: "swift-log")]
         ),
 
         // Gives back the pages a long-running process needed only to start (Glibc only: the
@@ -145,6 +152,7 @@ let package = Package(
             name: "tiltd",
             dependencies: [
                 "TiltCore", "TiltSensors", "TiltService", "TiltPlot", "TiltBridge", "TiltCommandLine", "TiltClient",
+                "TiltRuntime",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -154,7 +162,7 @@ let package = Package(
         .executableTarget(
             name: "tiltd-web",
             dependencies: [
-                "TiltCore", "TiltService", "TiltWeb", "TiltCommandLine", "ResidentMemory",
+                "TiltCore", "TiltService", "TiltWeb", "TiltCommandLine", "TiltRuntime", "ResidentMemory",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -230,7 +238,8 @@ let package = Package(
             ]),
         .testTarget(name: "TiltBridgeTests", dependencies: ["TiltBridge", "TiltCore", "TiltService"]),
         .testTarget(
-            name: "TiltServiceTests", dependencies: ["TiltService", "TiltCore", "TestSupport", "ResidentMemory"],
+            name: "TiltServiceTests",
+            dependencies: ["TiltService", "TiltCore", "TiltRuntime", "TestSupport", "ResidentMemory"],
             exclude: ["Fixtures"]),
         // Starts the real `tiltd` binary (under the fake-hardware harness, with a real gpsd).
         .testTarget(

@@ -4,6 +4,7 @@ import Logging
 import ResidentMemory
 import ServiceLifecycle
 import TiltCommandLine
+import TiltRuntime
 import TiltService
 import TiltWeb
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import Logging
 import TiltBridge
 import TiltCommandLine
+import TiltRuntime
 import TiltService
 
 /// `tiltd mqtt`: the daemon's socket bridged to an MQTT broker (docs/mqtt.md).

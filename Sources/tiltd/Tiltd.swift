@@ -6,6 +6,7 @@ import ServiceLifecycle
 import Synchronization
 import TiltCommandLine
 import TiltCore
+import TiltRuntime
 import TiltSensors
 import TiltService
 

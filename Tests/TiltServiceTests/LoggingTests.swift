@@ -3,6 +3,7 @@ import Glibc
 import Logging
 import XCTest
 
+@testable import TiltRuntime
 @testable import TiltService
 
 /// Collects written text and serves a settable monotonic clock.

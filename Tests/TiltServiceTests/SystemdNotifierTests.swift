@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import XCTest
 
+@testable import TiltRuntime
 @testable import TiltService
 
 /// A real datagram socket standing in for systemd's notify socket.

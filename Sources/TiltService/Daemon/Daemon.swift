@@ -5,6 +5,7 @@ import NIOCore
 import NIOPosix
 import ServiceLifecycle
 import TiltCore
+import TiltRuntime
 import TiltSensors
 
 /// `tiltd run`: builds the daemon — event loop, hub, engine, socket server, sampler, GPS,

@@ -4,6 +4,7 @@ import Glibc
 import Logging
 import Synchronization
 import TiltCore
+import TiltRuntime
 
 /// Reloads the config file, all or nothing (SIGHUP, the `reload` command, `tiltd reload`):
 /// the file is parsed and validated and every component's part prepared off the loop

@@ -1,6 +1,7 @@
 import Logging
 import NIOCore
 import TiltCore
+import TiltRuntime
 import TiltSensors
 
 /// The daemon's state and the only place it changes. Sensor outputs and client requests arrive

@@ -1,6 +1,7 @@
 import NIOCore
 import SocketWriteRing
 import TiltCore
+import TiltRuntime
 
 /// Receives requests from clients; implemented by the daemon, which alone changes state.
 public protocol RequestHandler: AnyObject {
@@ -247,12 +248,4 @@ public final class Hub {
         let cls = Event.lineClass(UnsafeRawBufferPointer(line.bytes))
         droppedLines[cls ?? .reply, default: 0] += 1
     }
-}
-
-/// Version numbers reported in `hello` and `tiltd --version`.
-public enum TiltdVersion {
-    /// tiltd's version.
-    public static let string = "0.1.0"
-    /// Bumped when a change breaks existing clients (declared with the wire model).
-    public static let protocolNumber = ProtocolVersion.number
 }
