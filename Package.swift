@@ -35,8 +35,26 @@ let package = Package(
         .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLibURing", pkgConfig: "liburing", providers: [.apt(["liburing-dev"])]),
 
+        // The wire model (docs/protocol.md): JSON, every line class typed, commands, replies, errors,
+        // the protocol version. No I/O. Below TiltCore, which builds the lines it emits from it, so
+        // clients of the socket link the protocol without the core, and the core stays pure.
+        .target(name: "TiltProtocol"),
+
         // Pure logic: no C, no I/O, no clocks. Tested in microseconds.
-        .target(name: "TiltCore"),
+        .target(name: "TiltCore", dependencies: ["TiltProtocol"]),
+
+        // The one client of the daemon's socket (NIO): framing, id-matched replies, watch,
+        // reconnect with backoff. The web screen, the MQTT bridge, the monitor, reload and the
+        // tests use it; it links no part of the daemon.
+        .target(
+            name: "TiltClient",
+            dependencies: [
+                "TiltProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+            ]
+        ),
 
         // Hardware and file sources: libiio, libgps, recordings.
         .target(
@@ -97,7 +115,7 @@ let package = Package(
         .target(
             name: "TiltWeb",
             dependencies: [
-                "TiltCore", "TiltSensors", "TiltConfig", "TiltService", "TiltPlot",
+                "TiltCore", "TiltSensors", "TiltConfig", "TiltPlot", "TiltClient",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -122,7 +140,7 @@ let package = Package(
         .target(
             name: "TiltBridge",
             dependencies: [
-                "TiltCore", "TiltConfig", "TiltService", "CLibMosquitto", "ResidentMemory",
+                "TiltCore", "TiltConfig", "TiltClient", "CLibMosquitto", "ResidentMemory",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -147,6 +165,7 @@ let package = Package(
             name: "tiltd",
             dependencies: [
                 "TiltCore", "TiltSensors", "TiltConfig", "TiltService", "TiltPlot", "TiltBridge", "TiltCommandLine",
+                "TiltClient", "TiltLogging", "TiltSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -156,8 +175,7 @@ let package = Package(
         .executableTarget(
             name: "tiltd-web",
             dependencies: [
-                "TiltCore", "TiltConfig", "TiltLogging", "TiltSystemd", "TiltService", "TiltWeb", "TiltCommandLine",
-                "ResidentMemory",
+                "TiltCore", "TiltConfig", "TiltLogging", "TiltSystemd", "TiltWeb", "TiltCommandLine", "ResidentMemory",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -224,7 +242,14 @@ let package = Package(
         .target(name: "FakeHardware", dependencies: ["TiltCore"], path: "Tests/FakeHardware"),
         .testTarget(
             name: "TiltSensorsTests", dependencies: ["TiltSensors", "TiltCore", "FakeHardware", "TestSupport"]),
-        .testTarget(name: "TiltBridgeTests", dependencies: ["TiltBridge", "TiltCore", "TiltConfig"]),
+        .testTarget(
+            name: "TiltClientTests",
+            dependencies: [
+                "TiltClient", "TiltProtocol", "TestSupport",
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]),
+        .testTarget(name: "TiltBridgeTests", dependencies: ["TiltBridge", "TiltCore", "TiltConfig", "TiltService"]),
         // The config file's declarations, parser, docs and example, without the daemon.
         .testTarget(
             name: "TiltConfigTests", dependencies: ["TiltConfig", "TiltCore", "TestSupport"], exclude: ["Fixtures"]),

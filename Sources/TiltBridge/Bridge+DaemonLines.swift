@@ -1,17 +1,18 @@
+import TiltClient
 import TiltConfig
 import TiltCore
 
 /// The daemon's lines as MQTT messages: which topic each class goes to, which are retained, and
 /// the Home Assistant event payloads; the shared round shown back to the daemon's clients.
 extension Bridge {
-    /// One line from the daemon.
-    func line(_ raw: [UInt8], now: Int64) {
-        guard let v = try? JSONParser.parse(raw), let o = v.objectValue, let cls = o["class"]?.stringValue else {
-            logger.warning("the daemon sent a line that is not a JSON object; ignored")
-            return
-        }
+    /// One line from the daemon (replies to the bridge's own requests come as their results).
+    func line(_ l: DaemonLine, now: Int64) {
+        guard let cls = l.cls else { return }  // a newer daemon's class: not published
+        let o = l.object
+        let raw = Array(l.text.utf8)
+        let name = cls.rawValue
         switch cls {
-        case "hello":
+        case .hello:
             // The sources' current states, as the status lines a subscriber would have seen.
             for src in o["sources"]?.arrayValue ?? [] {
                 guard let so = src.objectValue, let name = so["source"]?.stringValue, RoomState.isValidID(name) else {
@@ -25,43 +26,32 @@ extension Bridge {
                         topic: topics.status(source: name), payload: bytes(line), qos: qos("status"), retain: true))
             }
             room?.daemon(up: true, now: now)
-        case "attitude":
+        case .attitude:
             room?.attitude(o, now: now)
             guard m.attitudeHz > 0, now - lastAttitudeAt >= Int64(1e9 / m.attitudeHz) else { return }
             lastAttitudeAt = now
-            send(OutgoingMessage(topic: topics.events(cls), payload: raw, qos: qos(cls), retain: true))
-        case "status":
+            send(OutgoingMessage(topic: topics.events(name), payload: raw, qos: qos(name), retain: true))
+        case .status:
             let source = o["source"]?.stringValue ?? "daemon"
             send(
                 OutgoingMessage(
                     topic: topics.status(source: RoomState.isValidID(source) ? source : "daemon"), payload: raw,
-                    qos: qos(cls), retain: true))
-        case "fix":
+                    qos: qos(name), retain: true))
+        case .fix:
             fixAge.fixArrived(at: now)
-            send(OutgoingMessage(topic: topics.events(cls), payload: raw, qos: qos(cls), retain: true))
-        case "game", "place", "quest", "credit":
+            send(OutgoingMessage(topic: topics.events(name), payload: raw, qos: qos(name), retain: true))
+        case .game, .place, .quest, .credit:
             // Credit and the game's score are states for Home Assistant's sensors: retained.
             send(
                 OutgoingMessage(
-                    topic: topics.events(cls), payload: raw, qos: qos(cls), retain: cls == "credit" || cls == "game"))
+                    topic: topics.events(name), payload: raw, qos: qos(name), retain: cls == .credit || cls == .game))
             if let (isGame, payload) = Discovery.eventPayload(o) {
                 send(
                     OutgoingMessage(
-                        topic: isGame ? topics.gameDecisionEvent : topics.placeEvent, payload: payload, qos: qos(cls),
+                        topic: isGame ? topics.gameDecisionEvent : topics.placeEvent, payload: payload, qos: qos(name),
                         retain: false))
             }
-        case "reply":
-            if o["id"] == "mqtt-room", o["ok"] != .bool(true) {
-                logger.warning(
-                    "the daemon refused room.show: \(o["error"]?["message"]?.stringValue ?? "?") (is this bridge's user in [socket] trusted_uids/trusted_gids?)"
-                )
-            }
-            guard let rid = o["id"]?.stringValue, let id = forwarded.removeValue(forKey: rid) else { return }
-            var r = o
-            r["id"] = id
-            r["seq"] = nil
-            publishReply(r)
-        default:
+        case .sample, .reply, .gap:
             break
         }
     }
@@ -78,6 +68,12 @@ extension Bridge {
 
     func showRoomToDaemon() {
         guard daemonUp, let v = roomView else { return }
-        link.send(JSONValue.object(["cmd": "room.show", "id": "mqtt-room", "view": .object(v)]).jsonText)
+        let logger = self.logger
+        link.request(["cmd": "room.show", "view": .object(v)]).whenSuccess { reply in
+            guard !reply.ok else { return }
+            logger.warning(
+                "the daemon refused room.show: \(reply.error?.message ?? "?") (is this bridge's user in [socket] trusted_uids/trusted_gids?)"
+            )
+        }
     }
 }

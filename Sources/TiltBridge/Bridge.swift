@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import ResidentMemory
+import TiltClient
 import TiltConfig
 import TiltCore
 
@@ -15,7 +16,9 @@ import TiltCore
 public final class Bridge {
     enum Event: Sendable {
         case mqtt(MQTTEvent)
-        case daemon(DaemonLink.Event)
+        case daemon(DaemonClient.Event)
+        /// A command forwarded from `<prefix>/cmd` got its reply (or none): for the MQTT sender `id`.
+        case daemonReply(id: JSONValue, cmd: String, Result<ReplyBody, any Error>)
         case tick
         case stop
     }
@@ -28,7 +31,7 @@ public final class Bridge {
     private let events: AsyncStream<Event>
     private let sink: AsyncStream<Event>.Continuation
     private var client: MosquittoClient!
-    var link: DaemonLink!
+    var link: DaemonClient!
     var queue: PublishQueue
     private var gate: CommandGate
     var room: RoomLink?
@@ -36,9 +39,6 @@ public final class Bridge {
     /// Broker and daemon connection state.
     private(set) var brokerUp = false
     private(set) var daemonUp = false
-    private var daemonRetryAt: Int64 = 0
-    private var daemonBackoff: Double = 0.5
-    private var daemonConnecting = false
     /// The latest retained message per topic, republished after a reconnect: a broker restarted
     /// without persistence has forgotten them.
     var retained: [String: OutgoingMessage] = [:]
@@ -50,9 +50,6 @@ public final class Bridge {
     private var statusOverflow = 0
     private var lastBridgeStatus = ("starting", "")
     private var lastStatusAt: Int64 = -(1 << 62)
-    /// Commands forwarded to the daemon: the bridge's request id → the MQTT sender's id.
-    var forwarded: [String: JSONValue] = [:]
-    private var nextRequest = 1
     private var stopping = false
     /// Startup pages go back (`StartupPages`) once broker and daemon are first both up, and again
     /// 30 s later, when the first lines have run their one-time code.
@@ -90,7 +87,17 @@ public final class Bridge {
                 subscribe: { [unowned self] in self.subscribe($0) }, logger: logger)
             room?.onView = { [unowned self] in self.showRoom($0) }
         }
-        link = DaemonLink(path: config.socket.path, group: group) { sink.yield(.daemon($0)) }
+        // Every sample when a room needs the head's answers; else the published rate. The client
+        // sends this watch on every connection and retries with backoff (0.5 s doubling to 10 s).
+        var options = DaemonClient.Options(
+            socketPath: config.socket.path, idPrefix: "mqtt-",
+            watch: [
+                "classes": ["status", "game", "fix", "place", "quest", "credit"],
+                "attitude_hz": .number(room != nil ? 1000 : m.attitudeHz),
+            ])
+        // A forwarded command may be a reload, which `tiltd reload` waits 30 s for.
+        options.requestTimeout = 30
+        link = DaemonClient(options: options, group: group) { sink.yield(.daemon($0)) }
         let signals = Self.installSignals { sink.yield(.stop) }
         defer { for signal in signals { signal.cancel() } }
         let ticker = Task {
@@ -102,7 +109,7 @@ public final class Bridge {
             "tiltd mqtt: \(m.name) → \(m.host):\(m.port) as \(m.effectiveClientID), prefix \(topics.prefix)\(m.room.map { ", room \($0)\(m.roomHost ? " (host)" : "")" } ?? "")"
         )
         try client.start(host: m.host, port: Int(m.port), keepalive: m.keepaliveSeconds)
-        connectDaemon()
+        link.start()
         var deadline = Int64.max
         for await e in events {
             handle(e)
@@ -124,6 +131,7 @@ public final class Bridge {
         switch e {
         case .mqtt(let ev): mqtt(ev, now: now)
         case .daemon(let ev): daemon(ev, now: now)
+        case .daemonReply(let id, let cmd, let result): daemonReply(id: id, cmd: cmd, result)
         case .tick: tick(now: now)
         case .stop: stopping = true
         }
@@ -251,11 +259,9 @@ public final class Bridge {
                 publishReply(CommandGate.reply(id: id, cmd: cmd, code: "unavailable", "the daemon is not connected"))
                 return
             }
-            let rid = "mqtt-\(nextRequest)"
-            nextRequest += 1
-            forwarded[rid] = id
-            fields["id"] = .string(rid)
-            link.send(JSONValue.object(fields).jsonText)
+            fields["id"] = nil
+            let sink = self.sink
+            link.request(fields).whenComplete { sink.yield(.daemonReply(id: id, cmd: cmd, $0)) }
         }
     }
 
@@ -265,48 +271,46 @@ public final class Bridge {
 
     // MARK: daemon
 
-    private func connectDaemon() {
-        guard !daemonConnecting, !daemonUp, !stopping else { return }
-        daemonConnecting = true
-        link.connect()
-    }
-
-    private func daemon(_ e: DaemonLink.Event, now: Int64) {
+    private func daemon(_ e: DaemonClient.Event, now: Int64) {
         switch e {
         case .connected:
-            daemonConnecting = false
             daemonUp = true
-            daemonBackoff = 0.5
-            // Every sample when a room needs the head's answers; else the published rate.
-            let hz = room != nil ? 1000 : m.attitudeHz
-            link.send(
-                #"{"cmd":"watch","id":"mqtt-watch","classes":["status","game","fix","place","quest","credit"],"attitude_hz":\#(hz)}"#
-            )
             logger.info("connected to the daemon at \(config.socket.path)")
             bridgeStatus("streaming", "connected to the daemon at \(config.socket.path)")
-        case .disconnected(let reason):
-            daemonConnecting = false
-            guard daemonUp || daemonRetryAt <= now else { return }
+        case .disconnected(let reason, let retryIn):
             if daemonUp { logger.warning("lost the daemon: \(reason)") }
             let wasUp = daemonUp
             daemonUp = false
-            daemonRetryAt = now + Int64(daemonBackoff * 1e9)
-            bridgeStatus("retrying", "daemon: \(reason)", ["retry_in_s": .number(daemonBackoff)])
-            daemonBackoff = min(10, daemonBackoff * 2)
-            for (rid, id) in forwarded {
-                publishReply(
-                    CommandGate.reply(
-                        id: id, cmd: nil, code: "unavailable", "the daemon went away before replying (\(rid))"))
+            if let retryIn, !stopping {
+                bridgeStatus("retrying", "daemon: \(reason)", ["retry_in_s": .number(retryIn)])
             }
-            forwarded = [:]
             if wasUp { room?.daemon(up: false, now: now) }
-        case .line(let bytes):
-            line(bytes, now: now)
+        case .line(let line):
+            self.line(line, now: now)
+        case .unparsable:
+            logger.warning("the daemon sent a line that is not a JSON object; ignored")
+        }
+    }
+
+    /// The daemon's answer to a forwarded command, published with the sender's id (the client
+    /// fails what was pending when the connection ends: "went away before replying").
+    private func daemonReply(id: JSONValue, cmd: String, _ result: Result<ReplyBody, any Error>) {
+        switch result {
+        case .success(let reply):
+            var r = reply.fields
+            r["id"] = id
+            r["seq"] = nil
+            publishReply(r)
+        case .failure(let error):
+            let why =
+                (error as? DaemonClient.Failure).map {
+                    $0 == .connectionLost || $0 == .closed ? "the daemon went away before replying" : $0.description
+                } ?? "\(error)"
+            publishReply(CommandGate.reply(id: id, cmd: cmd, code: "unavailable", why))
         }
     }
 
     private func tick(now: Int64) {
-        if !daemonUp, !daemonConnecting, now >= daemonRetryAt { connectDaemon() }
         if brokerUp, queue.overflowed != statusOverflow, now - lastStatusAt >= 1_000_000_000 {
             lastStatusAt = now
             bridgeStatus(lastBridgeStatus.0, lastBridgeStatus.1)

@@ -6,7 +6,7 @@ import ServiceLifecycle
 import TiltCommandLine
 import TiltConfig
 import TiltLogging
-import TiltService  // TiltdVersion (Hub.swift), until it moves to TiltProtocol
+import TiltProtocol
 import TiltSystemd
 import TiltWeb
 

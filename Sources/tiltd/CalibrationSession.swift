@@ -66,7 +66,9 @@ struct CalibrationSession {
         // The config's mount matrix, as the daemon applies it (SampleFrontEnd): calibration is
         // measured in the frame the daemon reports.
         let frontEnd = SampleFrontEnd(mount: config.imu.mountMatrix)
-        let loop = SampleLoop(handle: { handle(frontEnd.mounted($0)) })
+        // `run` calls back inline, on this thread (see `SampleLoop`): the loop never crosses threads,
+        // though the callback's type must be `@Sendable` for the daemon's threaded sources.
+        nonisolated(unsafe) let loop = SampleLoop(handle: { handle(frontEnd.mounted($0)) })
         do {
             try source.run(stop: loop.stop) { loop.receive($0) }
         } catch {
@@ -107,11 +109,12 @@ struct CalibrationSession {
 
 /// Drives a blocking source with a per-sample handler.
 ///
-/// `@unchecked`: no lock, and none needed — `stream` runs the source inline, so every callback
-/// comes on the calling thread; the callback type is `@Sendable` only because the daemon's
-/// sources call from threads of their own. The handlers are closures over the calibration's
-/// mutable state, which a lock could not hand back to the caller afterwards.
-final class SampleLoop: @unchecked Sendable {
+/// Not `Sendable`, and no lock: `stream` runs the source inline, so every callback comes on the
+/// calling thread; the callback type is `@Sendable` only because the daemon's sources call from
+/// threads of their own, so `stream` alone vouches for it (`nonisolated(unsafe)` there). The
+/// handlers are closures over the calibration's mutable state, which a lock could not hand back
+/// to the caller afterwards.
+final class SampleLoop {
     let stop = StopSignal()
     let handle: (IMUSample) -> Bool
     var finishedByHandler = false

@@ -2,6 +2,9 @@ import ArgumentParser
 import Logging
 import TiltBridge
 import TiltCommandLine
+import TiltLogging
+import TiltProtocol
+import TiltSystemd
 import TiltService
 
 /// `tiltd mqtt`: the daemon's socket bridged to an MQTT broker (docs/mqtt.md).

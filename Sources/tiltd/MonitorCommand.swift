@@ -2,6 +2,8 @@ import ArgumentParser
 import Dispatch
 import FoundationEssentials
 import Glibc
+import Synchronization
+import TiltClient
 import TiltCommandLine
 import TiltCore
 import TiltSensors
@@ -43,25 +45,26 @@ struct Monitor: ParsableCommand {
     }
 }
 
-/// The monitor's single-threaded loop: poll() on the socket, the keyboard and a signal pipe;
-/// everything it learns goes into a `MonitorState`, which `MonitorView` draws.
+/// The monitor's single-threaded loop: poll() on the keyboard, a signal pipe and the pipe its
+/// `DaemonClient` wakes it through; everything it learns goes into a `MonitorState`, which
+/// `MonitorView` draws.
 final class MonitorLoop {
     /// Redraws at most this often: smooth enough to follow a nod, cheap over SSH.
     static let maxRedrawHz = 15.0
     /// How often the monitor asks for `status` (sample rate, clients, drops) and retries a connection.
     static let statusPeriod = 1.0
     static let retryPeriod = 1.0
-    /// A line longer than this is not something the daemon sends: it is dropped.
-    static let maxLineBytes = 1 << 20
 
     let attitudeHz: Double
     let fullScreen: Bool
     var state: MonitorState
 
-    private var fd: Int32 = -1
-    private var buffer: [UInt8] = []
-    private var nextRequestID: Int64 = 1
+    private let socketPath: String
+    private var client: DaemonClient?
+    private let inbox = Inbox()
     private var quit = false
+    /// The client has reported its first attempt (connected or not).
+    private var firstAttemptDone = false
 
     private var signalPipe: (read: Int32, write: Int32) = (-1, -1)
     private var signalSources: [any DispatchSourceSignal] = []
@@ -69,6 +72,7 @@ final class MonitorLoop {
     private var size = (width: 80, height: 24)
 
     init(socketPath: String, attitudeHz: Double, fullScreen: Bool) {
+        self.socketPath = socketPath
         self.state = MonitorState(socketPath: socketPath)
         self.attitudeHz = attitudeHz
         self.fullScreen = fullScreen
@@ -76,13 +80,22 @@ final class MonitorLoop {
 
     func run() throws {
         try installSignals()
+        try inbox.open()
+        var options = DaemonClient.Options(
+            socketPath: socketPath, idPrefix: "monitor-", watch: ["attitude_hz": .number(attitudeHz)])
+        options.minRetry = Self.retryPeriod
+        options.maxRetry = Self.retryPeriod
+        options.requestTimeout = Self.statusPeriod * 5
+        let inbox = self.inbox
+        let client = DaemonClient(options: options) { inbox.post($0) }
+        self.client = client
+        client.start()
         if fullScreen { enterScreen() }
         defer {
             if fullScreen { leaveScreen() }
-            if fd >= 0 { close(fd) }
+            client.close()
         }
 
-        var nextConnect = 0.0
         var nextStatus = Double.infinity
         var nextSummary = 0.0
         var lastDraw = -Double.infinity
@@ -91,18 +104,10 @@ final class MonitorLoop {
 
         while !quit {
             var now = monotonic()
-            if fd < 0 && now >= nextConnect {
-                if connect() {
-                    send(#"{"cmd":"watch","id":\#(takeID()),"attitude_hz":\#(MonitorView.fixed(attitudeHz, 1))}"#)
-                    nextStatus = now
-                } else {
-                    nextStatus = .infinity
-                }
-                nextConnect = now + Self.retryPeriod
-                dirty = true
-            }
-            if fd >= 0 && now >= nextStatus {
-                send(#"{"cmd":"status","id":\#(takeID())}"#)
+            if state.connected && now >= nextStatus {
+                // Not a request of the client's own (whose reply it would keep): the reply comes as a
+                // line, and `MonitorState` reads every `status` reply.
+                client.send(["cmd": "status", "id": "status"])
                 nextStatus = now + Self.statusPeriod
             }
 
@@ -115,7 +120,8 @@ final class MonitorLoop {
                 }
             } else {
                 // Plain output: connection changes at once, then a summary each second.
-                if lastPrintedConnection != state.connected {
+                // Nothing before the first attempt's outcome: "connected" comes first when it connects.
+                if firstAttemptDone && lastPrintedConnection != state.connected {
                     lastPrintedConnection = state.connected
                     printLine(state.connected ? "connected to \(state.socketPath)" : MonitorView.summary(state))
                     nextSummary = now + 1
@@ -125,99 +131,46 @@ final class MonitorLoop {
                 }
             }
 
-            var deadline = fd < 0 ? nextConnect : nextStatus
+            var deadline = state.connected ? nextStatus : now + 1
             if fullScreen && dirty { deadline = min(deadline, lastDraw + 1 / Self.maxRedrawHz) }
             if !fullScreen && state.connected { deadline = min(deadline, nextSummary) }
             let timeoutMs = Int32(max(0, min(1000, (deadline - monotonic()) * 1000)).rounded(.up))
 
-            var fds = [pollfd(fd: signalPipe.read, events: Int16(POLLIN), revents: 0)]
+            var fds = [
+                pollfd(fd: signalPipe.read, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: inbox.wakeRead, events: Int16(POLLIN), revents: 0),
+            ]
             let watchKeys = fullScreen && savedTermios != nil
             if watchKeys { fds.append(pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)) }
-            if fd >= 0 { fds.append(pollfd(fd: fd, events: Int16(POLLIN), revents: 0)) }
             let r = poll(&fds, nfds_t(fds.count), timeoutMs)
             if r < 0 {
                 if errno == EINTR { continue }
                 throw ValidationFailure(message: "tiltd monitor: poll: \(String(cString: strerror(errno)))")
             }
             if fds[0].revents != 0 { handleSignals(&dirty) }
-            if watchKeys && fds[1].revents != 0 { handleKeys() }
-            if fd >= 0, let last = fds.last, last.fd == fd, last.revents != 0 {
-                readSocket()
+            if fds[1].revents != 0 {
+                for e in inbox.take() { apply(e, nextStatus: &nextStatus) }
                 dirty = true
             }
+            if watchKeys && fds[2].revents != 0 { handleKeys() }
         }
-    }
-
-    private func takeID() -> Int64 {
-        defer { nextRequestID += 1 }
-        return nextRequestID
     }
 
     // MARK: connection
 
-    /// One connection attempt; on failure the state says why.
-    private func connect() -> Bool {
-        let path = state.socketPath
-        let s = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard s >= 0 else { state.didDisconnect(reason: "socket: \(String(cString: strerror(errno)))"); return false }
-        guard let addr = UnixSocketAddress(path: path) else {
-            close(s); state.didDisconnect(reason: "socket path too long"); return false
-        }
-        let rc = addr.connect(s)
-        guard rc == 0 else {
-            let e = errno
-            close(s)
-            state.didDisconnect(reason: e == ENOENT ? "no socket at \(path)" : String(cString: strerror(e)))
-            return false
-        }
-        _ = fcntl(s, F_SETFL, fcntl(s, F_GETFL) | O_NONBLOCK)
-        fd = s
-        buffer.removeAll(keepingCapacity: true)
-        state.didConnect()
-        return true
-    }
-
-    private func disconnect(_ reason: String) {
-        if fd >= 0 { close(fd) }
-        fd = -1
-        state.didDisconnect(reason: reason)
-    }
-
-    /// Sends one command line; a command that does not fit the socket buffer now is skipped
-    /// (the next status request comes a second later).
-    private func send(_ line: String) {
-        guard fd >= 0 else { return }
-        let bytes = Array((line + "\n").utf8)
-        let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        if n < 0 && errno != EAGAIN && errno != EINTR { disconnect(String(cString: strerror(errno))) }
-    }
-
-    /// Reads what is there (up to 1 MiB per wake-up, so the screen still refreshes under a flood).
-    private func readSocket() {
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        var total = 0
-        while fd >= 0 && total < 1 << 20 {
-            let n = read(fd, &chunk, chunk.count)
-            if n == 0 { disconnect("the daemon closed the connection"); return }
-            if n < 0 {
-                if errno == EINTR { continue }
-                if errno == EAGAIN || errno == EWOULDBLOCK { return }
-                disconnect(String(cString: strerror(errno))); return
-            }
-            total += n
-            var start = 0
-            for i in 0..<n where chunk[i] == 0x0A {
-                if buffer.isEmpty {
-                    state.apply(line: chunk[start..<i])
-                } else {
-                    buffer.append(contentsOf: chunk[start..<i])
-                    state.apply(line: buffer)
-                    buffer.removeAll(keepingCapacity: true)
-                }
-                start = i + 1
-            }
-            buffer.append(contentsOf: chunk[start..<n])
-            if buffer.count > Self.maxLineBytes { buffer.removeAll(); state.badLines += 1 }
+    private func apply(_ e: DaemonClient.Event, nextStatus: inout Double) {
+        switch e {
+        case .connected:
+            firstAttemptDone = true
+            state.didConnect()
+            nextStatus = monotonic()
+        case .disconnected(let reason, _):
+            firstAttemptDone = true
+            state.didDisconnect(reason: reason)
+        case .line(let line):
+            state.apply(line.object)
+        case .unparsable:
+            state.badLines += 1
         }
     }
 
@@ -335,4 +288,46 @@ final class MonitorLoop {
     }
 
     private func monotonic() -> Double { Double(MonotonicClock.nanoseconds()) * 1e-9 }
+}
+
+/// What the client's event loop hands the monitor's thread: its events, and a byte on a pipe
+/// that wakes the monitor's poll().
+private final class Inbox: Sendable {
+    private let events = Mutex<[DaemonClient.Event]>([])
+    private let pipeEnds = Mutex<(read: Int32, write: Int32)>((-1, -1))
+
+    func open() throws {
+        var p: [Int32] = [0, 0]
+        guard pipe(&p) == 0 else {
+            throw ValidationFailure(message: "tiltd monitor: pipe: \(String(cString: strerror(errno)))")
+        }
+        for fd in p {
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        }
+        pipeEnds.withLock { $0 = (p[0], p[1]) }
+    }
+
+    var wakeRead: Int32 { pipeEnds.withLock { $0.read } }
+
+    func post(_ e: DaemonClient.Event) {
+        let wasEmpty = events.withLock { q in
+            defer { q.append(e) }
+            return q.isEmpty
+        }
+        // One byte per batch: the monitor takes everything queued when it wakes.
+        if wasEmpty {
+            var b: UInt8 = 1
+            _ = write(pipeEnds.withLock { $0.write }, &b, 1)
+        }
+    }
+
+    func take() -> [DaemonClient.Event] {
+        var b = [UInt8](repeating: 0, count: 64)
+        while read(wakeRead, &b, b.count) > 0 {}
+        return events.withLock { q in
+            defer { q = [] }
+            return q
+        }
+    }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import Glibc
+import TiltClient
 import TiltCommandLine
 import TiltCore
 import TiltService
@@ -49,16 +50,15 @@ struct Reload: ParsableCommand {
 
     func run() throws {
         let path = try target.socketPath()
-        let reply: JSONValue
+        let reply: ReplyBody
         do {
-            reply = try LineExchange.request(
-                #"{"cmd":"reload","id":"tiltd-reload"}"#, id: "tiltd-reload",
-                socket: path, timeout: timeout)
+            reply = try DaemonClient.exchange(
+                ["cmd": "reload"], socket: path, timeout: timeout, idPrefix: "tiltd-reload-")
         } catch {
-            throw ValidationFailure(message: "tiltd reload: \(error)")
+            throw ValidationFailure(message: "tiltd reload: \(Self.describe(error, path: path, timeout: timeout))")
         }
-        guard reply["ok"] == .bool(true) else {
-            let message = reply["error"]?["message"]?.stringValue ?? reply.jsonText
+        guard reply.ok else {
+            let message = reply.error?.message ?? JSONValue.object(reply.fields).jsonText
             throw ValidationFailure(message: "tiltd reload: refused, the daemon keeps its running config: \(message)")
         }
         let file = reply["file"]?.stringValue ?? "the config"
@@ -68,5 +68,14 @@ struct Reload: ParsableCommand {
             "reloaded \(file): " + (changed.isEmpty ? "nothing changed" : "changed \(changed.joined(separator: ", "))")
         if !notes.isEmpty { line += " (\(notes.joined(separator: "; ")))" }
         print(line)
+    }
+
+    /// The failed exchange in the words the old blocking client used (the reload tests read them).
+    static func describe(_ error: any Error, path: String, timeout: Double) -> String {
+        switch error {
+        case DaemonClient.Failure.timedOut: "no reply from the daemon at \(path) within \(timeout) s"
+        case DaemonClient.Failure.connectionLost: "the daemon at \(path) closed the connection before replying"
+        default: "\(error)"
+        }
     }
 }

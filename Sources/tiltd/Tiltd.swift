@@ -6,6 +6,8 @@ import ServiceLifecycle
 import Synchronization
 import TiltCommandLine
 import TiltCore
+import TiltLogging
+import TiltSystemd
 import TiltSensors
 import TiltService
 

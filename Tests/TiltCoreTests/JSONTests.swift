@@ -32,7 +32,7 @@ final class JSONTests: XCTestCase {
 
     func testEventEncodingHasClassSeqAndTime() throws {
         let a = Attitude(t: 1_000, q: .identity, atRest: true, gyroBias: .zero)
-        let line = Event(.attitude, t: 1_000, .attitude(a)).encode(seq: 42)
+        let line = Event(.attitude, t: 1_000, .attitude(AttitudeBody(a))).encode(seq: 42)
         XCTAssertEqual(line.last, 0x0A)
         let v = try JSONParser.parse(line.dropLast())
         XCTAssertEqual(v["class"], "attitude")

@@ -16,22 +16,29 @@ final class BinaryLinkTests: XCTestCase {
     }
 
     func testWebScreenAndBridgeLinkNoStoreOrRing() throws {
-        // TiltWeb's and TiltBridge's own DaemonLink files, and tiltd-web's TiltdVersion, still
-        // come from TiltService until the protocol module and its client land (issue 28, point 1).
-        for target in ["TiltWeb", "TiltBridge", "tiltd-web"]
-        where try dependencies(of: target).contains("\"TiltService\"") {
-            throw XCTSkip("\(target) still depends on TiltService (its daemon links are replaced by DaemonClient)")
+        // The targets name no daemon module, and the built binaries (the web screen, and the bridge
+        // without the daemon: bench/mqtt's MQTTBench) link neither its store nor its fan-out.
+        for target in ["TiltWeb", "TiltBridge", "TiltCommandLine", "tiltd-web"] {
+            XCTAssertFalse(try dependencies(of: target).contains("\"TiltService\""), "\(target) depends on TiltService")
         }
-        let bin = URL(
+        let dir = URL(
             fileURLWithPath: ProcessInfo.processInfo.environment["TILTD_BIN"]
                 ?? root.appendingPathComponent(".build/debug/tiltd").path
-        ).deletingLastPathComponent().appendingPathComponent("tiltd-web").path
-        try SystemdTestSupport.requireTool(FileManager.default.fileExists(atPath: bin), "\(bin) not built")
-        let ldd = try SystemdTestSupport.runProcess("/usr/bin/ldd", [bin])
-        for lib in ["libsqlite3", "liburing"] { XCTAssertFalse(ldd.stdout.contains(lib), "tiltd-web links \(lib)") }
-        let nm = try SystemdTestSupport.runProcess("/usr/bin/nm", ["-D", "--undefined-only", bin])
-        for symbol in ["sqlite3_", "io_uring_"] {
-            XCTAssertFalse(nm.stdout.contains(symbol), "tiltd-web uses \(symbol)*")
+        ).deletingLastPathComponent()
+        for exe in ["tiltd-web", "MQTTBench"] {
+            let bin = dir.appendingPathComponent(exe).path
+            try SystemdTestSupport.requireTool(FileManager.default.fileExists(atPath: bin), "\(bin) not built")
+            let ldd = try SystemdTestSupport.runProcess("/usr/bin/ldd", [bin])
+            for lib in ["libsqlite3", "liburing"] { XCTAssertFalse(ldd.stdout.contains(lib), "\(exe) links \(lib)") }
+            let nm = try SystemdTestSupport.runProcess("/usr/bin/nm", ["-D", "--undefined-only", bin])
+            for symbol in ["sqlite3_", "io_uring_"] {
+                XCTAssertFalse(nm.stdout.contains(symbol), "\(exe) uses \(symbol)*")
+            }
+            // Swift symbols of the daemon's modules (hub, store, socket server; io_uring fan-out).
+            let defined = try SystemdTestSupport.runProcess("/usr/bin/nm", ["--defined-only", bin])
+            for module in ["$s11TiltService", "$s15SocketWriteRing"] {
+                XCTAssertFalse(defined.stdout.contains(" " + module), "\(exe) carries \(module) symbols")
+            }
         }
     }
 }

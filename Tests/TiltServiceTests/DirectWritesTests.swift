@@ -31,12 +31,12 @@ final class DirectWritesTests: XCTestCase {
         let inBatch = f.onLoop {
             let attitude = { (t: Nanoseconds) in Self.ingestAttitude(at: t, into: engine) }
             attitude(t1)
-            let joined = hub.directWrites.targets.count
-            let sessions = hub.sessions
+            let joined = hub.value.directWrites.targets.count
+            let sessions = hub.value.sessions
             sessions[0].reply(.reply(id: .int(5), cmd: "ping"))
             sessions[1].close()
             attitude(t2)
-            return (joined, hub.directWrites.targets.map(\.done))
+            return (joined, hub.value.directWrites.targets.map(\.done))
         }
         XCTAssertEqual(inBatch.0, 3, "all three clients had nothing queued: the first line went the direct way")
         XCTAssertEqual(
@@ -60,8 +60,8 @@ final class DirectWritesTests: XCTestCase {
 
         // The count of lines handed over matches what was read: a line taken back out of the
         // batch is counted once, when its queue writes it.
-        try waitUntil("the closed client is gone") { f.onLoop { hub.clientCount } == 2 }
-        let sent = f.onLoop { hub.sessions.map(\.sentTotal) }
+        try waitUntil("the closed client is gone") { f.onLoop { hub.value.clientCount } == 2 }
+        let sent = f.onLoop { hub.value.sessions.map(\.sentTotal) }
         XCTAssertEqual(sent, [4, 3], "hello, line, reply, line; hello, line, line")
     }
 
@@ -75,11 +75,11 @@ final class DirectWritesTests: XCTestCase {
         let t: Nanoseconds = 1_000_000_000
         let left = f.onLoop {
             Self.ingestAttitude(at: t, into: engine)
-            let gone = hub.sessions[0]
+            let gone = hub.value.sessions[0]
             // What the socket server does when the channel goes inactive.
-            hub.remove(gone)
+            hub.value.remove(gone)
             gone.ended()
-            return hub.directWrites.targets.map(\.done)
+            return hub.value.directWrites.targets.map(\.done)
         }
         XCTAssertEqual(left, [true, false], "the ended client's target is out of the batch, the other's is not")
         XCTAssertEqual(try clients[1].readJSON(timeout: 5)?["t_ns"]?.intValue, t)
@@ -90,7 +90,7 @@ final class DirectWritesTests: XCTestCase {
         let f = try ServerFixture(writeRing: writeRing) { $0.attitudeHz = 1000 }
         let hub = f.hub
         let clients = try (0..<n).map { _ in try LineClient(path: f.path) }
-        try waitUntil("\(n) clients") { f.onLoop { hub.clientCount } == n }
+        try waitUntil("\(n) clients") { f.onLoop { hub.value.clientCount } == n }
         for c in clients { _ = try c.next("hello") }
         return (f, clients)
     }

@@ -66,7 +66,7 @@ final class EngineTests: XCTestCase {
         }
         let stalled = try LineClient(path: f.path)
         let c = try LineClient(path: f.path)
-        try waitUntil("two clients") { f.onLoop { f.hub.clientCount } == 2 }
+        try waitUntil("two clients") { f.onLoop { f.hub.value.clientCount } == 2 }
         _ = try c.request(#"{"cmd":"watch","id":1,"attitude_hz":0}"#, id: 1)
         f.onLoop {
             f.engine.ingest(status: SourceStatus(source: "imu", state: .streaming, message: "test", rateHz: 60))
@@ -75,7 +75,7 @@ final class EngineTests: XCTestCase {
         for chunk in 0..<20 { f.publishAttitudes(1000, from: 1_000_000_000 + Int64(chunk) * 100_000_000_000) }
         _ = try c.request(#"{"cmd":"game.start","id":2}"#, id: 2)
         // Every line the stalled client lost so far (each drop removes its oldest: an attitude).
-        let dropped = f.onLoop { f.hub.sessions.map(\.droppedTotal).max() ?? 0 }
+        let dropped = f.onLoop { f.hub.value.sessions.map(\.droppedTotal).max() ?? 0 }
         XCTAssertGreaterThan(dropped, 0)
         let stats = try c.request(#"{"cmd":"stats","id":3}"#, id: 3)
         XCTAssertEqual(stats["ok"], .bool(true), stats.jsonText)

@@ -21,11 +21,11 @@ final class FlushListTests: XCTestCase {
         let f = try ServerFixture(writeRing: writeRing)
         let hub = f.hub
         let client = try LineClient(path: f.path)
-        try waitUntil("the client") { f.onLoop { hub.clientCount } == 1 }
+        try waitUntil("the client") { f.onLoop { hub.value.clientCount } == 1 }
         _ = try client.next("hello")
 
         let listed = f.onLoop {
-            let s = hub.sessions[0]
+            let s = hub.value.sessions[0]
             s.reply(.reply(id: .int(1), cmd: "ping"))
             s.flushNow()
             // A reply that comes later in the same turn (a store command's, a game event's).
@@ -33,14 +33,14 @@ final class FlushListTests: XCTestCase {
             return s.inHubFlushList
         }
         XCTAssertTrue(listed, "the second reply waits for the hub's flush")
-        f.onLoop { hub.sessions[0].reply(.reply(id: .int(3), cmd: "ping")) }
+        f.onLoop { hub.value.sessions[0].reply(.reply(id: .int(3), cmd: "ping")) }
 
         var ids: [Int64] = []
         while ids.count < 3, let line = try client.readJSON(timeout: 5) {
             if line["class"] == "reply", let id = line["id"]?.intValue { ids.append(id) }
         }
         XCTAssertEqual(ids, [1, 2, 3], "each reply once, in order")
-        let sent = f.onLoop { hub.sessions[0].sentTotal }
+        let sent = f.onLoop { hub.value.sessions[0].sentTotal }
         XCTAssertEqual(sent, 4, "hello and three replies handed to the socket, none twice")
     }
 }

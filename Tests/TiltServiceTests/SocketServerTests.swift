@@ -10,11 +10,12 @@ import XCTest
 
 /// A hub, engine and socket server in this process, on a temporary path.
 ///
-/// `@unchecked`: no lock; the engine and hub it holds are confined to the fixture's event loop,
-/// and the tests touch them only inside `onLoop`/`publishAttitudes`, which run there.
+/// `@unchecked`: no lock; the engine it holds is confined to the fixture's event loop, and the
+/// tests touch it only inside `onLoop`/`publishAttitudes`, which run there (the hub is reached
+/// through its handle, whose `value` checks that).
 final class ServerFixture: @unchecked Sendable {
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-    let hub: Hub
+    let hub: HubHandle
     let engine: Engine
     let server: SocketServer
     let dir: String
@@ -28,11 +29,11 @@ final class ServerFixture: @unchecked Sendable {
         var config = Configuration()
         config.socket.path = path
         tweak(&config.socket)
-        hub = Hub(loop: group.next())
-        engine = Engine(hub: hub, config: config, logger: Logger(label: "test"))
+        hub = HubHandle(loop: group.next())
+        engine = try Self.makeEngine(hub, config)
         server = SocketServer(config: config.socket, hub: hub, logger: Logger(label: "test"))
         try server.start()
-        if writeRing, let why = onLoop({ [hub] in hub.useWriteRing(true) }) {
+        if writeRing, let why = onLoop({ [hub] in hub.value.useWriteRing(true) }) {
             // Where the kernel or a filter refuses io_uring the daemon falls back, and so do
             // these tests; CI's kernel has it, so there it must work.
             if ProcessInfo.processInfo.environment["CI"] == "true" {
@@ -51,6 +52,13 @@ final class ServerFixture: @unchecked Sendable {
                 engine.ingest(sample: s, attitude: Attitude(t: t, q: .identity, atRest: false, gyroBias: .zero))
             }
         }.wait()
+    }
+
+    /// An engine on `hub`, made on its loop as the daemon makes it.
+    static func makeEngine(_ hub: HubHandle, _ config: Configuration) throws -> Engine {
+        nonisolated(unsafe) var made: Engine?
+        try hub.submit { made = Engine(hub: $0, config: config, logger: Logger(label: "test")) }.wait()
+        return made!
     }
 
     func onLoop<T: Sendable>(_ f: @escaping @Sendable () -> T) -> T { try! hub.loop.submit(f).wait() }
@@ -76,8 +84,8 @@ final class SocketServerTests: XCTestCase {
         config.socket.path = "\(dir)/tiltd.sock"
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         defer { try? group.syncShutdownGracefully() }
-        let hub = Hub(loop: group.next())
-        _ = Engine(hub: hub, config: config, logger: Logger(label: "test"))
+        let hub = HubHandle(loop: group.next())
+        _ = try ServerFixture.makeEngine(hub, config)
         let server = SocketServer(config: config.socket, hub: hub, logger: Logger(label: "test"))
         try server.start()
         defer { server.stop() }
@@ -112,7 +120,7 @@ final class SocketServerTests: XCTestCase {
         XCTAssertEqual(hello["protocol"], .int(1))
         XCTAssertEqual(hello["client"]?["trusted"], .bool(true))
         XCTAssertNotNil(hello["seq"]?.intValue)
-        try waitUntil("client registered") { f.onLoop { f.hub.clientCount } == 1 }
+        try waitUntil("client registered") { f.onLoop { f.hub.value.clientCount } == 1 }
 
         // 60 Hz in for 2 s; the default stream carries attitude at 10 Hz and no samples.
         f.publishAttitudes(120)
@@ -193,7 +201,7 @@ final class SocketServerTests: XCTestCase {
         _ = try good.next("hello")
         let bad = try LineClient(path: f.path)
         _ = try bad.next("hello")
-        try waitUntil("two clients") { f.onLoop { f.hub.clientCount } == 2 }
+        try waitUntil("two clients") { f.onLoop { f.hub.value.clientCount } == 2 }
 
         // The flood writer runs beside the publisher.
         let flood = Thread {
@@ -212,7 +220,7 @@ final class SocketServerTests: XCTestCase {
         XCTAssertTrue(closed)
         XCTAssertGreaterThanOrEqual(errors, 100, "each bad line up to the limit gets an error reply")
         XCTAssertLessThan(errors, 10_000, "the flooder was cut off")
-        try waitUntil("flooder removed") { f.onLoop { f.hub.clientCount } == 1 }
+        try waitUntil("flooder removed") { f.onLoop { f.hub.value.clientCount } == 1 }
 
         // The good client saw every attitude, in order, with no gap.
         var seen = 0
@@ -241,7 +249,7 @@ final class SocketServerTests: XCTestCase {
         }
         let stalled = try LineClient(path: f.path)
         let reader = try LineClient(path: f.path)
-        try waitUntil("two clients") { f.onLoop { f.hub.clientCount } == 2 }
+        try waitUntil("two clients") { f.onLoop { f.hub.value.clientCount } == 2 }
         _ = try reader.next("hello")
 
         let n = 20_000, chunks = 400
@@ -256,7 +264,7 @@ final class SocketServerTests: XCTestCase {
         }
         XCTAssertEqual(got, n)
         let (queued, dropped) = f.onLoop {
-            let s = f.hub.sessions.first { $0.sentTotal < n }!
+            let s = f.hub.value.sessions.first { $0.sentTotal < n }!
             return (s.queued, s.droppedTotal)
         }
         XCTAssertLessThanOrEqual(queued, 64, "the stalled client's queue is bounded")

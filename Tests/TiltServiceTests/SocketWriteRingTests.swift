@@ -13,10 +13,10 @@ final class SocketWriteRingTests: XCTestCase {
     /// mid-stream: every other client gets every line, once, in order.
     func testManyClientsGetEveryLineInOrder() throws {
         let f = try ServerFixture(writeRing: true) { $0.attitudeHz = 1000 }
-        XCTAssertEqual(f.onLoop { f.hub.fanoutWrites }, "io_uring")
+        XCTAssertEqual(f.onLoop { f.hub.value.fanoutWrites }, "io_uring")
         let n = 270
         var clients = try (0..<n).map { _ in try LineClient(path: f.path) }
-        try waitUntil("\(n) clients") { f.onLoop { f.hub.clientCount } == n }
+        try waitUntil("\(n) clients") { f.onLoop { f.hub.value.clientCount } == n }
         for c in clients { _ = try c.next("hello") }
 
         // 20 turns of one line each, then 4 turns of 50 lines.
@@ -30,7 +30,7 @@ final class SocketWriteRingTests: XCTestCase {
             f.publishAttitudes(50, from: t, hz: 1000)
             t += 50_000_000
         }
-        try waitUntil("the hung-up client's session ends") { f.onLoop { f.hub.clientCount } == n - 1 }
+        try waitUntil("the hung-up client's session ends") { f.onLoop { f.hub.value.clientCount } == n - 1 }
 
         for (i, c) in clients.enumerated() {
             var last: Int64 = 0
@@ -55,7 +55,7 @@ final class SocketWriteRingTests: XCTestCase {
         // Closures run on the loop capture the hub, not the fixture: its last release must not
         // happen there (its deinit waits for the loop).
         let hub = f.hub
-        let free = try XCTUnwrap(f.onLoop { hub.freeRingFileSlots })
+        let free = try XCTUnwrap(f.onLoop { hub.value.freeRingFileSlots })
         guard free > 0 else {
             let why = "this kernel gave the ring no file table (Linux < 5.19)"
             if ProcessInfo.processInfo.environment["CI"] == "true" { return XCTFail("\(why); CI's kernel has one") }
@@ -68,16 +68,16 @@ final class SocketWriteRingTests: XCTestCase {
             for c in readers { XCTAssertEqual(try c.next("attitude")["t_ns"]?.intValue, t) }
             t += 1_000_000
         }
-        func freeSlots() -> Int? { f.onLoop { hub.freeRingFileSlots } }
+        func freeSlots() -> Int? { f.onLoop { hub.value.freeRingFileSlots } }
 
         var clients = try (0..<3).map { _ in try LineClient(path: f.path) }
-        try waitUntil("3 clients") { f.onLoop { hub.clientCount } == 3 }
+        try waitUntil("3 clients") { f.onLoop { hub.value.clientCount } == 3 }
         for c in clients { _ = try c.next("hello") }
         XCTAssertEqual(freeSlots(), free - 3, "each client's socket entered the table when it connected")
         try line(to: clients)
 
         // The daemon closes the first client: it reads the end of the stream.
-        f.onLoop { hub.clients[0].close() }
+        f.onLoop { hub.value.clients[0].close() }
         let closed = clients.removeFirst()
         do {
             while let v = try closed.readJSON(timeout: 5) { XCTAssertEqual(v["class"], "attitude") }
@@ -91,15 +91,15 @@ final class SocketWriteRingTests: XCTestCase {
 
         // New clients take free slots; lines still reach everyone.
         clients += try (0..<2).map { _ in try LineClient(path: f.path) }
-        try waitUntil("3 clients again") { f.onLoop { hub.clientCount } == 3 }
+        try waitUntil("3 clients again") { f.onLoop { hub.value.clientCount } == 3 }
         for c in clients.suffix(2) { _ = try c.next("hello") }
         try line(to: clients)
         XCTAssertEqual(freeSlots(), free - 3)
 
         // Without the ring and with a new one: the old table went with the old ring.
-        XCTAssertNil(f.onLoop { hub.useWriteRing(false) })
+        XCTAssertNil(f.onLoop { hub.value.useWriteRing(false) })
         try line(to: clients)
-        XCTAssertNil(f.onLoop { hub.useWriteRing(true) })
+        XCTAssertNil(f.onLoop { hub.value.useWriteRing(true) })
         XCTAssertEqual(freeSlots(), free - 3, "the new ring's table has the clients, and no old slot")
         try line(to: clients)
     }

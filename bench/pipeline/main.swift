@@ -104,11 +104,11 @@ func publish(_ e: Event, seq: UInt64) -> Int {
             let a = estimator.update(s)
             if stage == .withSampleJSON {
                 seq += 1
-                bytes &+= publish(Event(.sample, t: s.t, .sample(s)), seq: seq)
+                bytes &+= publish(Event.sample(s), seq: seq)
             }
             if json {
                 seq += 1
-                bytes &+= publish(Event(.attitude, t: a.t, .attitude(a)), seq: seq)
+                bytes &+= publish(Event.attitude(a), seq: seq)
             }
             // As GameComponent feeds it: the attitude, the bias-corrected rate and the accelerometer.
             var events = game.update(a, rate: s.gyro - a.gyroBias, accel: s.accel)

@@ -93,14 +93,3 @@ extension Configuration {
             })
     }
 }
-
-/// The deck used when `[game] deck` is unset (also by `tiltd mqtt` for hosted rounds).
-public enum BuiltInDeck {
-    /// Twenty foods, a deck that works anywhere.
-    public static let deck = try! PromptDeck(
-        name: "built-in",
-        prompts: [
-            "pizza", "sushi", "croissant", "ramen", "falafel", "pretzel", "dumplings", "tacos", "curry", "bagel",
-            "paella", "waffles", "lasagne", "pho", "kebab", "pancakes", "risotto", "burrito", "strudel", "noodles",
-        ])
-}

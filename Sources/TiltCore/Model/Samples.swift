@@ -1,6 +1,5 @@
-/// Nanoseconds on the sensor's clock (the kernel's IIO timestamp, or a recording's time).
-/// All time in tiltd's core comes from samples, never from the wall clock, so replays are exact.
-public typealias Nanoseconds = Int64
+// `Nanoseconds` (TiltProtocol): the sensor's clock (the kernel's IIO timestamp, or a recording's
+// time). All time in tiltd's core comes from samples, never from the wall clock, so replays are exact.
 
 /// One IMU sample in SI units: acceleration in m/s² (gravity included, +g upward at rest on the
 /// axis pointing up) and angular rate in rad/s, both in the sensor (body) frame.

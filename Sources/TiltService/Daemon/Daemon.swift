@@ -5,6 +5,8 @@ import NIOCore
 import NIOPosix
 import ServiceLifecycle
 import TiltCore
+import TiltLogging
+import TiltSystemd
 import TiltSensors
 
 /// `tiltd run`: builds the daemon — event loop, hub, engine, socket server, sampler, GPS,
@@ -56,7 +58,7 @@ public struct Daemon: Sendable {
         group: MultiThreadedEventLoopGroup
     ) async throws -> [ServiceGroupConfiguration.ServiceConfiguration] {
         let loop = group.next()
-        let hub = Hub(loop: loop)
+        let hub = HubHandle(loop: loop)
         let handle = EngineHandle(loop: loop)
         let store = StoreWorker(path: config.store.path, logger: logger)
         // File and database reads happen here, before the loop serves anyone.
@@ -79,7 +81,7 @@ public struct Daemon: Sendable {
             path: config.sourceFile, engine: handle, store: store, services: services, notifier: notifier,
             logger: logger)
         let (config, logger) = (self.config, self.logger)
-        try await loop.submit {
+        try await hub.submit { hub in
             if let why = hub.useWriteRing(config.socket.ioURing) {
                 logger.info("fan-out writes with write(2), one system call per client: no io_uring (\(why))")
             }

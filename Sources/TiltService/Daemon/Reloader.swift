@@ -4,6 +4,8 @@ import Glibc
 import Logging
 import Synchronization
 import TiltCore
+import TiltLogging
+import TiltSystemd
 
 /// Reloads the config file, all or nothing (SIGHUP, the `reload` command, `tiltd reload`):
 /// the file is parsed and validated and every component's part prepared off the loop

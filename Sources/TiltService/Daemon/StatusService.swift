@@ -6,6 +6,8 @@ import ResidentMemory
 import ServiceLifecycle
 import Synchronization
 import TiltCore
+import TiltLogging
+import TiltSystemd
 
 /// Tells systemd how the daemon is: READY=1 once serving, STATUS= when the status line
 /// changes, WATCHDOG=1 only while the sampler makes progress, STOPPING=1 at shutdown; reloads

@@ -24,8 +24,8 @@ final class AttitudeComponent: Component {
         samplesSeen += 1
         rateMeter.add(sample.t)
         context.lastAttitude = attitude
-        context.publish(Event(.sample, t: sample.t, .sample(sample)))
-        context.publish(Event(.attitude, t: attitude.t, .attitude(attitude)))
+        context.publish(Event.sample(sample))
+        context.publish(Event.attitude(attitude))
     }
 
     /// The sampler skipped `n` samples because the loop was behind.

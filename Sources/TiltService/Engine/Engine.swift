@@ -1,6 +1,8 @@
 import Logging
 import NIOCore
 import TiltCore
+import TiltLogging
+import TiltSystemd
 import TiltSensors
 
 /// The daemon's state and the only place it changes. Sensor outputs and client requests arrive

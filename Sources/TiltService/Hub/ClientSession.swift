@@ -24,9 +24,9 @@ import Glibc
 /// writes, promises, writability) cost several times the system call itself, and fan-out is
 /// one write per client per sample (bench/fanout/run).
 ///
-/// `@unchecked`: no lock guards the state; like the `Hub` that owns it, a session is confined to
-/// the hub's loop (its channel's), and only its `id` and credentials are read elsewhere.
-public final class ClientSession: RingWriter, @unchecked Sendable {
+/// Not `Sendable`: like the `Hub` that owns it, a session is confined to the hub's loop (its
+/// channel's), and the compiler refuses to let it leave.
+public final class ClientSession: RingWriter {
     // Read or written for every line the hub fans out, so declared first: Swift lays a class's
     // stored properties out in this order, and together they take one or two cache lines per
     // client where, spread among the others, they took four (`Hub.publish`'s cost at 1000
@@ -310,7 +310,7 @@ public final class ClientSession: RingWriter, @unchecked Sendable {
         buffer.writeBytes(rest)
         waitingForSocket = true
         let promise = context.eventLoop.makePromise(of: Void.self)
-        promise.futureResult.whenComplete { [self] result in
+        promise.futureResult.assumeIsolated().whenComplete { [self] result in
             waitingForSocket = false
             guard case .success = result else { return }
             sentTotal += 1

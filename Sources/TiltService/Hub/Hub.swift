@@ -1,6 +1,8 @@
 import NIOCore
 import SocketWriteRing
 import TiltCore
+import TiltLogging
+import TiltSystemd
 
 /// Receives requests from clients; implemented by the daemon, which alone changes state.
 public protocol RequestHandler: AnyObject {
@@ -16,13 +18,10 @@ public protocol RequestHandler: AnyObject {
 /// Every event is encoded once and the same bytes are queued on each client that watches its
 /// class (a turn's attitude line to a client with nothing queued is written straight from them:
 /// `DirectWrites`); per-client queues are bounded (`ClientSession`), so a slow reader costs only
-/// its own lines. All state is confined to `loop`: publish from elsewhere with `publishSoon`.
-///
-/// `@unchecked`: no lock guards the state; it is confined to `loop` (checked at run time by
-/// `preconditionInEventLoop`). Other threads touch only `loop` and `publishSoon`. Making the
-/// compiler check it (a `NIOLoopBound` hub) changes the socket server's and the fan-out's
-/// wiring, which issue 15 owns.
-public final class Hub: @unchecked Sendable {
+/// its own lines. All state is confined to `loop`, and the compiler keeps it there: the hub is
+/// not `Sendable`, so other threads reach it only through a `HubHandle` (its `NIOLoopBoundBox`),
+/// and its own callbacks are isolated to the loop (`assumeIsolated`).
+public final class Hub {
     /// The event loop all hub, session and engine state is confined to.
     public let loop: any EventLoop
     /// Who answers requests (the engine); weak, the daemon owns it.
@@ -146,7 +145,7 @@ public final class Hub: @unchecked Sendable {
     private func flushSoon() {
         guard !flushQueued else { return }
         flushQueued = true
-        loop.execute { self.flushAll() }
+        loop.assumeIsolated().execute { self.flushAll() }
     }
 
     private func flushAll() {
@@ -225,11 +224,6 @@ public final class Hub: @unchecked Sendable {
         writeRing?.release(client)
     }
 
-    /// Publishes from any thread.
-    public func publishSoon(_ event: Event) {
-        loop.execute { self.publish(event) }
-    }
-
     func dispatch(_ request: Request, from client: ClientSession) {
         guard let handler else {
             client.reply(
@@ -255,12 +249,4 @@ public final class Hub: @unchecked Sendable {
         let cls = Event.lineClass(UnsafeRawBufferPointer(line.bytes))
         droppedLines[cls ?? .reply, default: 0] += 1
     }
-}
-
-/// Version numbers reported in `hello` and `tiltd --version`.
-public enum TiltdVersion {
-    /// tiltd's version.
-    public static let string = "0.1.0"
-    /// Bumped when a change breaks existing clients.
-    public static let protocolNumber = 1
 }

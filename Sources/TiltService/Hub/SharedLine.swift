@@ -1,7 +1,8 @@
 /// One encoded line (JSON and its newline), shared by every client it goes to: the hub encodes
 /// an event once and each client's queue holds a reference, so 1000 clients cost one copy of
-/// the bytes. The storage is stable, so writev(2) can point at it directly.
-final class SharedLine: @unchecked Sendable {
+/// the bytes. The storage is stable, so writev(2) can point at it directly. Not `Sendable`: it
+/// lives and dies on the hub's loop with the queues that hold it.
+final class SharedLine {
     /// The line's bytes; immutable after init.
     let bytes: UnsafeMutableRawBufferPointer
     /// A `gap` notice: a full queue never drops one (it carries the count of what was dropped).

@@ -14,14 +14,14 @@ import TiltCore
 public final class SocketServer: Sendable {
     /// The settings the socket was made with (path, mode, group).
     public let config: Configuration.Socket
-    let hub: Hub
+    let hub: HubHandle
     let logger: Logger
     private let acceptorBox = Mutex<Acceptor?>(nil)
 
     /// A server for `hub` with `config`; nothing listens until `start`.
-    public init(config: Configuration.Socket, hub: Hub, logger: Logger) {
+    public init(config: Configuration.Socket, hub: HubHandle, logger: Logger) {
         self.config = config; self.hub = hub; self.logger = logger
-        hub.loop.execute { hub.socketConfig = config }
+        hub.execute { $0.socketConfig = config }
     }
 
     /// Problems that stop the server from starting.
@@ -59,7 +59,7 @@ public final class SocketServer: Sendable {
 
     /// Hands an accepted connection to NIO (which reads its commands) and keeps a duplicate of
     /// its descriptor for the session's own writes (see `ClientSession`).
-    static func adopt(_ fd: CInt, id: Int, hub: Hub, logger: Logger) {
+    static func adopt(_ fd: CInt, id: Int, hub: HubHandle, logger: Logger) {
         let credentials = ClientHandler.peerCredentials(fd)
         // The duplicate keeps the socket open until the session closes it too, so a write can
         // never reach a descriptor number NIO has closed and the kernel has given to someone else.
@@ -75,7 +75,9 @@ public final class SocketServer: Sendable {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
-                        ClientHandler(id: id, hub: hub, logger: logger, writeFD: writeFD, credentials: credentials))
+                        // The channel is on the hub's loop: the hub is reachable here.
+                        ClientHandler(
+                            id: id, hub: hub.value, logger: logger, writeFD: writeFD, credentials: credentials))
                 }
             }
             .withConnectedSocket(fd)
@@ -92,7 +94,7 @@ public final class SocketServer: Sendable {
         }
         acceptor?.stop()
         let hub = self.hub
-        try? hub.loop.submit {
+        try? hub.submit { hub in
             for c in hub.sessions { c.close() }
         }.wait()
     }

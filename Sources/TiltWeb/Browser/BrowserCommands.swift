@@ -92,6 +92,6 @@ public enum BrowserCommands {
             "class": "reply", "id": id, "cmd": cmd.map { .string($0) } ?? .null, "ok": false,
             "error": .object(["code": .string(r.code), "message": .string(r.message)]),
         ]
-        return jsonText(.object(o))
+        return JSONValue.object(o).jsonText
     }
 }

@@ -42,12 +42,12 @@ public final class LiveRelay: Service, Sendable {
     /// A line from the daemon (the link's `onLine`).
     public func receive(_ line: DaemonLine) {
         switch line.cls {
-        case "attitude":
+        case .attitude?:
             hub.broadcast(line.text, isAttitude: true)
-        case "fix":
+        case .fix?:
             hub.broadcast(line.text)
             updateMap(line.value)
-        case "hello":
+        case .hello?:
             // A daemon that (re)started may have no GPS: its fix and map come anew, if at all.
             state.withLockedValue { s in
                 s.lastMap = nil; s.lastFixTime = nil; s.lastMapTime = -.infinity
@@ -86,7 +86,7 @@ public final class LiveRelay: Service, Sendable {
         case .reconnecting(let retry, let reason):
             o["state"] = "reconnecting"; o["retry_in_s"] = .number(retry); o["message"] = .string(reason)
         }
-        return jsonText(.object(o))
+        return JSONValue.object(o).jsonText
     }
 
     private func updateMap(_ fix: JSONValue) {
@@ -98,7 +98,7 @@ public final class LiveRelay: Service, Sendable {
             return true
         }
         guard due, let map, let lat = fix["lat"]?.doubleValue, let lon = fix["lon"]?.doubleValue else { return }
-        let text = jsonText(.object(map.line(at: GeoPoint(lat: lat, lon: lon), eph: fix["eph_m"]?.doubleValue)))
+        let text = JSONValue.object(map.line(at: GeoPoint(lat: lat, lon: lon), eph: fix["eph_m"]?.doubleValue)).jsonText
         state.withLockedValue { $0.lastMap = text }
         hub.broadcast(text)
     }
@@ -117,7 +117,7 @@ public final class LiveRelay: Service, Sendable {
     /// Asks the daemon for a fresh `status` and returns its reply line (for one browser's snapshot).
     public func freshStatus() async -> String? {
         guard let link, let reply = try? await link.request(["cmd": "status"]) else { return nil }
-        let text = jsonText(reply)
+        let text = reply.jsonText
         state.withLockedValue { $0.lastStatus = text }
         return text
     }

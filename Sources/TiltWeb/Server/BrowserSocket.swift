@@ -42,7 +42,7 @@ struct BrowserSocket: Sendable {
                 "commands": .array(
                     (BrowserCommands.open + (paired ? BrowserCommands.pairedOnly : [])).map { .string($0) }),
             ]
-            relay.hub.send(jsonText(.object(session)), to: id)
+            relay.hub.send(JSONValue.object(session).jsonText, to: id)
             for l in relay.greeting() { relay.hub.send(l, to: id) }
             // The whole game state for this browser (it applies later events on top, by seq).
             Task { if let s = await relay.freshStatus() { relay.hub.send(s, to: id) } }
@@ -95,7 +95,7 @@ struct BrowserSocket: Sendable {
             let reply = try await link.request(c.fields)
             guard var o = reply.objectValue else { return }
             o["id"] = c.browserID
-            relay.hub.send(jsonText(.object(o)), to: browser)
+            relay.hub.send(JSONValue.object(o).jsonText, to: browser)
             if BrowserCommands.pairedOnly.contains(c.name) {
                 logger.info(
                     "browser \(browser): \(c.name) → \(reply["ok"]?.boolValue == true ? "ok" : (reply["error"]?["code"]?.stringValue ?? "?"))"

@@ -67,6 +67,7 @@ enum PairRoutes {
         h[.contentType] = "application/json"
         SecurityHeaders.apply(&h)
         return Response(
-            status: status, headers: h, body: .init(byteBuffer: ByteBuffer(string: jsonText(.object(o)) + "\n")))
+            status: status, headers: h, body: .init(byteBuffer: ByteBuffer(string: JSONValue.object(o).jsonText + "\n"))
+        )
     }
 }

@@ -109,6 +109,4 @@ extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Ex
 extension JSONValue {
     /// Convenience for numbers that may be missing: nil becomes absent, not null (see `JSONObject`).
     public static func number(_ d: Double) -> JSONValue { d.isFinite ? .double(d) : .null }
-    /// A vector as [x, y, z].
-    public static func vector(_ v: Vector3) -> JSONValue { .array([.number(v.x), .number(v.y), .number(v.z)]) }
 }

@@ -40,14 +40,8 @@ extension Event {
         source: String, state: String, message: String, device: String? = nil,
         rateHz: Double? = nil, retryIn: Double? = nil
     ) -> JSONObject {
-        var o = JSONObject()
-        o["source"] = .string(source)
-        o["state"] = .string(state)
-        o["message"] = .string(message)
-        if let device { o["device"] = .string(device) }
-        if let rateHz { o["rate_hz"] = .number(rateHz) }
-        if let retryIn { o["retry_in_s"] = .number(retryIn) }
-        return o
+        StatusBody(source: source, state: state, message: message, device: device, rateHz: rateHz, retryIn: retryIn)
+            .object
     }
 
     /// A `gap` line: this client lost `dropped` lines.
@@ -56,24 +50,7 @@ extension Event {
     }
 
     /// A `fix` line, stamped with the fix's time.
-    public static func fix(_ f: Fix) -> Event { Event(.fix, t: f.time, fields: fixFields(f)) }
-
-    /// A `fix` line's fields: only what gpsd knew, rounded to what a GPS resolves (~1 cm,
-    /// 1 cm/s, 0.1°) so lines are short and free of float noise.
-    public static func fixFields(_ f: Fix) -> JSONObject {
-        func r(_ v: Double, _ digits: Double) -> JSONValue { .number((v * digits).rounded() / digits) }
-        var o: JSONObject = ["mode": .int(Int64(f.mode))]
-        if let v = f.time { o["time_ns"] = .int(v) }
-        if let v = f.lat { o["lat"] = r(v, 1e7) }
-        if let v = f.lon { o["lon"] = r(v, 1e7) }
-        if let v = f.alt { o["alt_m"] = r(v, 100) }
-        if let v = f.speed { o["speed_mps"] = r(v, 100) }
-        if let v = f.track { o["track_deg"] = r(v, 10) }
-        if let v = f.eph { o["eph_m"] = r(v, 100) }
-        if let v = f.epv { o["epv_m"] = r(v, 100) }
-        if let v = f.clockOffset { o["clock_offset_s"] = .number(v.rounded()) }
-        return o
-    }
+    public static func fix(_ f: FixBody) -> Event { Event(.fix, t: f.timeNs, fields: f.object) }
 
     /// The `hello` line: versions, the client as the daemon sees it, then `state` (sources,
     /// game, fix, watch — from the daemon's components).

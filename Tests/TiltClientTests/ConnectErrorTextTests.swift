@@ -3,7 +3,7 @@ import NIOPosix
 import TestSupport
 import XCTest
 
-@testable import TiltService
+@testable import TiltClient
 
 /// What `tiltd web` and `tiltd mqtt` say when the daemon's socket is not there: the reason,
 /// not NIO's name for the system call.

@@ -23,8 +23,10 @@ public enum EventClass: String, CaseIterable, Sendable, Codable {
 public struct Event: Sendable {
     /// What follows `class`, `seq` and `t_ns` on the line.
     public enum Payload: Sendable {
-        case attitude(Attitude)
-        case sample(IMUSample)
+        /// An `attitude` line's body (TiltCore makes it from an `Attitude`).
+        case attitude(AttitudeBody)
+        /// A `sample` line's body.
+        case sample(SampleBody)
         case fields(JSONObject)
     }
 
@@ -44,9 +46,6 @@ public struct Event: Sendable {
     public init(_ cls: EventClass, t: Nanoseconds?, fields: JSONObject) {
         self.init(cls, t: t, .fields(fields))
     }
-
-    /// Degrees per radian, for the human-readable angle fields.
-    @usableFromInline static let deg = 180.0 / Double.pi
 
     /// Encodes the event as one JSON line (with the trailing newline).
     /// Field order: class, seq, t_ns, then the payload's fields.
@@ -72,21 +71,8 @@ public struct Event: Sendable {
         w.key(literal: "seq"); w.int(Int64(seq))
         if let t { w.key(literal: "t_ns"); w.int(t) }
         switch payload {
-        case .attitude(let a):
-            w.key(literal: "q")
-            w.beginArray()
-            w.double(a.q.w, digits: 6); w.double(a.q.x, digits: 6); w.double(a.q.y, digits: 6);
-            w.double(a.q.z, digits: 6)
-            w.endArray()
-            w.key(literal: "roll_deg"); w.double(a.roll * Self.deg, digits: 2)
-            w.key(literal: "pitch_deg"); w.double(a.pitch * Self.deg, digits: 2)
-            // Without a gyroscope the heading is unknown: no yaw, no bias (docs/protocol.md).
-            if a.hasYaw { w.key(literal: "yaw_deg"); w.double(a.yaw * Self.deg, digits: 2) }
-            w.key(literal: "at_rest"); w.bool(a.atRest)
-            if a.hasYaw { w.key(literal: "gyro_bias"); w.vector(a.gyroBias, digits: 5) }
-        case .sample(let s):
-            w.key(literal: "accel"); w.vector(s.accel, digits: 4)
-            if s.hasGyro { w.key(literal: "gyro"); w.vector(s.gyro, digits: 5) }
+        case .attitude(let a): a.write(into: &w)
+        case .sample(let s): s.write(into: &w)
         case .fields(let o):
             for (k, v) in o.entries { w.field(k, v) }
         }

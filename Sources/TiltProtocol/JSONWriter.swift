@@ -270,14 +270,9 @@ public struct JSONWriter: ~Copyable {
     public mutating func field(_ k: String, _ v: Double, digits: Int) { key(k); double(v, digits: digits) }
     /// Writes `"k":` and any value.
     public mutating func field(_ k: String, _ v: JSONValue) { key(k); value(v) }
-    /// Writes `"k":[x,y,z]` with at most `digits` decimals.
-    public mutating func field(_ k: String, _ v: Vector3, digits: Int) {
-        key(k); vector(v, digits: digits)
-    }
-
-    /// Writes `[x,y,z]` with at most `digits` decimals.
-    public mutating func vector(_ v: Vector3, digits: Int) {
-        beginArray(); double(v.x, digits: digits); double(v.y, digits: digits); double(v.z, digits: digits); endArray()
+    /// Writes `[x,y,z]` with at most `digits` decimals (TiltCore adds the `Vector3` spelling).
+    public mutating func vector(_ x: Double, _ y: Double, _ z: Double, digits: Int) {
+        beginArray(); double(x, digits: digits); double(y, digits: digits); double(z, digits: digits); endArray()
     }
 
     // MARK: primitives
