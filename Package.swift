@@ -74,11 +74,7 @@ let package = Package(
         // `tiltd web` and `tiltd mqtt`, which need none of the daemon's parts.
         .target(
             name: "TiltLogging",
-            dependencies: [
-                "TiltSensors",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            ]
+            dependencies: ["TiltSensors", .product(name: "Logging", package: "swift-log")]
         ),
 
         // sd_notify and socket activation: the daemon's and `tiltd web`'s units (Type=notify).

@@ -1,7 +1,6 @@
 import FoundationEssentials
 import Glibc
 import Logging
-import NIOConcurrencyHelpers
 import Synchronization
 import TiltSensors
 
@@ -17,9 +16,9 @@ import Darwin
 ///
 /// One instance serialises all log lines under its lock, so lines from different threads never interleave
 /// and the repeat counts are process-wide.
-public final class LogOutput: @unchecked Sendable {  // @unchecked: all mutable state is guarded by `lock`.
-    /// The line format; `[log] style` on reload changes it (an atomic: read under `lock`,
-    /// written from the engine's loop).
+public final class LogOutput: Sendable {
+    /// The line format; `[log] style` on reload changes it (an atomic: read under the limiter's
+    /// lock, written from the engine's loop).
     public var style: LogOutputStyle {
         get { styleIsJournal.load(ordering: .relaxed) ? .journal : .terminal }
         set { styleIsJournal.store(newValue == .journal, ordering: .relaxed) }
@@ -28,8 +27,8 @@ public final class LogOutput: @unchecked Sendable {  // @unchecked: all mutable 
     private let sink: @Sendable (String) -> Void
     private let monotonicNanoseconds: @Sendable () -> UInt64
     private let wallClock: @Sendable () -> timespec
-    private let lock = NIOLock()
-    private var limiter: RepeatLimiter?
+    /// The repeat limiter (nil: none); its lock also serialises the lines.
+    private let limiter: Mutex<RepeatLimiter?>
     /// Index in `Logger.Level.allCases` of the level set after start, or -1 (an atomic: read
     /// on every log call of every thread).
     private let overrideIndex = Atomic<Int>(-1)
@@ -62,7 +61,7 @@ public final class LogOutput: @unchecked Sendable {  // @unchecked: all mutable 
         write: @escaping @Sendable (String) -> Void
     ) {
         self.styleIsJournal = Synchronization.Atomic(style == .journal)
-        self.limiter = repeatLimit.map { RepeatLimiter(limit: $0) }
+        self.limiter = Mutex(repeatLimit.map { RepeatLimiter(limit: $0) })
         self.monotonicNanoseconds = monotonicNanoseconds
         self.wallClock = wallClock
         self.sink = write
@@ -84,33 +83,33 @@ public final class LogOutput: @unchecked Sendable {  // @unchecked: all mutable 
         label: String, level: Logger.Level, message: String, metadata: Logger.Metadata, callSite: String
     ) {
         let priority = level.syslogPriority
-        lock.lock()
-        defer { lock.unlock() }
-        let body = Self.body(label: label, message: message, metadata: metadata)
-        var text = ""
-        var emitLine = true
-        if limiter != nil {
-            let decision = limiter!.admit(
-                key: "\(label)|\(level)|\(callSite)", message: body, priority: priority,
-                now: monotonicNanoseconds())
-            for summary in decision.summaries {
-                text += format(priority: summary.priority, levelName: Self.levelName(priority), body: summary.text)
+        limiter.withLock { limiter in
+            let body = Self.body(label: label, message: message, metadata: metadata)
+            var text = ""
+            var emitLine = true
+            if limiter != nil {
+                let decision = limiter!.admit(
+                    key: "\(label)|\(level)|\(callSite)", message: body, priority: priority,
+                    now: monotonicNanoseconds())
+                for summary in decision.summaries {
+                    text += format(priority: summary.priority, levelName: Self.levelName(priority), body: summary.text)
+                }
+                emitLine = decision.emit
             }
-            emitLine = decision.emit
+            if emitLine { text += format(priority: priority, levelName: level.rawValue, body: body) }
+            if !text.isEmpty { sink(text) }
         }
-        if emitLine { text += format(priority: priority, levelName: level.rawValue, body: body) }
-        if !text.isEmpty { sink(text) }
     }
 
     /// Writes the summaries of all held-back repeats now. Call it periodically (e.g. with the status
     /// update) and at shutdown so a burst that stopped is still accounted for.
     public func flushRepeats() {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let summaries = limiter?.flush(), !summaries.isEmpty else { return }
-        sink(
-            summaries.map { format(priority: $0.priority, levelName: Self.levelName($0.priority), body: $0.text) }
-                .joined())
+        limiter.withLock { limiter in
+            guard let summaries = limiter?.flush(), !summaries.isEmpty else { return }
+            sink(
+                summaries.map { format(priority: $0.priority, levelName: Self.levelName($0.priority), body: $0.text) }
+                    .joined())
+        }
     }
 
     /// `label: message key=value …`, metadata sorted by key so lines are stable.

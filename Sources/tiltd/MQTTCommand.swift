@@ -4,8 +4,8 @@ import TiltBridge
 import TiltCommandLine
 import TiltLogging
 import TiltProtocol
-import TiltSystemd
 import TiltService
+import TiltSystemd
 
 /// `tiltd mqtt`: the daemon's socket bridged to an MQTT broker (docs/mqtt.md).
 struct MQTTBridgeCommand: AsyncParsableCommand {

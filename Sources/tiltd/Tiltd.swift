@@ -7,9 +7,9 @@ import Synchronization
 import TiltCommandLine
 import TiltCore
 import TiltLogging
-import TiltSystemd
 import TiltSensors
 import TiltService
+import TiltSystemd
 
 @main
 struct Tiltd: AsyncParsableCommand {

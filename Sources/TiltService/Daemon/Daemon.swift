@@ -6,8 +6,8 @@ import NIOPosix
 import ServiceLifecycle
 import TiltCore
 import TiltLogging
-import TiltSystemd
 import TiltSensors
+import TiltSystemd
 
 /// `tiltd run`: builds the daemon — event loop, hub, engine, socket server, sampler, GPS,
 /// store, systemd status — and hands its long-running parts to one `ServiceGroup` as services.

@@ -2,8 +2,8 @@ import Logging
 import NIOCore
 import TiltCore
 import TiltLogging
-import TiltSystemd
 import TiltSensors
+import TiltSystemd
 
 /// The daemon's state and the only place it changes. Sensor outputs and client requests arrive
 /// here on the hub's event loop, one at a time; the engine routes each to the component that
