@@ -177,18 +177,10 @@ final class MonitorLoop {
     // MARK: signals and keys
 
     private func installSignals() throws {
-        var p: [Int32] = [0, 0]
-        guard pipe(&p) == 0 else {
-            throw ValidationFailure(message: "tiltd monitor: pipe: \(String(cString: strerror(errno)))")
-        }
-        for fd in p {
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        }
-        signalPipe = (p[0], p[1])
+        signalPipe = try makeWakePipe()
         // Writes to a daemon that just went away must be an error, not a kill.
         signal(SIGPIPE, SIG_IGN)
-        let writeEnd = p[1]
+        let writeEnd = signalPipe.write
         for sig in [SIGINT, SIGTERM, SIGHUP, SIGWINCH] {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
@@ -297,15 +289,8 @@ private final class Inbox: Sendable {
     private let pipeEnds = Mutex<(read: Int32, write: Int32)>((-1, -1))
 
     func open() throws {
-        var p: [Int32] = [0, 0]
-        guard pipe(&p) == 0 else {
-            throw ValidationFailure(message: "tiltd monitor: pipe: \(String(cString: strerror(errno)))")
-        }
-        for fd in p {
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        }
-        pipeEnds.withLock { $0 = (p[0], p[1]) }
+        let ends = try makeWakePipe()
+        pipeEnds.withLock { $0 = ends }
     }
 
     var wakeRead: Int32 { pipeEnds.withLock { $0.read } }
@@ -330,4 +315,18 @@ private final class Inbox: Sendable {
             return q
         }
     }
+}
+
+/// A non-blocking, close-on-exec pipe whose write end wakes the monitor's poll loop (signals,
+/// the client's events).
+private func makeWakePipe() throws -> (read: Int32, write: Int32) {
+    var p: [Int32] = [0, 0]
+    guard pipe(&p) == 0 else {
+        throw ValidationFailure(message: "tiltd monitor: pipe: \(String(cString: strerror(errno)))")
+    }
+    for fd in p {
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+    }
+    return (p[0], p[1])
 }
