@@ -26,6 +26,16 @@ public struct WireQuaternion: Sendable, Equatable {
     public init(w: Double, x: Double, y: Double, z: Double) { self.w = w; self.x = x; self.y = y; self.z = z }
 }
 
+/// Where an `attitude` line's `heading_deg` comes from (docs/protocol.md).
+public enum HeadingSource: String, Sendable, Equatable {
+    /// The magnetometer (9-axis fusion): `heading_deg` is magnetic.
+    case mag
+    /// The GPS course over ground while moving (no magnetometer, or its field disturbed too long).
+    case course
+    /// No heading known: no magnetometer and not moving with a fix.
+    case none
+}
+
 /// The body of an `attitude` line (docs/protocol.md): the daemon encodes it and clients decode it
 /// from this one declaration. Angles are in degrees as on the wire; `yawDeg` and `gyroBias` are
 /// absent without a gyroscope (the heading is unknown).
@@ -42,13 +52,26 @@ public struct AttitudeBody: Sendable, Equatable {
     public var atRest: Bool
     /// The gyro bias estimate, rad/s; nil without a gyroscope.
     public var gyroBias: Triple?
+    /// Heading, degrees clockwise from magnetic north, 0–360; nil when `headingSource` is `none`.
+    public var headingDeg: Double?
+    /// Heading, degrees clockwise from true north (declination from the World Magnetic Model at
+    /// the latest fix); nil without a heading or without a fix.
+    public var trueHeadingDeg: Double?
+    /// Where the heading comes from; nil on lines from a daemon that predates headings.
+    public var headingSource: HeadingSource?
+    /// True while the magnetometer's field is judged disturbed; nil without a magnetometer.
+    public var magDisturbed: Bool?
 
     /// An attitude body.
     public init(
-        q: WireQuaternion, rollDeg: Double, pitchDeg: Double, yawDeg: Double?, atRest: Bool, gyroBias: Triple?
+        q: WireQuaternion, rollDeg: Double, pitchDeg: Double, yawDeg: Double?, atRest: Bool, gyroBias: Triple?,
+        headingDeg: Double? = nil, trueHeadingDeg: Double? = nil, headingSource: HeadingSource? = nil,
+        magDisturbed: Bool? = nil
     ) {
         self.q = q; self.rollDeg = rollDeg; self.pitchDeg = pitchDeg; self.yawDeg = yawDeg
         self.atRest = atRest; self.gyroBias = gyroBias
+        self.headingDeg = headingDeg; self.trueHeadingDeg = trueHeadingDeg
+        self.headingSource = headingSource; self.magDisturbed = magDisturbed
     }
 
     /// Writes the fields after `class`, `seq` and `t_ns`, at the precision the protocol promises.
@@ -62,6 +85,10 @@ public struct AttitudeBody: Sendable, Equatable {
         if let yawDeg { w.key(literal: "yaw_deg"); w.double(yawDeg, digits: 2) }
         w.key(literal: "at_rest"); w.bool(atRest)
         if let b = gyroBias { w.key(literal: "gyro_bias"); w.vector(b.x, b.y, b.z, digits: 5) }
+        if let headingDeg { w.key(literal: "heading_deg"); w.double(headingDeg, digits: 1) }
+        if let trueHeadingDeg { w.key(literal: "true_heading_deg"); w.double(trueHeadingDeg, digits: 1) }
+        if let headingSource { w.key(literal: "heading_source"); w.string(headingSource.rawValue) }
+        if let magDisturbed { w.key(literal: "mag_disturbed"); w.bool(magDisturbed) }
     }
 
     /// Reads an `attitude` line's fields; nil when a required one is missing or mistyped.
@@ -73,7 +100,10 @@ public struct AttitudeBody: Sendable, Equatable {
         self.init(
             q: WireQuaternion(w: w, x: x, y: y, z: z), rollDeg: roll, pitchDeg: pitch,
             yawDeg: o["yaw_deg"]?.doubleValue, atRest: o["at_rest"]?.boolValue ?? false,
-            gyroBias: Triple(o["gyro_bias"]))
+            gyroBias: Triple(o["gyro_bias"]), headingDeg: o["heading_deg"]?.doubleValue,
+            trueHeadingDeg: o["true_heading_deg"]?.doubleValue,
+            headingSource: o["heading_source"]?.stringValue.flatMap(HeadingSource.init(rawValue:)),
+            magDisturbed: o["mag_disturbed"]?.boolValue)
     }
 }
 

@@ -64,6 +64,8 @@ public struct SourceStatus: Sendable, Equatable {
 /// Output of a sample source.
 public enum SourceOutput: Sendable {
     case sample(IMUSample)
+    /// A magnetometer sample (an IMU with one, or a magnetometer device paired with it).
+    case magnetometer(MagSample)
     case status(SourceStatus)
 }
 

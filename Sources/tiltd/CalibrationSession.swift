@@ -129,6 +129,7 @@ final class SampleLoop {
         case .sample(let s):
             sawSample = true
             if handle(s) { finishedByHandler = true; stop.stop() }
+        case .magnetometer: break  // the IMU calibrations use the accelerometer and gyroscope only
         case .status(let st):
             // A device that cannot be opened would retry forever: say why and end. Once samples
             // flowed, a lost device is retried by the source and the calibration carries on.

@@ -159,6 +159,7 @@ struct Record: AsyncParsableCommand {
         try source.run(stop: stop) { output in
             switch output {
             case .sample(let s): box.add(s)
+            case .magnetometer: break  // TODO(issue 29): recording format v2 carries mx,my,mz
             case .status(let st):
                 StandardStream.error.write("\(st.source) \(st.state.rawValue): \(st.message)\n".utf8)
             }

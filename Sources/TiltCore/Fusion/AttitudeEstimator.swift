@@ -253,7 +253,10 @@ public struct AttitudeEstimator: Sendable {
     }
 
     private func attitude(_ t: Nanoseconds) -> Attitude {
-        Attitude(t: t, q: q, atRest: atRest, gyroBias: bias)
+        var a = Attitude(t: t, q: q, atRest: atRest, gyroBias: bias)
+        a.magneticHeading = hasMagneticHeading
+        a.magDisturbed = magDisturbed
+        return a
     }
 
     /// First sample: orientation from gravity, filters seeded with this sample.

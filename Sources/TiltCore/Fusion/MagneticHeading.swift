@@ -156,6 +156,9 @@ extension AttitudeEstimator {
                 t: t, field: q6.rotate(field), turnRate: (lastGyro - bias).norm, parameters: parameters)
             q = magnetic.apply(to: q6)
         }
-        return Attitude(t: t, q: q, atRest: atRest, gyroBias: bias)
+        var a = Attitude(t: t, q: q, atRest: atRest, gyroBias: bias)
+        a.magneticHeading = hasMagneticHeading
+        a.magDisturbed = magDisturbed
+        return a
     }
 }

@@ -24,6 +24,19 @@ public struct IMUSample: Sendable, Equatable {
     }
 }
 
+/// One magnetometer sample: the field in µT in the sensor frame (the accelerometer's axes, after
+/// the driver's scale and the mount matrix). Magnetometers run at their own rate, usually 10–100 Hz,
+/// interleaved in time with the IMU's samples.
+public struct MagSample: Sendable, Equatable {
+    /// Sample time (the same clock as the IMU's samples), ns.
+    public var t: Nanoseconds
+    /// Magnetic field, µT, sensor frame.
+    public var field: Vector3
+
+    /// A sample.
+    public init(t: Nanoseconds, field: Vector3) { self.t = t; self.field = field }
+}
+
 /// The estimated orientation at one sample time.
 public struct Attitude: Sendable, Equatable {
     /// Sample time this attitude belongs to.
@@ -36,6 +49,11 @@ public struct Attitude: Sendable, Equatable {
     public var gyroBias: Vector3
     /// False when the heading is unknown (tilt from the accelerometer only): `q` has yaw 0.
     public var hasYaw: Bool
+    /// True once a magnetometer has set the heading: `q`'s yaw is then magnetic (x east, y magnetic
+    /// north, z up). False without a magnetometer: the yaw is the gyro's, from an arbitrary zero.
+    public var magneticHeading: Bool = false
+    /// True while the magnetometer's field is judged disturbed (the heading then rests on the gyro).
+    public var magDisturbed: Bool = false
 
     /// An attitude; `hasYaw` false when yaw is unknown (no gyro).
     public init(t: Nanoseconds, q: Quaternion, atRest: Bool, gyroBias: Vector3, hasYaw: Bool = true) {

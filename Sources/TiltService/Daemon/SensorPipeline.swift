@@ -80,6 +80,11 @@ public final class SensorPipeline: Sendable {
                                 if n > 0 { engine.ingest(skipped: n) }
                                 engine.ingest(sample: s, attitude: a)
                             }
+                        case .magnetometer(let m):
+                            // The heading this sets reaches clients with the next IMU sample's
+                            // attitude. TODO(issue 29): the magnetometer's calibration (mag_offset,
+                            // mag_matrix) and the time line.
+                            state.fusion.withLock { _ = $0.estimator.updateMag(t: m.t, field: m.field) }
                         case .status(let st):
                             state.fusion.withLock { f in
                                 if st.state == .retrying || st.state == .starting {
