@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * feeder: plays a tiltd recording (docs/, "recording v1": t_ns,ax,ay,az,gx,gy,gz in m/s² and
- * rad/s) into an i2c-stub chip's data registers, so that the real IIO driver bound to that chip
- * reads real motion. Test tooling for scripts/kernel-test (runs inside the VM, built static);
- * not part of tiltd.
+ * rad/s; v2 adds mx,my,mz in µT) into i2c-stub chips' data registers, so that the real IIO
+ * drivers bound to those chips read real motion. Test tooling for scripts/kernel-test (runs
+ * inside the VM, built static); not part of tiltd. MIT, like the rest of the test tooling.
  *
  *   feeder --bus N --addr 0x68 --chip mpu6050|lsm6dsx|bmi160 --accel-dir D [--gyro-dir D]
+ *          [--mag-chip lis3mdl|hmc5883l --mag-addr 0x1e --mag-dir D [--mag-log FILE]]
  *          --csv FILE [--secs S] [--once] [--fire PATH]
  *
  * Values are encoded with the scale the driver chose (in_accel_scale, in_anglvel_scale read from
@@ -13,6 +14,14 @@
  * order. Each sample is one I2C block write (accel and gyro consistent). With --fire, "1" is
  * written to PATH after each sample (a software trigger's fire file). --once writes the first
  * sample and exits. Prints "feeder start_ns=T0 ..." (CLOCK_MONOTONIC of sample 0) on stdout.
+ *
+ * With --mag-chip, the recording's mx,my,mz go into a magnetometer at its own address on the same
+ * bus, at the chip's own output rate (its sampling_frequency, read again every half second, as
+ * the driver or tiltd may change it): at each output period the latest row is written, with the
+ * chip's per-axis scale (gauss per LSB), the inverse of its mount matrix and its register layout.
+ * --mag-log FILE lists each of those writes as "END_NS ROW" (CLOCK_MONOTONIC when the write had
+ * ended, the recording's data row from 0), so that a value read can be traced to the row the
+ * registers held, however late the feeder ran.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-struct sample { int64_t t; double a[3], g[3]; };
+struct sample { int64_t t; double a[3], g[3], m[3]; int has_mag; };
 
 static int read_double(const char *dir, const char *file, double *out)
 {
@@ -45,9 +54,9 @@ static int read_double(const char *dir, const char *file, double *out)
 /* The driver's mount matrix (rows "a, b, c; d, e, f; g, h, i"), identity when absent. */
 static void read_mount(const char *dir, const char *prefix, double m[9])
 {
-    static const char *names[] = { "%s_mount_matrix", "mount_matrix" };
+    static const char *names[] = { "%s_mount_matrix", "mount_matrix", "in_mount_matrix" };
     for (int i = 0; i < 9; i++) m[i] = (i % 4 == 0);
-    for (int n = 0; n < 2; n++) {
+    for (int n = 0; n < 3; n++) {
         char file[64], path[512], buf[256];
         snprintf(file, sizeof file, names[n], prefix);
         snprintf(path, sizeof path, "%s/%s", dir, file);
@@ -66,13 +75,19 @@ static void read_mount(const char *dir, const char *prefix, double m[9])
 }
 
 /* raw = M⁻¹·v / scale; M is a rotation, so M⁻¹ = Mᵀ. */
-static void encode(const double m[9], const double v[3], double scale, int16_t out[3])
+static void encode3(const double m[9], const double v[3], const double scale[3], int16_t out[3])
 {
     for (int i = 0; i < 3; i++) {
         double s = m[0 * 3 + i] * v[0] + m[1 * 3 + i] * v[1] + m[2 * 3 + i] * v[2];
-        double r = round(s / scale);
+        double r = round(s / scale[i]);
         out[i] = (int16_t)(r > 32767 ? 32767 : r < -32768 ? -32768 : r);
     }
+}
+
+static void encode(const double m[9], const double v[3], double scale, int16_t out[3])
+{
+    const double s3[3] = { scale, scale, scale };
+    encode3(m, v, s3, out);
 }
 
 static void put_le(uint8_t *p, int16_t v) { p[0] = (uint8_t)(v & 0xff); p[1] = (uint8_t)((uint16_t)v >> 8); }
@@ -87,6 +102,71 @@ static int block_write(int fd, uint8_t reg, const uint8_t *data, int len)
     return ioctl(fd, I2C_SMBUS, &args);
 }
 
+/* A magnetometer beside the IMU: its own address, scale, mount matrix and output rate. */
+struct mag {
+    const char *chip, *dir;
+    int fd;
+    double scale[3], mount[9], odr;
+    int64_t next_due, odr_read_at;
+};
+
+/* The chip's output rate (its sampling_frequency; the driver or tiltd may change it). */
+static void mag_read_odr(struct mag *m)
+{
+    double hz;
+    if (read_double(m->dir, "sampling_frequency", &hz) == 0 && hz > 0) m->odr = hz;
+    else if (read_double(m->dir, "in_magn_sampling_frequency", &hz) == 0 && hz > 0) m->odr = hz;
+}
+
+static int mag_setup(struct mag *m)
+{
+    static const char *axes = "xyz";
+    for (int i = 0; i < 3; i++) {
+        char file[32];
+        snprintf(file, sizeof file, "in_magn_%c_scale", axes[i]); /* st_magn: per axis */
+        if (read_double(m->dir, file, &m->scale[i]) && read_double(m->dir, "in_magn_scale", &m->scale[i])) {
+            fprintf(stderr, "feeder: cannot read the scale of %s/in_magn_%c\n", m->dir, axes[i]);
+            return -1;
+        }
+        if (m->scale[i] <= 0) return -1;
+    }
+    /* The hmc5843 driver's scales are 1e7/gain in nano units (its hmc5883l_regval_to_nanoscale):
+     * 100 times below gauss per LSB (the HMC5883L's default gain, 1090 LSB/gauss, shows as
+     * 0.000009174). The chip's registers count in its real LSB, so the feeder encodes with that. */
+    if (!strcmp(m->chip, "hmc5883l"))
+        for (int i = 0; i < 3; i++) m->scale[i] *= 100;
+    read_mount(m->dir, "in_magn", m->mount);
+    m->odr = 10;
+    mag_read_odr(m);
+    return 0;
+}
+
+/* Writes one field (µT) into the chip's data and status registers. */
+static int mag_write(struct mag *m, const double ut[3])
+{
+    const double gauss[3] = { ut[0] / 100, ut[1] / 100, ut[2] / 100 }; /* IIO's magn unit */
+    int16_t r[3];
+    uint8_t b[7];
+    encode3(m->mount, gauss, m->scale, r);
+    if (!strcmp(m->chip, "lis3mdl")) {
+        /* STATUS_REG 0x27 (ZYXDA and each axis's new-data bit), then OUT_X_L 0x28 .. OUT_Z_H 0x2d,
+         * little-endian. Written again at 0xa7: st_sensors reads with the auto-increment bit
+         * (0x80) set in the register address, which i2c-stub takes as another register. */
+        b[0] = 0x0f;
+        for (int k = 0; k < 3; k++) put_le(b + 1 + 2 * k, r[k]);
+        return block_write(m->fd, 0x27, b, 7) < 0 || block_write(m->fd, 0xa7, b, 7) < 0 ? -1 : 0;
+    }
+    if (!strcmp(m->chip, "hmc5883l")) {
+        /* DATA_OUT_X_MSB 0x03: X, Z, Y big-endian (the HMC5883's order), then STATUS 0x09 with
+         * RDY, which the driver polls before every read. */
+        put_be(b, r[0]); put_be(b + 2, r[2]); put_be(b + 4, r[1]);
+        b[6] = 0x01;
+        return block_write(m->fd, 0x03, b, 7) < 0 ? -1 : 0;
+    }
+    fprintf(stderr, "feeder: unknown magnetometer %s\n", m->chip);
+    exit(2);
+}
+
 static int64_t now_ns(void)
 {
     struct timespec ts;
@@ -97,15 +177,17 @@ static int64_t now_ns(void)
 static void usage(void)
 {
     fprintf(stderr, "usage: feeder --bus N --addr A --chip mpu6050|lsm6dsx|bmi160 --accel-dir D [--gyro-dir D] "
-                    "--csv FILE [--secs S] [--once] [--fire PATH]\n");
+                    "[--mag-chip lis3mdl|hmc5883l --mag-addr A --mag-dir D] --csv FILE [--secs S] [--once] "
+                    "[--fire PATH]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
-    int bus = -1, addr = -1, once = 0;
+    int bus = -1, addr = -1, maddr = -1, once = 0;
+    struct mag mag = { 0 };
     double secs = 1e9;
-    const char *chip = NULL, *adir = NULL, *gdir = NULL, *csv = NULL, *fire = NULL;
+    const char *chip = NULL, *adir = NULL, *gdir = NULL, *csv = NULL, *fire = NULL, *mag_log = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -119,11 +201,17 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--csv")) csv = v;
         else if (!strcmp(a, "--secs")) secs = atof(v);
         else if (!strcmp(a, "--fire")) fire = v;
+        else if (!strcmp(a, "--mag-chip")) mag.chip = v;
+        else if (!strcmp(a, "--mag-addr")) maddr = (int)strtol(v, NULL, 0);
+        else if (!strcmp(a, "--mag-dir")) mag.dir = v;
+        else if (!strcmp(a, "--mag-log")) mag_log = v;
         else usage();
         i++;
     }
     if (bus < 0 || addr < 0 || !chip || !adir || !csv) usage();
     if (!gdir) gdir = adir;
+    if (mag.chip && (maddr < 0 || !mag.dir)) usage();
+    if (mag.chip && mag_setup(&mag)) return 1;
 
     double ascale, gscale, am[9], gm[9];
     if (read_double(adir, "in_accel_scale", &ascale) || ascale <= 0) {
@@ -146,8 +234,10 @@ int main(int argc, char **argv)
         struct sample x;
         long long t;
         if (line[0] == '#' || line[0] == 't') continue;
-        if (sscanf(line, "%lld,%lf,%lf,%lf,%lf,%lf,%lf", &t, &x.a[0], &x.a[1], &x.a[2], &x.g[0], &x.g[1], &x.g[2]) != 7)
-            continue;
+        int got = sscanf(line, "%lld,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &t, &x.a[0], &x.a[1], &x.a[2], &x.g[0],
+                         &x.g[1], &x.g[2], &x.m[0], &x.m[1], &x.m[2]);
+        if (got != 7 && got != 10) continue;
+        x.has_mag = got == 10;
         x.t = t;
         if (n > 0 && (double)(x.t - s[0].t) / 1e9 > secs) break;
         if (n == cap) s = realloc(s, (cap *= 2) * sizeof *s);
@@ -161,14 +251,25 @@ int main(int argc, char **argv)
     int fd = open(dev, O_RDWR);
     /* FORCE: the driver owns the address; i2c-stub serves both */
     if (fd < 0 || ioctl(fd, I2C_SLAVE_FORCE, addr) < 0) { perror(dev); return 1; }
+    if (mag.chip) {
+        if ((mag.fd = open(dev, O_RDWR)) < 0 || ioctl(mag.fd, I2C_SLAVE_FORCE, maddr) < 0) { perror(dev); return 1; }
+        if (!s[0].has_mag) { fprintf(stderr, "feeder: %s has no mx,my,mz columns\n", csv); return 1; }
+    }
     int ffd = -1;
     if (fire && (ffd = open(fire, O_WRONLY)) < 0) { perror(fire); return 1; }
 
     printf("feeder chip=%s accel_scale=%.9g gyro_scale=%.9g samples=%zu\n", chip, ascale, gscale, n);
+    if (mag.chip)
+        printf("feeder mag_chip=%s mag_scale_x=%.9g mag_scale_y=%.9g mag_scale_z=%.9g mag_odr=%g\n", mag.chip,
+               mag.scale[0], mag.scale[1], mag.scale[2], mag.odr);
     int64_t t0 = now_ns();
     if (!once) printf("feeder start_ns=%lld\n", (long long)t0);
     fflush(stdout);
-    size_t errors = 0;
+    size_t errors = 0, mag_writes = 0;
+    /* (end time, row) of every magnetometer write, written out at the end: no file I/O between
+     * the timed writes */
+    int64_t *mag_written = mag.chip ? malloc(n * 2 * sizeof *mag_written) : NULL;
+    mag.next_due = mag.odr_read_at = t0;
     for (size_t i = 0; i < (once ? 1 : n); i++) {
         int64_t due = t0 + (s[i].t - s[0].t);
         struct timespec ts = { (time_t)(due / 1000000000LL), (long)(due % 1000000000LL) };
@@ -193,7 +294,23 @@ int main(int argc, char **argv)
         }
         if (rc < 0) errors++;
         if (ffd >= 0 && write(ffd, "1", 1) < 0) errors++;
+        /* The magnetometer's registers change at its own output rate: this row, when an output
+         * period has begun since the last write (the recording's rate is above the chip's). */
+        if (mag.chip && (once || due >= mag.next_due)) {
+            if (due - mag.odr_read_at >= 500000000LL) { mag_read_odr(&mag); mag.odr_read_at = due; }
+            if (mag_write(&mag, s[i].m) < 0) errors++;
+            mag_written[2 * mag_writes] = now_ns();
+            mag_written[2 * mag_writes + 1] = (int64_t)i;
+            mag_writes++;
+            int64_t period = (int64_t)(1e9 / mag.odr);
+            mag.next_due += period * ((due - mag.next_due) / period + 1);
+        }
     }
-    printf("feeder done samples=%zu errors=%zu end_ns=%lld\n", once ? (size_t)1 : n, errors, (long long)now_ns());
+    FILE *ml = mag_log && mag_writes ? fopen(mag_log, "w") : NULL;
+    for (size_t k = 0; ml && k < mag_writes; k++)
+        fprintf(ml, "%lld %lld\n", (long long)mag_written[2 * k], (long long)mag_written[2 * k + 1]);
+    if (ml) fclose(ml);
+    printf("feeder done samples=%zu mag_writes=%zu errors=%zu end_ns=%lld\n", once ? (size_t)1 : n, mag_writes, errors,
+           (long long)now_ns());
     return errors ? 1 : 0;
 }
