@@ -270,6 +270,7 @@ int main(int argc, char **argv)
      * the timed writes */
     int64_t *mag_written = mag.chip ? malloc(n * 2 * sizeof *mag_written) : NULL;
     mag.next_due = mag.odr_read_at = t0;
+    size_t mag_row = 0; /* the latest row with a field */
     for (size_t i = 0; i < (once ? 1 : n); i++) {
         int64_t due = t0 + (s[i].t - s[0].t);
         struct timespec ts = { (time_t)(due / 1000000000LL), (long)(due % 1000000000LL) };
@@ -296,11 +297,12 @@ int main(int argc, char **argv)
         if (ffd >= 0 && write(ffd, "1", 1) < 0) errors++;
         /* The magnetometer's registers change at its own output rate: this row, when an output
          * period has begun since the last write (the recording's rate is above the chip's). */
+        if (s[i].has_mag) mag_row = i; /* a v2 row may leave mx,my,mz empty */
         if (mag.chip && (once || due >= mag.next_due)) {
             if (due - mag.odr_read_at >= 500000000LL) { mag_read_odr(&mag); mag.odr_read_at = due; }
-            if (mag_write(&mag, s[i].m) < 0) errors++;
+            if (mag_write(&mag, s[mag_row].m) < 0) errors++;
             mag_written[2 * mag_writes] = now_ns();
-            mag_written[2 * mag_writes + 1] = (int64_t)i;
+            mag_written[2 * mag_writes + 1] = (int64_t)mag_row;
             mag_writes++;
             int64_t period = (int64_t)(1e9 / mag.odr);
             mag.next_due += period * ((due - mag.next_due) / period + 1);
