@@ -150,11 +150,11 @@ static int mag_write(struct mag *m, const double ut[3])
     encode3(m->mount, gauss, m->scale, r);
     if (!strcmp(m->chip, "lis3mdl")) {
         /* STATUS_REG 0x27 (ZYXDA and each axis's new-data bit), then OUT_X_L 0x28 .. OUT_Z_H 0x2d,
-         * little-endian. Written again at 0xa7: st_sensors reads with the auto-increment bit
-         * (0x80) set in the register address, which i2c-stub takes as another register. */
+         * little-endian, at 0xa7: st_sensors' regmap sets the auto-increment bit (0x80) in the
+         * address of every read (read_flag_mask), which i2c-stub takes as another register. */
         b[0] = 0x0f;
         for (int k = 0; k < 3; k++) put_le(b + 1 + 2 * k, r[k]);
-        return block_write(m->fd, 0x27, b, 7) < 0 || block_write(m->fd, 0xa7, b, 7) < 0 ? -1 : 0;
+        return block_write(m->fd, 0x27 | 0x80, b, 7) < 0 ? -1 : 0;
     }
     if (!strcmp(m->chip, "hmc5883l")) {
         /* DATA_OUT_X_MSB 0x03: X, Z, Y big-endian (the HMC5883's order), then STATUS 0x09 with
