@@ -15,7 +15,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         // No traits (ConfigurationSupport, FullFoundation: tiltd uses neither), as hummingbird-websocket
         // asks for it. With hummingbird's default traits here, Debian sid's SwiftPM 6.2.3 (the cross
@@ -52,7 +51,6 @@ let package = Package(
                 "TiltProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOExtras", package: "swift-nio-extras"),
             ]
         ),
 
@@ -116,7 +114,6 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -222,7 +219,7 @@ let package = Package(
             name: "MQTTBench", dependencies: ["TiltCore", "TiltBridge"], path: "bench/mqtt", exclude: ["run"]),
 
         // Helpers shared by the test targets: socket clients, processes, waiting on conditions.
-        .target(name: "TestSupport", dependencies: ["TiltCore"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["TiltCore", "TiltProtocol"], path: "Tests/TestSupport"),
         // A real headless Chromium driven over the DevTools protocol, for the web tests and bench/web.
         .target(
             name: "BrowserSupport",
@@ -242,7 +239,6 @@ let package = Package(
             name: "TiltClientTests",
             dependencies: [
                 "TiltClient", "TiltProtocol", "TestSupport",
-                .product(name: "NIOExtras", package: "swift-nio-extras"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]),
         .testTarget(name: "TiltBridgeTests", dependencies: ["TiltBridge", "TiltCore", "TiltConfig", "TiltService"]),

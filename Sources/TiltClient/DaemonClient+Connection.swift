@@ -1,5 +1,4 @@
 import NIOCore
-import NIOExtras
 import NIOPosix
 import TiltProtocol
 
@@ -14,7 +13,7 @@ extension DaemonClient {
             .channelInitializer { ch in
                 ch.eventLoop.makeCompletedFuture {
                     try ch.pipeline.syncOperations.addHandler(
-                        ByteToMessageHandler(LineBasedFrameDecoder(), maximumBufferSize: maxLine))
+                        ByteToMessageHandler(LineFrameDecoder(maxLineBytes: maxLine)))
                     try ch.pipeline.syncOperations.addHandler(LineHandler(client: self))
                 }
             }
@@ -137,7 +136,7 @@ final class LineHandler: ChannelInboundHandler {
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         reason =
-            error is ByteToMessageDecoderError.PayloadTooLargeError
+            error is LineFrameDecoder.LineTooLong
             ? "the daemon sent a line longer than \(client.options.maxLineBytes) bytes" : "\(error)"
         context.close(promise: nil)
     }

@@ -1,11 +1,10 @@
 import NIOCore
-import NIOExtras
 import NIOPosix
 import TiltProtocol
 
 /// The one client of the daemon's socket protocol (docs/protocol.md) in this package: `tiltd web`,
-/// `tiltd mqtt`, `tiltd monitor`, `tiltd reload` and the tests use it. It frames lines (NIOExtras'
-/// `LineBasedFrameDecoder`, bounded), matches replies to requests by id, sends the client's
+/// `tiltd mqtt`, `tiltd monitor`, `tiltd reload` and the tests use it. It frames lines (`LineFramer`,
+/// bounded, through `LineFrameDecoder`), matches replies to requests by id, sends the client's
 /// `watch` on every connection, reconnects with backoff, bounds every wait with a timeout, and
 /// hands every other line to `onEvent` typed (`DaemonLine`), in order, on one event loop.
 ///

@@ -3,6 +3,7 @@ import FoundationEssentials
 import Glibc
 import Logging
 import TiltCommandLine
+import TiltConfig
 import TiltCore
 import TiltSensors
 import TiltService

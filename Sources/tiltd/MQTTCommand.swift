@@ -2,6 +2,7 @@ import ArgumentParser
 import Logging
 import TiltBridge
 import TiltCommandLine
+import TiltConfig
 import TiltLogging
 import TiltProtocol
 import TiltService

@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import Glibc
 import TiltCommandLine
+import TiltConfig
 import TiltCore
 import TiltPlot
 import TiltSensors

@@ -3,6 +3,7 @@ import FoundationEssentials
 import Glibc
 import TiltClient
 import TiltCommandLine
+import TiltConfig
 import TiltCore
 import TiltService
 

@@ -5,6 +5,7 @@ import Logging
 import ServiceLifecycle
 import Synchronization
 import TiltCommandLine
+import TiltConfig
 import TiltCore
 import TiltLogging
 import TiltSensors

@@ -1,5 +1,6 @@
 import Foundation
 import TiltCore
+import TiltProtocol
 
 /// A blocking Unix-socket client that reads JSON lines with deadlines — what `socat` does,
 /// in a test.
@@ -8,7 +9,10 @@ import TiltCore
 /// not shared), and is `Sendable` only so tests can hand it to a helper thread in turn.
 public final class LineClient: @unchecked Sendable {
     public let fd: Int32
-    private var buffer: [UInt8] = []
+    /// Lines framed and not yet read, oldest first (the package's one framer; no bound worth
+    /// enforcing in a test).
+    private var framer = LineFramer(maxLineBytes: 1 << 26)
+    private var lines: [String] = []
 
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
@@ -51,11 +55,7 @@ public final class LineClient: @unchecked Sendable {
     public func readLine(timeout: Double = 5) throws -> String? {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
-            if let i = buffer.firstIndex(of: 0x0A) {
-                let line = String(decoding: buffer[..<i], as: UTF8.self)
-                buffer.removeFirst(i + 1)
-                return line
-            }
+            if !lines.isEmpty { return lines.removeFirst() }
             let left = deadline.timeIntervalSinceNow
             if left <= 0 { throw Failure(description: "no line within \(timeout) s") }
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
@@ -65,17 +65,18 @@ public final class LineClient: @unchecked Sendable {
             var chunk = [UInt8](repeating: 0, count: 65536)
             let n = read(fd, &chunk, chunk.count)
             if n == 0 {
-                return buffer.isEmpty
-                    ? nil
-                    : {
-                        let s = String(decoding: buffer, as: UTF8.self); buffer = []; return s
-                    }()
+                let rest = framer.remainder
+                framer.reset()
+                return rest.isEmpty ? nil : String(decoding: rest, as: UTF8.self)
             }
             if n < 0 {
                 if errno == EINTR || errno == EAGAIN { continue }; if errno == ECONNRESET { return nil };
                 throw Failure(description: "read: \(String(cString: strerror(errno)))")
             }
-            buffer.append(contentsOf: chunk[..<n])
+            framer.feed(chunk[..<n]) { piece in
+                if case .line(let bytes) = piece { lines.append(String(decoding: bytes, as: UTF8.self)) }
+                return true
+            }
         }
     }
 

@@ -1,6 +1,5 @@
 import NIOConcurrencyHelpers
 import NIOCore
-import NIOExtras
 import NIOPosix
 import TestSupport
 import TiltClient

@@ -1,7 +1,7 @@
 import NIOConcurrencyHelpers
 import NIOCore
-import NIOExtras
 import NIOPosix
+import TiltClient
 
 /// A stand-in for the daemon's socket: records every line it receives and answers as the test
 /// scripts it.
@@ -35,7 +35,8 @@ final class ScriptedServer: Sendable {
             .childChannelInitializer { ch in
                 ch.eventLoop.makeCompletedFuture {
                     state.withLockedValue { $0.conns.append(ch) }
-                    try ch.pipeline.syncOperations.addHandler(ByteToMessageHandler(LineBasedFrameDecoder()))
+                    try ch.pipeline.syncOperations.addHandler(
+                        ByteToMessageHandler(LineFrameDecoder(maxLineBytes: 1 << 20)))
                     try ch.pipeline.syncOperations.addHandler(
                         Handler(state: state, onLine: onLine, onConnect: onConnect))
                 }

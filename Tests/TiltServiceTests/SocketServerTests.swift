@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import TestSupport
+import TiltConfig
 import TiltCore
 import XCTest
 

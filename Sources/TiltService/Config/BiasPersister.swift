@@ -3,6 +3,7 @@ import FoundationEssentials
 import Glibc
 import Logging
 import Synchronization
+import TiltConfig
 import TiltCore
 
 /// When to save the gyro bias the estimator learns at rest (`[calibration] persist_*`).

@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import ServiceLifecycle
+import TiltConfig
 import TiltCore
 import TiltLogging
 import TiltSensors

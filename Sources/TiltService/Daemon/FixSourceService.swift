@@ -3,6 +3,7 @@ import FoundationEssentials
 import Glibc
 import ServiceLifecycle
 import Synchronization
+import TiltConfig
 import TiltCore
 import TiltSensors
 

@@ -3,6 +3,7 @@ import FoundationEssentials
 import Glibc
 import Logging
 import Synchronization
+import TiltConfig
 import TiltCore
 import TiltLogging
 import TiltSystemd

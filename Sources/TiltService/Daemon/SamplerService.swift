@@ -2,6 +2,7 @@ import Dispatch
 import Logging
 import ServiceLifecycle
 import Synchronization
+import TiltConfig
 import TiltCore
 import TiltSensors
 

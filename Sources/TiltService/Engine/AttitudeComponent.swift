@@ -1,3 +1,4 @@
+import TiltConfig
 import TiltCore
 import TiltSensors
 

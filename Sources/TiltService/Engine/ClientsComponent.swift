@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import TiltConfig
 import TiltCore
 
 /// Clients and trust: `watch`, `ping`, `help`; the `[socket]` section (limits and the default

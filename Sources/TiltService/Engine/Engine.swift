@@ -1,5 +1,6 @@
 import Logging
 import NIOCore
+import TiltConfig
 import TiltCore
 import TiltLogging
 import TiltSensors

@@ -1,4 +1,5 @@
 import Logging
+import TiltConfig
 import TiltCore
 
 /// A reload in two steps, so it applies all or nothing: `stage` (off the loop) validates the

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import NIOCore
+import TiltConfig
 import TiltCore
 
 /// The tilt game: `game.*` and `history`, the `[game]` section, committing finished rounds to

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import TiltConfig
 import TiltCore
 import TiltSensors
 

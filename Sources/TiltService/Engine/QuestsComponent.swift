@@ -1,3 +1,4 @@
+import TiltConfig
 import TiltCore
 
 /// Quest cells: `quest.available` on entering a cell, `quest.complete`, the `[quests]`

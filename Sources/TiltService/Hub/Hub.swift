@@ -1,5 +1,6 @@
 import NIOCore
 import SocketWriteRing
+import TiltConfig
 import TiltCore
 import TiltLogging
 import TiltSystemd

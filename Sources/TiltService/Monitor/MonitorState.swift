@@ -91,10 +91,10 @@ public struct MonitorState: Sendable, Equatable {
         }
     }
 
-    /// The default thresholds of the game (TiltGame.Rules), used until the daemon says.
-    public static let defaultLowThresholdDeg = 63.0
+    /// The game's default low threshold (`TiltGame.Rules`), degrees, used until the daemon says.
+    public static let defaultLowThresholdDeg = TiltGame.Rules().lowThresholdDeg
     /// The game's default high threshold, degrees, until the daemon says otherwise.
-    public static let defaultHighThresholdDeg = 117.0
+    public static let defaultHighThresholdDeg = TiltGame.Rules().highThresholdDeg
 
     /// Where the monitor connects (shown in the title).
     public var socketPath: String

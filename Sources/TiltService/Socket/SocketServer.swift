@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import Synchronization
+import TiltConfig
 import TiltCore
 
 /// Serves the JSON-lines protocol on a Unix stream socket.
@@ -168,9 +169,8 @@ final class ClientHandler: ChannelInboundHandler {
     /// The settings in force now (a reload may change them).
     var config: Configuration.Socket { hub.socketConfig }
     var session: ClientSession?
-    private var pending: [UInt8] = []
-    /// True while skipping the rest of an over-long line.
-    private var discarding = false
+    /// Splits the client's bytes into lines; over-long ones are answered with an error and skipped.
+    private var framer = LineFramer(maxLineBytes: 0)
 
     init(id: Int, hub: Hub, logger: Logger, writeFD: CInt, credentials: ClientSession.Credentials?) {
         self.id = id; self.hub = hub; self.logger = logger; self.writeFD = writeFD; self.credentials = credentials
@@ -204,25 +204,19 @@ final class ClientHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        var buf = unwrapInboundIn(data)
-        guard let s = session, !s.isClosing, let bytes = buf.readBytes(length: buf.readableBytes) else { return }
-        var start = 0
-        for (i, b) in bytes.enumerated() where b == 0x0A {
-            line(bytes[start..<i], session: s)
-            start = i + 1
-            if !context.channel.isActive || s.isClosing { return }
-        }
-        if start < bytes.count {
-            if discarding { return }
-            pending.append(contentsOf: bytes[start...])
-            if pending.count > config.maxLineBytes {
-                pending.removeAll(keepingCapacity: false)
-                discarding = true
+        let buf = unwrapInboundIn(data)
+        guard let s = session, !s.isClosing else { return }
+        framer.maxLineBytes = config.maxLineBytes  // a reload may change it
+        framer.feed(buf.readableBytesView) { piece in
+            switch piece {
+            case .line(let bytes): line(bytes, session: s)
+            case .tooLong:
                 bad(
                     s,
                     ProtocolError(
                         .lineTooLong, "line longer than \(config.maxLineBytes) bytes; skipped up to the next newline"))
             }
+            return context.channel.isActive && !s.isClosing
         }
     }
 
@@ -233,21 +227,8 @@ final class ClientHandler: ChannelInboundHandler {
         context.fireChannelReadComplete()
     }
 
-    private func line(_ tail: ArraySlice<UInt8>, session s: ClientSession) {
-        if discarding {
-            discarding = false
-            pending.removeAll(keepingCapacity: true)
-            return
-        }
-        var line = pending
-        line.append(contentsOf: tail)
-        pending.removeAll(keepingCapacity: true)
-        if line.last == 0x0D { line.removeLast() }
+    private func line(_ line: [UInt8], session s: ClientSession) {
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }  // blank lines are ignored
-        if line.count > config.maxLineBytes {
-            bad(s, ProtocolError(.lineTooLong, "line longer than \(config.maxLineBytes) bytes"))
-            return
-        }
         switch Request.parse(line) {
         case .success(let r):
             if r.command.isMutating && !s.trusted {
