@@ -24,14 +24,22 @@ final class HeadingEngineTests: XCTestCase {
         Quaternion(axis: Vector3(0, 0, 1), angle: -heading * deg) * Quaternion(axis: Vector3(1, 0, 0), angle: .pi / 2)
     }
 
+    /// Runs `body` with the engine on its loop. The closure captures the engine, not the
+    /// fixture: a fixture whose last reference the loop drops would stop its server on the loop,
+    /// a wait there that NIO refuses.
+    static func onEngine<T: Sendable>(_ f: ServerFixture, _ body: @escaping @Sendable (Engine) -> T) -> T {
+        nonisolated(unsafe) let engine = f.engine
+        return try! f.hub.loop.submit { body(engine) }.wait()
+    }
+
     /// One sample and its attitude at `t` (s), magnetic or not, on the engine's loop.
     static func ingest(_ f: ServerFixture, t: Double, q: Quaternion, magnetic: Bool, disturbed: Bool = false) {
         let ns = Nanoseconds(t * 1e9)
-        f.onLoop {
+        onEngine(f) { engine in
             var a = Attitude(t: ns, q: q, atRest: false, gyroBias: .zero)
             a.magneticHeading = magnetic
             a.magDisturbed = disturbed
-            f.engine.ingest(sample: IMUSample(t: ns, accel: Vector3(0, 9.81, 0), gyro: .zero), attitude: a)
+            engine.ingest(sample: IMUSample(t: ns, accel: Vector3(0, 9.81, 0), gyro: .zero), attitude: a)
         }
     }
 
@@ -60,7 +68,7 @@ final class HeadingEngineTests: XCTestCase {
         ]
         var t = 100.0
         for (time, lat, lon, published) in points {
-            f.onLoop { f.engine.ingest(fix: Fix(mode: 3, time: time, lat: lat, lon: lon, alt: 0, speed: 0)) }
+            Self.onEngine(f) { $0.ingest(fix: Fix(mode: 3, time: time, lat: lat, lon: lon, alt: 0, speed: 0)) }
             t += 1
             Self.ingest(f, t: t, q: Self.facing(30), magnetic: true)
             let a = try Self.line(c, at: t)
@@ -71,7 +79,7 @@ final class HeadingEngineTests: XCTestCase {
             let trueHeading = try XCTUnwrap(a["true_heading_deg"]?.doubleValue, label)
             XCTAssertEqual(magnetic, 30, accuracy: 0.05, label)
             XCTAssertEqual(remainder(trueHeading - magnetic, 360), published, accuracy: 0.1, label)
-            let status = f.onLoop { f.engine.statusFields() }
+            let status = Self.onEngine(f) { $0.statusFields() }
             XCTAssertEqual(status["heading"]?["source"], "mag")
             XCTAssertEqual(status["heading"]?["declination_deg"]?.doubleValue ?? .nan, published, accuracy: 0.0051)
         }
@@ -94,13 +102,13 @@ final class HeadingEngineTests: XCTestCase {
 
         // Walking at 1.4 m/s (above [course] on_speed) with a course of 200°, in Berlin, 2027.
         let walking = Fix(mode: 3, time: Self.mid2027, lat: 52.52, lon: 13.40, alt: 34, speed: 1.4, track: 200)
-        f.onLoop { f.engine.ingest(fix: walking) }
+        Self.onEngine(f) { $0.ingest(fix: walking) }
         Self.ingest(f, t: 11, q: q, magnetic: false)
         let moving = try Self.line(c, at: 11)
         XCTAssertEqual(moving["heading_source"], "course", moving.jsonText)
         XCTAssertEqual(moving["true_heading_deg"]?.doubleValue, 200, moving.jsonText)
         let declination = try XCTUnwrap(
-            f.onLoop { f.engine.statusFields() }["heading"]?["declination_deg"]?.doubleValue)
+            Self.onEngine(f) { $0.statusFields() }["heading"]?["declination_deg"]?.doubleValue)
         XCTAssertEqual(declination, 5.5, accuracy: 1.5, "Berlin's declination is a few degrees east")
         XCTAssertEqual(moving["heading_deg"]?.doubleValue ?? .nan, 200 - declination, accuracy: 0.06, moving.jsonText)
         XCTAssertNil(moving["mag_disturbed"], moving.jsonText)
@@ -111,11 +119,11 @@ final class HeadingEngineTests: XCTestCase {
         Self.ingest(f, t: 13.5, q: q, magnetic: false)
         XCTAssertEqual(try Self.line(c, at: 13.5)["heading_source"], "none")
         // Moving again, then stopped: the course filter takes the track away.
-        f.onLoop { f.engine.ingest(fix: walking) }
+        Self.onEngine(f) { $0.ingest(fix: walking) }
         Self.ingest(f, t: 15, q: q, magnetic: false)
         XCTAssertEqual(try Self.line(c, at: 15)["heading_source"], "course")
         let stopped = Fix(mode: 3, time: Self.mid2027, lat: 52.52, lon: 13.40, alt: 34, speed: 0.1)
-        f.onLoop { f.engine.ingest(fix: stopped) }
+        Self.onEngine(f) { $0.ingest(fix: stopped) }
         Self.ingest(f, t: 15.5, q: q, magnetic: false)
         XCTAssertEqual(try Self.line(c, at: 15.5)["heading_source"], "none")
     }
@@ -127,7 +135,7 @@ final class HeadingEngineTests: XCTestCase {
         let c = try Self.client(f)
         let q = Self.facing(90)
         let walking = Fix(mode: 3, time: Self.mid2027, lat: 52.52, lon: 13.40, speed: 1.4, track: 10)
-        f.onLoop { f.engine.ingest(fix: walking) }
+        Self.onEngine(f) { $0.ingest(fix: walking) }
         Self.ingest(f, t: 20, q: q, magnetic: true)
         XCTAssertEqual(try Self.line(c, at: 20)["heading_source"], "mag")
         Self.ingest(f, t: 21, q: q, magnetic: true, disturbed: true)
@@ -136,7 +144,7 @@ final class HeadingEngineTests: XCTestCase {
         XCTAssertEqual(held["mag_disturbed"], .bool(true), held.jsonText)
         XCTAssertEqual(held["heading_deg"]?.doubleValue ?? .nan, 90, accuracy: 0.05, held.jsonText)
         Self.ingest(f, t: 81.5, q: q, magnetic: true, disturbed: true)
-        f.onLoop { f.engine.ingest(fix: walking) }
+        Self.onEngine(f) { $0.ingest(fix: walking) }
         Self.ingest(f, t: 82, q: q, magnetic: true, disturbed: true)
         let long = try Self.line(c, at: 82)
         XCTAssertEqual(long["heading_source"], "course", long.jsonText)
@@ -154,7 +162,7 @@ final class HeadingEngineTests: XCTestCase {
         let f = try ServerFixture()
         let c = try Self.client(f)
         let may2024: Nanoseconds = 1_714_816_801 * Self.second
-        f.onLoop { f.engine.ingest(fix: Fix(mode: 3, time: may2024, lat: 52.52, lon: 13.40, speed: 1.4, track: 80)) }
+        Self.onEngine(f) { $0.ingest(fix: Fix(mode: 3, time: may2024, lat: 52.52, lon: 13.40, speed: 1.4, track: 80)) }
         Self.ingest(f, t: 5, q: Self.facing(0), magnetic: false)
         let a = try Self.line(c, at: 5)
         XCTAssertEqual(a["heading_source"], "course", a.jsonText)
