@@ -60,7 +60,12 @@ final class AttitudeComponent: Component {
             return
         }
         seededReference = (strength, dip)
-        sampler?.seedMagneticReference(strength: strength, dip: dip)
+        guard let sampler else { return }
+        sampler.seedMagneticReference(strength: strength, dip: dip)
+        let r = { (x: Double, scale: Double) in (x * scale).rounded() / scale }
+        context.logger.info(
+            "magnetic reference from \(heading.model.name) at the fix: \(r(strength, 10)) µT, dip \(r(f.inclination, 10))°"
+        )
     }
 
     /// The sampler skipped `n` samples because the loop was behind.
