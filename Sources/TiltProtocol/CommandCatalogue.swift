@@ -33,6 +33,7 @@ public enum CommandCatalogue {
                 ReplyField("version", "tiltd's version"), ReplyField("sources", "each source's latest status"),
                 ReplyField("samples", "samples processed"),
                 ReplyField("sample_rate_hz", "measured over the last second"),
+                ReplyField("heading", "the heading's source and the magnetic model's declination at the latest fix"),
                 ReplyField("clients", "connected clients"),
                 ReplyField("dropped_lines", "lines dropped for connected clients"),
                 ReplyField("samples_skipped", "samples dropped because the event loop was behind"),

@@ -16,9 +16,11 @@ import Glibc
 /// `tiltd monitor`: a live view of a running daemon, for standing at the Pi while calibrating.
 struct Monitor: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show a running daemon live: attitude, roll gauge, game, fix, rate and drops.",
+        abstract: "Show a running daemon live: attitude, heading, roll gauge, game, fix, rate and drops.",
         discussion: """
             Connects to the daemon's socket and redraws a full-screen view (q or Ctrl-C quits).
+            The heading line shows the magnetic and true heading, the compass point and where
+            the heading comes from (mag, course or none; docs/protocol.md, "attitude").
             When stdout is not a terminal it prints one summary line per second instead.
             If the daemon goes away the monitor says so and reconnects when it is back.
             """)

@@ -45,14 +45,15 @@ final class MQTTBridgeTests: XCTestCase {
         try sub.wait("tiltd/kitchen/status") { $0 == "online" }
         // Every entity's discovery config, checked against Home Assistant's documented fields.
         var configs: [String: JSONObject] = [:]
-        try waitUntil("8 discovery configs", timeout: 15) {
+        try waitUntil("9 discovery configs", timeout: 15) {
             for m in sub.messages where m.topic.hasPrefix("homeassistant/") {
                 if let o = json(m.payload)?.objectValue { configs[m.topic] = o }
             }
-            return configs.count >= 8
+            return configs.count >= 9
         }
         let expected = [
-            "sensor/kitchen/roll", "sensor/kitchen/pitch", "sensor/kitchen/score", "sensor/kitchen/credit_balance",
+            "sensor/kitchen/roll", "sensor/kitchen/pitch", "sensor/kitchen/heading", "sensor/kitchen/score",
+            "sensor/kitchen/credit_balance",
             "sensor/kitchen/fix_age", "binary_sensor/kitchen/at_rest", "event/kitchen/game_decision",
             "event/kitchen/place",
         ]
@@ -65,11 +66,21 @@ final class MQTTBridgeTests: XCTestCase {
         }
         XCTAssertEqual(
             configs["homeassistant/event/kitchen/game_decision/config"]?["event_types"], ["correct", "skip"])
+        // The heading: degrees, a measurement, from the attitude lines, with its source as an attribute.
+        let heading = try XCTUnwrap(configs["homeassistant/sensor/kitchen/heading/config"])
+        XCTAssertEqual(heading["unit_of_measurement"], "°")
+        XCTAssertEqual(heading["state_class"], "measurement")
+        XCTAssertEqual(heading["state_topic"], "tiltd/kitchen/attitude")
+        XCTAssertEqual(heading["json_attributes_topic"], "tiltd/kitchen/attitude")
+        let template = try XCTUnwrap(heading["value_template"]?.stringValue)
+        XCTAssertTrue(template.contains("value_json.true_heading_deg") && template.contains("value_json.heading_deg"))
+        XCTAssertTrue(heading["json_attributes_template"]?.stringValue?.contains("heading_source") ?? false)
 
         // The socket's lines, as they are: attitude (rate-limited to 2 Hz), status per source.
         let att = try sub.wait("tiltd/kitchen/attitude")
         XCTAssertEqual(json(att)?["class"], "attitude")
         XCTAssertNotNil(json(att)?["roll_deg"]?.doubleValue)
+        XCTAssertEqual(json(att)?["heading_source"], "none", "no magnetometer, no fix: no heading")
         let imu = try sub.wait("tiltd/kitchen/status/imu") { json($0)?["state"] == "streaming" }
         XCTAssertEqual(json(imu)?["class"], "status")
         let first = sub.payloads("tiltd/kitchen/attitude").count
@@ -103,9 +114,9 @@ final class MQTTBridgeTests: XCTestCase {
         discovery = false
         """.write(toFile: d.config, atomically: true, encoding: .utf8)
         try d.startBridge()
-        try waitUntil("the 8 configs removed", timeout: 15) {
+        try waitUntil("the 9 configs removed", timeout: 15) {
             Set(sub.messages.filter { $0.topic.hasPrefix("homeassistant/") && $0.payload.isEmpty }.map(\.topic)).count
-                == 8
+                == 9
         }
         let after = try b.subscribe(["homeassistant/#", "tiltd/kitchen/status"])
         try after.wait("tiltd/kitchen/status") { $0 == "online" }

@@ -44,7 +44,8 @@ final class ProtocolDocTests: XCTestCase {
     static let optionalFields: Set<String> = [
         "t_ns", "track_deg", "alt_m", "eph_m", "epv_m", "speed_mps", "rate_hz",
         "retry_in_s", "device", "deck_note", "category", "fix", "sample_rate_hz",
-        "dwell_s", "lat", "lon", "gyroscope",
+        "dwell_s", "lat", "lon", "gyroscope", "heading_deg", "true_heading_deg", "mag_disturbed",
+        "declination_deg", "model_note",
     ]
 
     static func sameShape(_ example: JSONValue, _ actual: JSONValue, path: String = "") -> String? {

@@ -129,7 +129,29 @@ final class WebBrowserTests: XCTestCase {
         try await live.waitFor(
             "document.querySelectorAll('#map text').length > 3 && document.querySelectorAll('#map rect').length > 4",
             timeout: 10)
+        // The compass: no magnetometer, walking with a course: the GPS course, which is true
+        // (the walk is from 2024, before WMM2025's years: no declination, so no magnetic heading).
+        // The needle shows the latest line's true heading, as the page drew it in a frame.
+        try await live.waitFor(
+            "(() => { const c = document.getElementById('compass'), n = document.getElementById('needle'); "
+                + "return c.dataset.source === 'course' && c.dataset.north === 'true' && n !== null "
+                + "&& Number(c.dataset.heading) === latest.true_heading_deg "
+                + "&& n.getAttribute('transform') === `rotate(${latest.true_heading_deg})` "
+                + "&& document.getElementById('heading-true').textContent === `${latest.true_heading_deg.toFixed(1)}°`; })()",
+            timeout: 15)
+        let texts = try await live.evaluate(
+            "[document.getElementById('heading-mag').textContent, document.getElementById('heading-source').textContent]"
+        )
+        XCTAssertEqual(texts, ["–", "course"], "no magnetic heading without a declination")
         try await live.screenshot(to: "\(screenshotDir)/live.png")
+        // A magnetometer's line, drawn as the page draws every line: both norths, a disturbed field.
+        let drawn = try await live.evaluate(
+            "(() => { drawCompass({heading_deg: 61.3, true_heading_deg: 66.1, heading_source: 'mag', mag_disturbed: true}); "
+                + "const c = document.getElementById('compass'); return [c.dataset.north, c.dataset.heading, "
+                + "document.getElementById('needle').getAttribute('transform'), document.querySelector('#needle path').getAttribute('fill'), "
+                + "document.getElementById('heading-mag').textContent, document.getElementById('heading-source').textContent]; })()"
+        )
+        XCTAssertEqual(drawn, ["true", "66.1", "rotate(66.1)", "#f08c2e", "61.3°", "mag (disturbed)"])
 
         // The daemon dies: the page says so, then recovers when it is back.
         rig.daemon?.stop(signal: SIGKILL)

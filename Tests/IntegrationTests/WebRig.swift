@@ -67,12 +67,43 @@ final class WebRig: @unchecked Sendable {
         return out
     }
 
+    /// The demo walk with a course on every point (the bearing to the next one), as a receiver
+    /// reports it: the walk itself has speeds only, and the daemon never invents a course.
+    static func walkWithCourse() throws -> String {
+        let text = try String(contentsOfFile: "\(repositoryRoot)/config/demo/walk.gpx", encoding: .utf8)
+        let points = text.components(separatedBy: "<trkpt ")
+        func point(_ p: String) -> GeoPoint? {
+            func attribute(_ name: String) -> Double? {
+                guard let r = p.range(of: "\(name)=\"") else { return nil }
+                return Double(p[r.upperBound...].prefix { $0 != "\"" })
+            }
+            guard let lat = attribute("lat"), let lon = attribute("lon") else { return nil }
+            return GeoPoint(lat: lat, lon: lon)
+        }
+        var out = points[0]
+        for i in 1..<points.count {
+            var p = points[i]
+            if i + 1 < points.count, let a = point(p), let b = point(points[i + 1]), a != b,
+                let end = p.range(of: "</gpxtpx:speed>")
+            {
+                let course = (Geo.bearing(from: a, to: b) * 10).rounded() / 10
+                p.insert(contentsOf: "<gpxtpx:course>\(course)</gpxtpx:course>", at: end.upperBound)
+            }
+            out += "<trkpt " + p
+        }
+        return out
+    }
+
     func startDaemon() throws {
-        // The demo's GPX walk too, so the live view has a fix, places and quest cells to draw.
+        // The demo's GPX walk too (with a course), so the live view has a fix, places and quest
+        // cells, and a heading from the course, to draw.
+        let walk = "\(dir)/walk.gpx"
+        if !FileManager.default.fileExists(atPath: walk) {
+            try Self.walkWithCourse().write(toFile: walk, atomically: true, encoding: .utf8)
+        }
         daemon = try DaemonProcess(
             [
-                "run", "--config", "\(dir)/tiltd.toml", "--replay", recording,
-                "--gpx", "\(repositoryRoot)/config/demo/walk.gpx", "--gpx-speed", "1",
+                "run", "--config", "\(dir)/tiltd.toml", "--replay", recording, "--gpx", walk, "--gpx-speed", "1",
             ], logPath: "\(dir)/daemon.log")
         // Wait for the socket and for samples (a round's clock is sample time), not a fixed time.
         let c = try LineClient(path: socketPath, timeout: 20)

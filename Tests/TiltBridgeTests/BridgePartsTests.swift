@@ -95,7 +95,7 @@ final class BridgePartsTests: XCTestCase {
             text: "[mqtt]\nname = \"den\"\ndiscovery = false\n", file: "/etc/tiltd/tiltd.toml"
         ).mqtt
         var msgs = Discovery.messages(m, topics: Topics(m), version: "0.1.0", qos: 1)
-        XCTAssertEqual(msgs.count, 8)
+        XCTAssertEqual(msgs.count, 9)
         XCTAssertTrue(msgs.allSatisfy { $0.payload.isEmpty && $0.retain })
         m.discovery = true
         msgs = Discovery.messages(m, topics: Topics(m), version: "0.1.0", qos: 1)

@@ -226,6 +226,44 @@ final class MonitorViewTests: XCTestCase {
             XCTAssertFalse(MonitorView.summary(s).isEmpty, f)
         }
     }
+
+    /// The heading line: magnetic and true, the compass point, the source, a disturbed field; an
+    /// older daemon's lines say it does not send one.
+    func testHeadingLineShowsSourceAndTrueNorth() {
+        var s = sessionState()
+        func screen() -> [String] { MonitorView.screen(s, width: 100, height: 30) }
+        XCTAssertTrue(screen().contains("heading: ? (the daemon does not send it)"), screen().joined(separator: "\n"))
+        func attitude(_ heading: String) {
+            s.apply(
+                line: Array(
+                    (#"{"class":"attitude","t_ns":6000000000,"roll_deg":90,"pitch_deg":0,"yaw_deg":-61.2,"at_rest":false"#
+                        + heading + "}").utf8))
+        }
+        attitude(#","heading_deg":61.3,"true_heading_deg":66.1,"heading_source":"mag","mag_disturbed":false"#)
+        XCTAssertEqual(s.attitude?.headingDeg, 61.3)
+        XCTAssertEqual(s.attitude?.trueHeadingDeg, 66.1)
+        XCTAssertEqual(s.attitude?.headingSource, "mag")
+        XCTAssertEqual(s.attitude?.magDisturbed, false)
+        XCTAssertTrue(
+            screen().contains("heading: 61.3 deg magnetic   66.1 deg true (ENE)   source: mag"),
+            screen().joined(separator: "\n"))
+        XCTAssertTrue(
+            MonitorView.summary(s).contains("heading=61.3 true_heading=66.1 heading_source=mag"), MonitorView.summary(s)
+        )
+        attitude(#","heading_deg":61.3,"heading_source":"mag","mag_disturbed":true"#)
+        XCTAssertTrue(
+            screen().contains("heading: 61.3 deg magnetic (ENE)   source: mag   field disturbed: held on the gyro"),
+            screen().joined(separator: "\n"))
+        XCTAssertTrue(MonitorView.summary(s).contains("mag_disturbed=yes"), MonitorView.summary(s))
+        attitude(#","true_heading_deg":80,"heading_source":"course""#)
+        XCTAssertTrue(
+            screen().contains("heading: 80.0 deg true (E)   source: course"), screen().joined(separator: "\n"))
+        attitude(#","heading_source":"none""#)
+        XCTAssertTrue(screen().contains("heading: ---   source: none"), screen().joined(separator: "\n"))
+        XCTAssertTrue(MonitorView.summary(s).contains("heading=- heading_source=none"), MonitorView.summary(s))
+        XCTAssertEqual(MonitorView.compassPoint(359), "N")
+        XCTAssertEqual(MonitorView.compassPoint(191.25), "SSW")
+    }
 }
 
 extension String {

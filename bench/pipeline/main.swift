@@ -1,12 +1,13 @@
 // Pipeline benchmark: recorded samples through what the daemon does per sample — calibration,
-// fusion, the tilt game (a round always running, its events encoded) and the JSON line of the
-// `attitude` event every client gets. Prints ns per sample.
+// fusion, the tilt game (a round always running, its events encoded), the heading and the JSON
+// line of the `attitude` event every client gets. Prints ns per sample.
 //
 //   swift run -c release PipelineBench [recording.csv] [--samples N] [--repeats N] [--tsv]
 //
 // Loops over the same samples, each adding a stage: the estimator alone (the figure
 // bench/pipeline/run sets next to the other filters' C/C++ cores); + calibration; + the game;
-// + the attitude line (the daemon's whole per-sample path when no client watches raw samples);
+// + the heading and the attitude line (the daemon's whole per-sample path when no client watches
+// raw samples);
 // + the `sample` line too (encoded only while some client watches samples).
 // --tsv prints "tiltd<TAB>name<TAB>ns per sample<TAB>checksum" lines for bench/pipeline/run.
 import Foundation
@@ -64,7 +65,7 @@ enum Stage: String, CaseIterable {
     case estimator = "estimator alone"
     case calibratedEstimator = "calibration + estimator"
     case withGame = "calibration + estimator + game"
-    case withJSON = "calibration + estimator + game + attitude JSON"
+    case withJSON = "calibration + estimator + game + heading + attitude JSON"
     case withSampleJSON = "… + sample JSON (a client watches samples)"
 }
 
@@ -87,6 +88,8 @@ func publish(_ e: Event, seq: UInt64) -> Int {
 @MainActor func run(_ stage: Stage) -> (ns: Double, checksum: Double) {
     var estimator = AttitudeEstimator()
     var game = try! TiltGame(seed: 1)
+    // The heading the daemon adds to every attitude line (no magnetometer, no fix: `none`).
+    var heading = HeadingProvider()
     var checksum = 0.0
     var seq: UInt64 = 0
     let clock = ContinuousClock()
@@ -108,7 +111,7 @@ func publish(_ e: Event, seq: UInt64) -> Int {
             }
             if json {
                 seq += 1
-                bytes &+= publish(Event.attitude(a), seq: seq)
+                bytes &+= publish(Event.attitude(a, heading: heading.heading(for: a, frame: game.headFrame)), seq: seq)
             }
             // As GameComponent feeds it: the attitude, the bias-corrected rate and the accelerometer.
             var events = game.update(a, rate: s.gyro - a.gyroBias, accel: s.accel)
@@ -146,7 +149,7 @@ for stage in Stage.allCases {
         print("tiltd\t\(stage.rawValue)\t\(ns)\t\(checksum[stage]!)")
     } else {
         print(
-            "\((stage.rawValue + ":").padding(toLength: 54, withPad: " ", startingAt: 0))\(ns) ns/sample (best of \(repeats))"
+            "\((stage.rawValue + ":").padding(toLength: 62, withPad: " ", startingAt: 0))\(ns) ns/sample (best of \(repeats))"
         )
     }
 }

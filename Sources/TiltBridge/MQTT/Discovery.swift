@@ -59,6 +59,13 @@ public enum Discovery {
                     "unit_of_measurement": "°", "state_class": "measurement", "icon": "mdi:rotate-3d-variant",
                 ]),
             entity(
+                "sensor", "heading", "Heading",
+                [
+                    "state_topic": attitude, "value_template": .string(headingTemplate),
+                    "unit_of_measurement": "°", "state_class": "measurement", "icon": "mdi:compass-outline",
+                    "json_attributes_topic": attitude, "json_attributes_template": .string(headingAttributesTemplate),
+                ]),
+            entity(
                 "binary_sensor", "at_rest", "At rest",
                 [
                     "state_topic": attitude,
@@ -100,6 +107,22 @@ public enum Discovery {
                 ]),
         ]
     }
+
+    /// The heading sensor's state: the true heading when the daemon knows it (a fix in the
+    /// model's years), else the magnetic one, else `None` — which Home Assistant's MQTT sensor
+    /// takes as "unknown" (no heading: `heading_source` `none`, or a daemon without headings).
+    static let headingTemplate =
+        "{{ value_json.true_heading_deg if value_json.true_heading_deg is defined"
+        + " else (value_json.heading_deg if value_json.heading_deg is defined else None) }}"
+
+    /// Its attributes: which north the state is from, the source, both headings, the field's state.
+    static let headingAttributesTemplate =
+        "{{ {'north': 'true' if value_json.true_heading_deg is defined"
+        + " else ('magnetic' if value_json.heading_deg is defined else None),"
+        + " 'heading_source': value_json.heading_source | default('none'),"
+        + " 'heading_deg': value_json.heading_deg | default(None),"
+        + " 'true_heading_deg': value_json.true_heading_deg | default(None),"
+        + " 'mag_disturbed': value_json.mag_disturbed | default(None)} | tojson }}"
 
     /// The retained config messages to publish: the configs when discovery is on, empty
     /// payloads (which make Home Assistant remove the entities) when it is off.

@@ -167,7 +167,9 @@ extension Configuration {
 
     static var courseTable: ConfigTable {
         let keys: [ConfigKey<Course>] = [
-            .number("on_speed", \.onSpeed, in: 0...100, "course is reported above this speed, m/s"),
+            .number(
+                "on_speed", \.onSpeed, in: 0...100,
+                "course is reported above this speed, m/s (and is the heading without a magnetometer)"),
             .number("off_speed", \.offSpeed, in: 0...100, "… and hidden again below this one (at most `on_speed`)"),
         ]
         return .table(

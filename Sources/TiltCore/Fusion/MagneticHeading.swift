@@ -47,6 +47,15 @@ struct MagneticHeading: Sendable {
         lastT = nil; candidate = nil; candidateSeconds = 0
     }
 
+    /// The reference set from a model of the place (the World Magnetic Model at a fix) instead of
+    /// learnt from the first sample, which may itself be disturbed. Before a heading is set, a
+    /// first sample that matches it is trusted at once; one that does not is disturbed.
+    mutating func seed(strength: Double, dip: Double) {
+        reference = (strength, dip)
+        candidate = nil; candidateSeconds = 0
+        if offset == nil { cleanSeconds = .infinity }
+    }
+
     /// One field sample, already rotated into the 6-axis global frame (`field` = q6 · m).
     /// `turnRate` is the bias-corrected gyro rate's magnitude (rad/s).
     mutating func update(
@@ -143,6 +152,17 @@ extension AttitudeEstimator {
 
     /// The learnt reference field: strength (the unit fed, e.g. µT) and dip (rad, positive down).
     public var magneticReference: (strength: Double, dip: Double)? { magnetic.reference }
+
+    /// Sets the reference field the disturbance check compares with — the field the World
+    /// Magnetic Model expects at the wearer's place: `strength` in the unit the field is fed in
+    /// (µT), `dip` in radians, positive pointing down — so the check is right from the first
+    /// field sample instead of taking that sample as the reference. A later clean field still
+    /// refines it (`magRefTau`) and a steady new one still replaces it (`magNewTime`). Ignored
+    /// unless both are finite, the strength positive and the dip within ±90°.
+    public mutating func seedMagneticReference(strength: Double, dip: Double) {
+        guard strength.isFinite, strength > 0, dip.isFinite, abs(dip) <= .pi / 2 else { return }
+        magnetic.seed(strength: strength, dip: dip)
+    }
 
     /// Feeds one magnetometer sample: `field` in the sensor frame (the accelerometer's axes),
     /// calibrated (hard and soft iron removed), in any unit (µT by convention). Samples may come

@@ -14,6 +14,13 @@ extension AttitudeBody {
             pitchDeg: a.pitch * deg, yawDeg: a.hasYaw ? a.yaw * deg : nil, atRest: a.atRest,
             gyroBias: a.hasYaw ? Triple(a.gyroBias.x, a.gyroBias.y, a.gyroBias.z) : nil)
     }
+
+    /// The `attitude` line of `a` with its heading (`HeadingProvider`).
+    public init(_ a: Attitude, heading h: HeadingProvider.Heading) {
+        self.init(a)
+        headingDeg = h.magneticDeg; trueHeadingDeg = h.trueDeg
+        headingSource = h.source; magDisturbed = h.magDisturbed
+    }
 }
 
 extension SampleBody {
@@ -29,6 +36,10 @@ extension SampleBody {
 extension Event {
     /// The `attitude` line of `a`, at its sample time.
     public static func attitude(_ a: Attitude) -> Event { Event(.attitude, t: a.t, .attitude(AttitudeBody(a))) }
+    /// The `attitude` line of `a` with its heading, at its sample time.
+    public static func attitude(_ a: Attitude, heading: HeadingProvider.Heading) -> Event {
+        Event(.attitude, t: a.t, .attitude(AttitudeBody(a, heading: heading)))
+    }
     /// The `sample` line of `s`, at its sample time.
     public static func sample(_ s: IMUSample) -> Event { Event(.sample, t: s.t, .sample(SampleBody(s))) }
     /// A `fix` line, stamped with the fix's time.

@@ -34,6 +34,8 @@ public final class SamplerService: Service, SamplerControl {
     /// Finishes once the first pipeline's thread is running (READY=1 waits for it).
     public let started: AsyncStream<Void>
     private let startedContinuation: AsyncStream<Void>.Continuation
+    /// The latest magnetic reference seed (µT, rad), given to every pipeline that starts.
+    private let seed = Mutex<(strength: Double, dip: Double)?>(nil)
 
     /// A sampler delivering to `engine`; `first` is the pipeline to start with (see `prepare`).
     public init(input: Input, engine: EngineHandle, exitWhenDone: Bool, logger: Logger) {
@@ -76,12 +78,20 @@ public final class SamplerService: Service, SamplerControl {
         }
     }
 
+    /// Seeds the running pipeline's magnetic reference and remembers it for the next one (a
+    /// reload's new sampler starts from it too).
+    public func seedMagneticReference(strength: Double, dip: Double) {
+        seed.withLock { $0 = (strength, dip) }
+        current.withLock { $0 }?.seedMagneticReference(strength: strength, dip: dip)
+    }
+
     /// Whether the sampler is making progress (feeds the systemd watchdog).
     public func isAlive(within window: UInt64) -> Bool { current.withLock { $0?.isAlive(within: window) ?? false } }
 
     /// Starts `pipeline`; its end counts only while it is the current one (a replaced
     /// pipeline also ends).
     private func start(_ pipeline: SensorPipeline) {
+        if let s = seed.withLock({ $0 }) { pipeline.seedMagneticReference(strength: s.strength, dip: s.dip) }
         pipeline.start { [self] in
             if current.withLock({ $0 === pipeline }) { endedContinuation.yield() }
         }

@@ -28,6 +28,8 @@ public final class SensorPipeline: Sendable {
     /// memory and latency.
     private let inFlight = InFlight()
     static let maxInFlight = 2048
+    /// Time line, calibration and fusion state: the sampling thread's, and the seed's.
+    private let state: FusionBox
 
     /// - Parameter smoothsClockSteps: re-anchor timestamp jumps (a live device's clock can step);
     ///   false keeps a recording's times exactly.
@@ -39,17 +41,25 @@ public final class SensorPipeline: Sendable {
         self.source = source; self.engine = engine; self.calibration = calibration; self.mount = mount
         self.fusion = fusion; self.persister = persister; self.smoothsClockSteps = smoothsClockSteps
         self.logger = logger
-    }
-
-    /// Starts the sampling thread. `onEnd` runs when a finite source (a recording) is done.
-    public func start(onEnd: @escaping @Sendable () -> Void = {}) {
-        let state = FusionBox(
+        state = FusionBox(
             FusionState(
                 frontEnd: SampleFrontEnd(mount: mount, calibration: calibration),
                 estimator: AttitudeEstimator(parameters: fusion),
                 timeline: smoothsClockSteps ? SampleTimeline(parameters: .init(rateHz: 60)) : nil))
-        let (source, engine, persister, inFlight, logger) = (
-            self.source, self.engine, self.persister, self.inFlight, self.logger
+    }
+
+    /// Seeds the estimator's reference field from the World Magnetic Model at a fix (`strength`
+    /// µT, `dip` rad, positive down; `AttitudeEstimator.seedMagneticReference`), so magnetic
+    /// disturbances are judged right from the first field sample. From any thread: it takes
+    /// the sampling thread's lock for the moment it needs.
+    public func seedMagneticReference(strength: Double, dip: Double) {
+        state.fusion.withLock { $0.estimator.seedMagneticReference(strength: strength, dip: dip) }
+    }
+
+    /// Starts the sampling thread. `onEnd` runs when a finite source (a recording) is done.
+    public func start(onEnd: @escaping @Sendable () -> Void = {}) {
+        let (state, source, engine, persister, inFlight, logger) = (
+            self.state, self.source, self.engine, self.persister, self.inFlight, self.logger
         )
         thread.start(
             { stop in
@@ -151,8 +161,9 @@ struct FusionState {
     }
 }
 
-/// The sampler thread's state, shared with nothing: the lock is never contended and the atomic
-/// never raced; they let the compiler check that.
+/// The sampler thread's state. The lock is contended only by the rare seed of the magnetic
+/// reference (once per place, from the loop), and the atomic is never raced; they let the
+/// compiler check that.
 final class FusionBox: Sendable {
     let fusion: Mutex<FusionState>
     /// Samples skipped since the last hop to the loop.

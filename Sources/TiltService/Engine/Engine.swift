@@ -63,6 +63,7 @@ public final class Engine: RequestHandler {
             }
         }
         game.nearbyPrompts = { [places] in places.nearbyPrompts() }
+        attitude.headFrame = { [game] in game.game.headFrame }
         hub.handler = self
     }
 
@@ -111,9 +112,12 @@ public final class Engine: RequestHandler {
     /// A source's status changed.
     public func ingest(status: SourceStatus) { context.ingest(status: status) }
 
-    /// A GPS fix: places (course, snooze, geofences), then credits for the visits and quests.
+    /// A GPS fix: places (course, snooze, geofences), the heading (course and declination, from
+    /// the filtered fix, snoozed or not), then credits for the visits and quests.
     public func ingest(fix: Fix) {
-        guard let (positioned, visits) = places.ingest(fix) else { return }
+        let result = places.ingest(fix)
+        if let filtered = places.lastFix { attitude.ingest(fix: filtered) }
+        guard let (positioned, visits) = result else { return }
         credits.record(visits)
         quests.ingest(positioned)
     }

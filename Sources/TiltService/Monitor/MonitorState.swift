@@ -20,10 +20,24 @@ public struct MonitorState: Sendable, Equatable {
         public var atRest: Bool?
         /// Gyro bias the fusion currently subtracts, rad/s.
         public var gyroBias: [Double]?
+        /// Heading from magnetic north, degrees (`heading_deg`).
+        public var headingDeg: Double?
+        /// Heading from true north, degrees (`true_heading_deg`).
+        public var trueHeadingDeg: Double?
+        /// "mag", "course" or "none"; nil from a daemon that predates headings.
+        public var headingSource: String?
+        /// Whether the magnetometer's field is judged disturbed; nil without a magnetometer.
+        public var magDisturbed: Bool?
         /// Creates a reading.
-        public init(t: Int64?, rollDeg: Double, pitchDeg: Double, yawDeg: Double?, atRest: Bool?, gyroBias: [Double]?) {
+        public init(
+            t: Int64?, rollDeg: Double, pitchDeg: Double, yawDeg: Double?, atRest: Bool?, gyroBias: [Double]?,
+            headingDeg: Double? = nil, trueHeadingDeg: Double? = nil, headingSource: String? = nil,
+            magDisturbed: Bool? = nil
+        ) {
             self.t = t; self.rollDeg = rollDeg; self.pitchDeg = pitchDeg; self.yawDeg = yawDeg
             self.atRest = atRest; self.gyroBias = gyroBias
+            self.headingDeg = headingDeg; self.trueHeadingDeg = trueHeadingDeg
+            self.headingSource = headingSource; self.magDisturbed = magDisturbed
         }
     }
 
@@ -208,7 +222,9 @@ public struct MonitorState: Sendable, Equatable {
         attitude = AttitudeReading(
             t: o["t_ns"]?.intValue, rollDeg: r, pitchDeg: p, yawDeg: o["yaw_deg"]?.doubleValue,
             atRest: o["at_rest"]?.boolValue,
-            gyroBias: o["gyro_bias"]?.arrayValue?.compactMap(\.doubleValue))
+            gyroBias: o["gyro_bias"]?.arrayValue?.compactMap(\.doubleValue),
+            headingDeg: o["heading_deg"]?.doubleValue, trueHeadingDeg: o["true_heading_deg"]?.doubleValue,
+            headingSource: o["heading_source"]?.stringValue, magDisturbed: o["mag_disturbed"]?.boolValue)
     }
 
     /// A `game` event: the common fields every kind carries.

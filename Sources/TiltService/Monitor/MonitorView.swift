@@ -29,9 +29,11 @@ public enum MonitorView {
             let rest = a.atRest.map { $0 ? "yes" : "no" } ?? "?"
             let bias = a.gyroBias.map { "[" + $0.map { signed($0, 5) }.joined(separator: ", ") + "] rad/s" } ?? "?"
             out.append("at rest: \(rest)   gyro bias: \(bias)")
+            out.append(headingText(a))
         } else {
             out.append("roll ---   pitch ---   yaw ---   (no attitude yet)")
             out.append("at rest: ?   gyro bias: ?")
+            out.append("heading: ---")
         }
         out.append("")
         out.append(
@@ -133,6 +135,13 @@ public enum MonitorView {
                 "roll=\(fixed(a.rollDeg, 1)) pitch=\(fixed(a.pitchDeg, 1)) yaw=\(a.yawDeg.map { fixed($0, 1) } ?? "-")")
             parts.append("at_rest=\(a.atRest.map { $0 ? "yes" : "no" } ?? "?")")
             if let b = a.gyroBias { parts.append("gyro_bias=" + b.map { fixed($0, 5) }.joined(separator: ",")) }
+            if let src = a.headingSource {
+                var h = "heading=\(a.headingDeg.map { fixed($0, 1) } ?? "-")"
+                if let t = a.trueHeadingDeg { h += " true_heading=\(fixed(t, 1))" }
+                h += " heading_source=\(src)"
+                if a.magDisturbed == true { h += " mag_disturbed=yes" }
+                parts.append(h)
+            }
         } else {
             parts.append("roll=-")
         }
@@ -151,6 +160,30 @@ public enum MonitorView {
         parts.append("rate=" + (s.sampleRateHz.map { "\(fixed($0, 1))Hz" } ?? "?"))
         parts.append("dropped=\(s.gapDropped)" + (s.droppedLinesAllClients.map { " dropped_all=\($0)" } ?? ""))
         return printable(parts.joined(separator: " "))
+    }
+
+    /// `heading 61.3 deg magnetic   66.1 deg true (ENE)   source: mag`, with the compass point
+    /// of the true heading (else the magnetic one) and a note while the field is disturbed.
+    static func headingText(_ a: MonitorState.AttitudeReading) -> String {
+        guard let source = a.headingSource else { return "heading: ? (the daemon does not send it)" }
+        var parts: [String] = []
+        if let m = a.headingDeg { parts.append("\(fixed(m, 1)) deg magnetic") }
+        if let t = a.trueHeadingDeg { parts.append("\(fixed(t, 1)) deg true") }
+        var text = "heading: " + (parts.isEmpty ? "---" : parts.joined(separator: "   "))
+        if let d = a.trueHeadingDeg ?? a.headingDeg { text += " (\(compassPoint(d)))" }
+        text += "   source: \(source)"
+        if a.magDisturbed == true { text += "   field disturbed: held on the gyro" }
+        return text
+    }
+
+    /// The nearest of the 16 compass points ("N", "NNE", …) to `deg` clockwise from north.
+    static func compassPoint(_ deg: Double) -> String {
+        let names = [
+            "N", "NNE", "NE", "ENE", "E", "ESE", "SE", "SSE", "S", "SSW", "SW", "WSW", "W", "WNW", "NW", "NNW",
+        ]
+        guard deg.isFinite else { return "?" }
+        let i = Int((deg / 22.5).rounded()) % 16
+        return names[i < 0 ? i + 16 : i]
     }
 
     static func fixText(_ f: MonitorState.FixReading?) -> String {

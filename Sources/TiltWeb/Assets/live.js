@@ -1,5 +1,6 @@
-// The live view: tilt gauge with the game's thresholds, a scrolling 30 s plot of roll, pitch
-// and yaw with decision markers, the sources, places and quest cells around the fix.
+// The live view: tilt gauge with the game's thresholds, a compass (the heading and its source),
+// a scrolling 30 s plot of roll, pitch and yaw with decision markers, the sources, places and
+// quest cells around the fix.
 'use strict';
 
 const $ = (id) => document.getElementById(id);
@@ -75,9 +76,11 @@ function frame() {
   if (dirty && latest) {
     $('roll').textContent = `${latest.roll_deg.toFixed(1)}°`;
     $('pitch').textContent = `${latest.pitch_deg.toFixed(1)}°`;
-    $('yaw').textContent = `${latest.yaw_deg.toFixed(1)}°`;
+    // No yaw from an accelerometer-only IMU: a dash, not an exception that stops the frames.
+    $('yaw').textContent = latest.yaw_deg !== undefined ? `${latest.yaw_deg.toFixed(1)}°` : '–';
     $('rest').textContent = latest.at_rest ? 'yes' : 'no';
     drawGauge();
+    drawCompass(latest);
   }
   drawPlot();
   $('fix-age').textContent = lastFixAt === null ? 'no fix yet' : `${((performance.now() - lastFixAt) / 1000).toFixed(1)} s`;
@@ -119,6 +122,45 @@ function drawGauge() {
   }
   el('text', { x: 30, y: 168, fill: '#2fbf5f', 'font-size': 12 }, g).textContent = swap ? 'skip' : 'correct';
   el('text', { x: 270, y: 168, fill: '#f08c2e', 'font-size': 12, 'text-anchor': 'end' }, g).textContent = swap ? 'correct' : 'skip';
+}
+
+// ---- compass: north up, the needle where the wearer faces ----
+// The needle shows the true heading when the daemon knows it, else the magnetic one (the
+// `north` label says which); its colour the source: blue the magnetometer, green the GPS
+// course, orange while the magnetometer's field is disturbed (the gyro holds the heading).
+// The state is also on the SVG's data attributes (heading, north, source) for tests.
+function drawCompass(l) {
+  const c = $('compass');
+  c.replaceChildren();
+  const fmt = (d) => (d === undefined ? '–' : `${d.toFixed(1)}°`);
+  const source = l.heading_source || 'none';
+  $('heading-mag').textContent = fmt(l.heading_deg);
+  $('heading-true').textContent = fmt(l.true_heading_deg);
+  $('heading-source').textContent = source + (l.mag_disturbed ? ' (disturbed)' : '');
+  el('circle', { cx: 0, cy: 0, r: 100, fill: 'none', stroke: '#2c333d', 'stroke-width': 2 }, c);
+  for (let d = 0; d < 360; d += 30) {
+    const a = d * Math.PI / 180, r0 = d % 90 === 0 ? 86 : 92;
+    el('line', { x1: r0 * Math.sin(a), y1: -r0 * Math.cos(a), x2: 100 * Math.sin(a), y2: -100 * Math.cos(a), stroke: '#9aa4b1', 'stroke-width': 2 }, c);
+  }
+  for (const [label, d] of [['N', 0], ['E', 90], ['S', 180], ['W', 270]]) {
+    const a = d * Math.PI / 180;
+    el('text', { x: 72 * Math.sin(a), y: -72 * Math.cos(a) + 6, fill: d === 0 ? '#ff6b6b' : '#9aa4b1', 'font-size': 18, 'font-weight': 700, 'text-anchor': 'middle' }, c).textContent = label;
+  }
+  const heading = l.true_heading_deg !== undefined ? l.true_heading_deg : l.heading_deg;
+  const north = l.true_heading_deg !== undefined ? 'true' : (l.heading_deg !== undefined ? 'magnetic' : '');
+  c.dataset.source = source;
+  c.dataset.north = north;
+  c.dataset.heading = heading === undefined ? '' : String(heading);
+  if (heading === undefined) {
+    el('text', { x: 0, y: 6, fill: '#9aa4b1', 'font-size': 16, 'text-anchor': 'middle' }, c).textContent = 'no heading';
+    return;
+  }
+  const color = l.mag_disturbed ? '#f08c2e' : source === 'course' ? '#2fbf5f' : '#4ea1ff';
+  const needle = el('g', { id: 'needle', transform: `rotate(${heading})` }, c);
+  el('path', { d: 'M0,-96 L9,0 L0,12 L-9,0 Z', fill: color }, needle);
+  el('circle', { cx: 0, cy: 0, r: 5, fill: '#f4f6f8' }, c);
+  el('text', { x: 0, y: 40, fill: '#f4f6f8', 'font-size': 22, 'font-weight': 700, 'text-anchor': 'middle', stroke: '#1c2128', 'stroke-width': 5, 'paint-order': 'stroke' }, c).textContent = `${heading.toFixed(0)}°`;
+  el('text', { x: 0, y: 58, fill: '#9aa4b1', 'font-size': 12, 'text-anchor': 'middle' }, c).textContent = `${north} · ${source}`;
 }
 
 // ---- 30 s plot ----

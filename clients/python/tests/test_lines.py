@@ -4,6 +4,7 @@ import json
 import unittest
 
 import tiltd
+import tiltd.show
 from tiltd._core import Session, backoff_delays
 
 
@@ -20,6 +21,22 @@ class ParseTests(unittest.TestCase):
         self.assertTrue(line.is_decision)
         self.assertEqual(line.extra, {"new_field": [1, 2]})
         self.assertEqual(line.get("new_field"), [1, 2])
+
+    def test_attitude_heading_fields(self):
+        line = tiltd.parse_line('{"class":"attitude","seq":41,"t_ns":9,"q":[1,0,0,0],"roll_deg":90.1,'
+                                '"pitch_deg":-0.4,"yaw_deg":-61.2,"at_rest":false,"heading_deg":61.3,'
+                                '"true_heading_deg":66.1,"heading_source":"mag","mag_disturbed":true}')
+        self.assertIsInstance(line, tiltd.Attitude)
+        self.assertEqual((line.heading_deg, line.true_heading_deg, line.heading_source, line.mag_disturbed),
+                         (61.3, 66.1, "mag", True))
+        self.assertEqual(line.extra, {})
+        self.assertIn("heading 61.3° magnetic 66.1° true (mag, field disturbed)", tiltd.show.describe(line))
+        old = tiltd.parse_line('{"class":"attitude","roll_deg":1,"pitch_deg":2,"at_rest":true}')
+        self.assertEqual((old.heading_deg, old.true_heading_deg, old.heading_source, old.mag_disturbed),
+                         (None, None, None, None))
+        self.assertNotIn("heading", tiltd.show.describe(old))
+        none = tiltd.parse_line('{"class":"attitude","roll_deg":1,"pitch_deg":2,"heading_source":"none"}')
+        self.assertIn("heading - (none)", tiltd.show.describe(none))
 
     def test_unknown_class_passes_through(self):
         line = tiltd.parse_line(b'{"class":"weather","seq":3,"rain_mm":2}')

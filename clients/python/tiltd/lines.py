@@ -80,7 +80,14 @@ class Status(Line):
 
 @dataclass
 class Attitude(Line):
-    """Orientation: quaternion ``q`` = [w, x, y, z] (sensor → z-up world) and Euler angles."""
+    """Orientation: quaternion ``q`` = [w, x, y, z] (sensor → z-up world) and Euler angles; and
+    the heading, where the wearer faces (degrees clockwise from north, 0–360).
+
+    ``heading_source`` is ``"mag"`` (the magnetometer), ``"course"`` (the GPS course while moving)
+    or ``"none"``; None from a daemon that predates headings. ``heading_deg`` is from magnetic
+    north, ``true_heading_deg`` from true north (the World Magnetic Model's declination at the
+    latest fix); either is None when unknown. ``mag_disturbed`` is None without a magnetometer.
+    """
 
     CLASS: ClassVar[str] = "attitude"
     q: Optional[List[float]] = None
@@ -89,6 +96,10 @@ class Attitude(Line):
     yaw_deg: Optional[float] = None
     at_rest: Optional[bool] = None
     gyro_bias: Optional[List[float]] = None
+    heading_deg: Optional[float] = None
+    true_heading_deg: Optional[float] = None
+    heading_source: Optional[str] = None
+    mag_disturbed: Optional[bool] = None
 
 
 @dataclass

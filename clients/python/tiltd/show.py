@@ -57,8 +57,14 @@ def describe(line: Line) -> str:
         return f"status: {describe_source(line.raw)}"
     if isinstance(line, Attitude):
         rest = "  at rest" if line.at_rest else ""
+        heading = ""
+        if line.heading_source is not None:
+            shown = [f"{_num(d, '.1f')}° {north}" for d, north in
+                     ((line.heading_deg, "magnetic"), (line.true_heading_deg, "true")) if d is not None]
+            heading = (f"  heading {' '.join(shown) or '-'} ({line.heading_source}"
+                       + (", field disturbed" if line.mag_disturbed else "") + ")")
         return (f"attitude: roll {_num(line.roll_deg, '7.2f')}°  pitch {_num(line.pitch_deg, '7.2f')}°  "
-                f"yaw {_num(line.yaw_deg, '7.2f')}°{rest}")
+                f"yaw {_num(line.yaw_deg, '7.2f')}°{rest}{heading}")
     if isinstance(line, Sample):
         return f"sample: accel {line.accel} gyro {line.gyro}"
     if isinstance(line, Game):
