@@ -84,4 +84,42 @@ final class MagnetometerDaemonTests: XCTestCase {
         try readYaw(until: { $0 < 60 }, "the heading following the turned field", timeout: 8)
         XCTAssertGreaterThan(try XCTUnwrap(yaw), -5, "turned towards 0°, not past it")
     }
+
+    func testCalibrateMagOnTheLiveDeviceGivesTheHardIronBack() throws {
+        let imu = FakeIIODevice.polledOnly(number: 0), mag = FakeIIODevice.ak8975(number: 1)
+        let s = try FakeScenario([imu, mag])
+        scenario = s
+        try "[imu]\nrate_hz = 50\n[calibration]\nfile = \"calibration.toml\"\n"
+            .write(toFile: "\(dir)/tiltd.toml", atomically: true, encoding: .utf8)
+        let earth = Vector3(1.5, 18.4, -46.3), hardIron = Vector3(-42.5, 17.25, 30)
+        let soft = Matrix3(Vector3(1.04, 0.02, 0), Vector3(0.02, 0.97, -0.01), Vector3(0, -0.01, 1.0))
+        try s.setField(mag, soft * earth + hardIron)
+        let p = try DaemonProcess(
+            ["calibrate", "mag", "--config", "\(dir)/tiltd.toml", "--timeout", "40"], logPath: "\(dir)/log")
+        // The wearer: uniformly drawn orientations (a fixed sequence), a new one every 10 ms, until
+        // the command has enough coverage and exits.
+        var u: UInt64 = 777
+        func uniform() -> Double {
+            u = u &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Double(u >> 11) / Double(1 << 53)
+        }
+        let deadline = Date().addingTimeInterval(40)
+        while p.isRunning && Date() < deadline {
+            let (u1, u2, u3) = (uniform(), uniform(), uniform())
+            let a = (1 - u1).squareRoot(), b = u1.squareRoot()
+            let q = Quaternion(
+                w: a * sin(2 * .pi * u2), x: a * cos(2 * .pi * u2), y: b * sin(2 * .pi * u3), z: b * cos(2 * .pi * u3))
+            try s.setField(mag, soft * q.conjugate.rotate(earth) + hardIron)
+            usleep(10_000)
+        }
+        XCTAssertEqual(p.waitForExit(timeout: 5), 0, p.log)
+        let text = try String(contentsOfFile: "\(dir)/calibration.toml", encoding: .utf8)
+        let line = try XCTUnwrap(text.split(separator: "\n").first { $0.hasPrefix("mag_offset = [") }, text)
+        let got = line.drop { $0 != "[" }.dropFirst().prefix { $0 != "]" }.split(separator: ",")
+            .compactMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+        XCTAssertEqual(got.count, 3)
+        // The AK8975's counts are ~0.3 µT: within 1 µT.
+        for i in 0..<3 { XCTAssertEqual(got[i], hardIron[i], accuracy: 1, "mag_offset[\(i)]; \(p.log)") }
+        print(p.log)
+    }
 }
