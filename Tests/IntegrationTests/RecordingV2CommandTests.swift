@@ -66,4 +66,28 @@ final class RecordingV2CommandTests: XCTestCase {
         XCTAssertEqual(summary(j1), summary(j2))
         XCTAssertFalse(summary(j1).isEmpty, j1)
     }
+
+    func testImportTurnsAJoinedBROADFileIntoARecordingV2() throws {
+        let broad = "\(dir)/trial.csv"
+        try """
+        t,ax,ay,az,gx,gy,gz,mx,my,mz,qw,qx,qy,qz,movement
+        0.0,0.1,-0.2,9.8,0.01,0.02,-0.03,20.5,-3.25,-41,1,0,0,0,0
+        0.0035,0.11,-0.21,9.79,0.011,0.02,-0.03,nan,nan,nan,1,0,0,0,0
+        0.007,0.12,-0.22,9.78,0.012,0.02,-0.03,20.75,-3.5,-40.5,1,0,0,0,1
+
+        """.write(toFile: broad, atomically: true, encoding: .utf8)
+        let out = "\(dir)/imported.csv"
+        let (status, log) = try runTiltd(["import", "--format", "broad", broad, out])
+        XCTAssertEqual(status, 0, log)
+        XCTAssertTrue(log.contains("imported 3 samples and 2 magnetometer samples"), log)
+        let lines = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n")
+        XCTAssertEqual(String(lines[0]), RecordingFormat.bannerV2)
+        XCTAssertTrue(lines.contains { $0 == RecordingFormat.headerV2 })
+        let rows = lines.compactMap { try? RecordingFormat.parseRow(line: $0) }
+        XCTAssertEqual(rows.map(\.sample.t), [0, 3_500_000, 7_000_000])
+        XCTAssertEqual(rows.map(\.field), [Vector3(20.5, -3.25, -41), nil, Vector3(20.75, -3.5, -40.5)])
+        XCTAssertEqual(
+            rows[1].sample,
+            IMUSample(t: 3_500_000, accel: Vector3(0.11, -0.21, 9.79), gyro: Vector3(0.011, 0.02, -0.03)))
+    }
 }
