@@ -122,4 +122,24 @@ final class MagnetometerDaemonTests: XCTestCase {
         for i in 0..<3 { XCTAssertEqual(got[i], hardIron[i], accuracy: 1, "mag_offset[\(i)]; \(p.log)") }
         print(p.log)
     }
+
+    func testRecordWritesTheLiveFieldAsRecordingV2() throws {
+        let imu = FakeIIODevice.polledOnly(number: 0), mag = FakeIIODevice.ak8975(number: 1)
+        let s = try FakeScenario([imu, mag])
+        scenario = s
+        try "[imu]\nrate_hz = 50\n".write(toFile: "\(dir)/tiltd.toml", atomically: true, encoding: .utf8)
+        let raw = mag.magnRawCounts(Vector3(12, -25, 38))
+        try s.setRaw(mag, mag.magn!, raw)
+        let out = "\(dir)/rec.csv"
+        let (status, log) = try runTiltd(["record", "--config", "\(dir)/tiltd.toml", "--seconds", "2", "--out", out])
+        XCTAssertEqual(status, 0, log)
+        let lines = try String(contentsOfFile: out, encoding: .utf8).split(separator: "\n")
+        XCTAssertEqual(lines.prefix(2).map(String.init), [RecordingFormat.bannerV2, RecordingFormat.headerV2], log)
+        let rows = lines.compactMap { try? RecordingFormat.parseRow(line: $0) }
+        let fields = rows.compactMap(\.field)
+        // Polled at the IMU's 50 Hz: about one field per row (the first polls may precede it).
+        XCTAssertGreaterThan(fields.count, rows.count / 2, log)
+        let want = mag.magnDecoded(raw)
+        for f in fields { XCTAssertEqual((f - want).norm, 0, accuracy: 1e-3, "µT to the 4 decimals written") }
+    }
 }

@@ -18,6 +18,10 @@ import TiltCore
 ///
 /// Device trouble never ends `run`: it is reported as a `retrying` status and retried with
 /// backoff on a fresh libiio context, and streaming resumes when the device is back.
+///
+/// Beside the IMU, a magnetometer (`Settings.magnetometer`) is read on a thread of its own
+/// (`IIOMagnetometerReader`): its `.magnetometer` samples and `magnetometer` statuses come
+/// interleaved with the IMU's outputs, never at the same time as one (`SerialEmitter`).
 public final class IIOSource: SampleSource {
     /// What to open and how (from `[imu]`).
     public struct Settings: Sendable, Equatable {
