@@ -102,10 +102,13 @@ struct Import: ParsableCommand {
         discussion: """
             Formats: st-mlc — STMicroelectronics MLC/Unico data logs: a header line, then \
             tab-separated A_X A_Y A_Z [mg] G_X G_Y G_Z [dps], no timestamps (--rate gives them). \
+            broad — a BROAD dataset CSV (t,ax,ay,az,gx,gy,gz,…, t in seconds), optionally joined \
+            row by row with its broad-mag file (mx,my,mz in µT after the gyro): with a field the \
+            output is a recording v2 carrying it on every row that has one. \
             The output is written atomically; a malformed row is reported with its line number.
             """)
 
-    @Option(help: "Input format: \(ForeignLogFormat.allCases.map(\.rawValue).joined(separator: ", ")).")
+    @Option(help: "Input format: \((ForeignLogFormat.allCases.map(\.rawValue) + ["broad"]).joined(separator: ", ")).")
     var format: String
 
     @Option(help: "Sample rate, Hz, for formats without timestamps.")
@@ -118,6 +121,7 @@ struct Import: ParsableCommand {
     var output: String
 
     func run() throws {
+        if format == "broad" { return try importBROAD() }
         guard let f = ForeignLogFormat(rawValue: format) else {
             throw ValidationFailure(
                 message:
@@ -147,6 +151,36 @@ struct Import: ParsableCommand {
         }
         print(
             "imported \(samples.count) samples (\(cFormat("%.1f", Double(samples.count) / rate)) s at \(rate) Hz) to \(output)"
+        )
+    }
+
+    /// A BROAD CSV (its own timestamps; a field per row when joined with broad-mag) to a recording.
+    private func importBROAD() throws {
+        let d: DatasetReader.Dataset
+        do { d = try DatasetReader.read(path: input) } catch {
+            throw ValidationFailure(message: "tiltd import: \(error)")
+        }
+        guard d.format == .broad else {
+            throw ValidationFailure(message: "tiltd import: \(input): not a BROAD CSV (its header starts with t_ns)")
+        }
+        let fields = d.magnetometer
+        let v2 = fields != nil
+        var out =
+            (v2 ? RecordingFormat.bannerV2 : RecordingFormat.banner)
+            + "\n# imported by tiltd import --format broad from \(PathName.lastComponent(of: input))\n"
+            + (v2 ? RecordingFormat.headerV2 : RecordingFormat.header) + "\n"
+        var written = 0
+        for (i, s) in d.samples.enumerated() {
+            // A row without a reading (nan) keeps its seven fields.
+            let m = fields.map { $0[i] }.flatMap { $0.x.isFinite && $0.y.isFinite && $0.z.isFinite ? $0 : nil }
+            if m != nil { written += 1 }
+            out += RecordingFormat.format(s, field: m) + "\n"
+        }
+        do { try CalibrationFile.writeAtomically(Array(out.utf8), to: output) } catch {
+            throw ValidationFailure(message: "tiltd import: \(error)")
+        }
+        print(
+            "imported \(d.samples.count) samples\(v2 ? " and \(written) magnetometer samples" : "") from a BROAD CSV to \(output)"
         )
     }
 }
