@@ -199,11 +199,13 @@ func frameRotation(_ a: HeadFrame, _ b: HeadFrame) -> Double {
 /// the participant's recordings in order (experiment number = the order they were made), the
 /// excluded ones (another mounting) left out. Prints the learned frames against headframes.json.
 func learnEveryday(_ dir: String) {
-    // GESTURE_BENCH_LEARNER=cluster,look sets clusterDeg and lookMinDeg (the leave-one-person-out check).
+    // GESTURE_BENCH_LEARNER=cluster,look[,walk] sets clusterDeg, lookMinDeg and walkWeight (the
+    // leave-one-person-out checks).
     var fresh = HeadFrameLearner()
     let knobs = (ProcessInfo.processInfo.environment["GESTURE_BENCH_LEARNER"] ?? "").split(separator: ",")
         .compactMap { Double($0) }
-    if knobs.count == 2 { fresh.clusterDeg = knobs[0]; fresh.lookMinDeg = knobs[1] }
+    if knobs.count >= 2 { fresh.clusterDeg = knobs[0]; fresh.lookMinDeg = knobs[1] }
+    if knobs.count >= 3 { fresh.walkWeight = knobs[2] }
     let files = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasSuffix(".csv.gz") }
         .sorted()
     let framesData = (try? Data(contentsOf: URL(fileURLWithPath: "\(dir)/headframes.json"))) ?? Data()
