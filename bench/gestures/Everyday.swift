@@ -218,6 +218,9 @@ func learnEveryday(_ dir: String) {
     // The walking seen by the end of the recording after which the frame was within 15° and
     // stayed so (nil while outside): the recordings are the bench's only checkpoints.
     var staysFrom: [String: Double] = [:]
+    // The same at every change of the learned frame (adopted, refreshed every 30 s of walking,
+    // withdrawn): the walking seen when the frame came within 15° for good.
+    var staysFromChange: [String: Double] = [:]
     for file in files where !excluded.contains(file) && !file.contains("wear_remove") {
         let p = everydayParticipant(file)
         guard let samples = try? DatasetReader.read(path: "\(dir)/\(file)").samples else { continue }
@@ -230,6 +233,13 @@ func learnEveryday(_ dir: String) {
         if before == nil, s.learner.frame != nil {
             adoptedAfter[p] = (walked[p] ?? 0) + (s.activitySeconds["walking"] ?? 0)
         }
+        for c in s.learnedFrames {
+            if let f = c.frame, let g = givenFrame(people[p]), frameRotation(f, g) <= 15 {
+                if staysFromChange[p] == nil { staysFromChange[p] = (walked[p] ?? 0) + c.walkingSeconds }
+            } else {
+                staysFromChange[p] = nil
+            }
+        }
         walked[p, default: 0] += s.activitySeconds["walking"] ?? 0
         learners[p] = s.learner
         if let l = s.learner.frame, let g = givenFrame(people[p]), frameRotation(l, g) <= 15 {
@@ -240,14 +250,14 @@ func learnEveryday(_ dir: String) {
     }
     print("\nLearned head frames (HeadFrameLearner over each person's recordings in order) vs headframes.json:\n")
     print(
-        "| person | walking seen (s) | walking by the end of the recording that gave it (s) | … that brought it within 15° to stay (s) | up (deg) | ear-to-ear axis (deg) | forward (deg) | frame rotation (deg) |"
+        "| person | walking seen (s) | walking by the end of the recording that gave it (s) | … that brought it within 15° to stay (s) | … at the frame's own updates (s) | up (deg) | ear-to-ear axis (deg) | forward (deg) | frame rotation (deg) |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     var within = 0
     for p in people.keys.sorted() {
         guard let given = givenFrame(people[p]) else { continue }
         guard let l = learners[p]?.frame else {
-            print("| \(p) | \(String(format: "%.0f", walked[p] ?? 0)) | — | — | — | — | — | — |"); continue
+            print("| \(p) | \(String(format: "%.0f", walked[p] ?? 0)) | — | — | — | — | — | — | — |"); continue
         }
         learnedFrames[p] = l
         func deg(_ a: Vector3, _ b: Vector3) -> Double {
@@ -257,9 +267,10 @@ func learnEveryday(_ dir: String) {
         if rot <= 15 { within += 1 }
         print(
             String(
-                format: "| %@ | %.0f | %.0f | %@ | %.1f | %.1f | %.1f | %.1f |", p, walked[p] ?? 0,
+                format: "| %@ | %.0f | %.0f | %@ | %@ | %.1f | %.1f | %.1f | %.1f |", p, walked[p] ?? 0,
                 adoptedAfter[p] ?? 0,
                 staysFrom[p].map { String(format: "%.0f", $0) } ?? "—",
+                (staysFrom[p] == nil ? nil : staysFromChange[p]).map { String(format: "%.0f", $0) } ?? "—",
                 deg(l.up, given.up), deg(l.left, given.left), deg(l.forward, given.forward), rot))
     }
     print("\nwithin 15 deg (frame rotation): \(within) of \(people.count)")
