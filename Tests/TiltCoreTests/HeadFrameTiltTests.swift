@@ -90,6 +90,28 @@ final class HeadFrameTiltTests: XCTestCase {
         XCTAssertGreaterThan(W.degrees(f.left, W.mount.rotate(W.headLeft)), 5)
     }
 
+    func testJudgeReportsEachLearnedFrameWithTheWalkingSeenByThen() throws {
+        // Raw samples through the daemon's front end and estimator (`tiltd judge`, the bench).
+        var samples: [IMUSample] = []
+        for i in 0..<10_000 {
+            let s = Double(i) / 100
+            let (a, w) = s < 40 ? Self.desk(s) : Self.walk(s)
+            samples.append(
+                IMUSample(t: Nanoseconds(s * 1e9) + 1_000_000_000, accel: W.mount.rotate(a), gyro: W.mount.rotate(w)))
+        }
+        var o = GameJudge.Options()
+        o.learnsHeadFrame = true
+        let s = try GameJudge.play(samples, options: o).summary
+        let first = try XCTUnwrap(s.learnedFrames.first)
+        XCTAssertEqual(first.walkingSeconds, 20, accuracy: 10, "8 windows of walking: 20 s or a little more")
+        let f = try XCTUnwrap(s.learnedFrames.last?.frame)
+        XCTAssertLessThan(W.degrees(f.forward, W.mount.rotate(W.headForward)), 5)
+        // The game takes the learner's frame at its refreshes (every 30 s of walking); in between
+        // the learner goes on refining it.
+        XCTAssertLessThan(W.degrees(try XCTUnwrap(s.learner.frame).forward, f.forward), 1)
+        XCTAssertTrue(try GameJudge.play(samples).summary.learnedFrames.isEmpty, "learning off: nothing")
+    }
+
     func testTheGameSaysWhenItAdoptsAndDropsALearnedFrame() throws {
         var game = try TiltGame(configuration: .absoluteMode)
         game.learnsHeadFrame = true
