@@ -14,7 +14,8 @@ struct Judge: ParsableCommand {
         abstract: "Play one round of the game over a recording and print every game event and a summary.",
         discussion: """
             Uses the config's [imu] mount_matrix, its calibration file (including the head frame from \
-            `tiltd calibrate neutral`) and its [game] rules, exactly as the daemon would. Without \
+            `tiltd calibrate neutral`) and its [game] rules and head_frame (a frame learned from wear \
+            when none is calibrated), exactly as the daemon would. Without \
             --config the defaults apply (and /etc/tiltd/tiltd.toml is not read). The round lasts the \
             whole recording unless --round-s says otherwise. Prints `game` lines, then a summary.
             """)
@@ -39,6 +40,7 @@ struct Judge: ParsableCommand {
 
     func run() throws {
         var options = GameJudge.Options()
+        options.learnsHeadFrame = Configuration.Game().learnsHeadFrame
         if let path = config {
             let c: Configuration
             do { c = try Configuration.load(path: path) } catch {
@@ -47,6 +49,7 @@ struct Judge: ParsableCommand {
             options.rules = c.game.rules
             options.frontEnd = SampleFrontEnd(mount: c.imu.mountMatrix, calibration: c.calibration)
             options.fusion = c.imu.fusionParameters
+            options.learnsHeadFrame = c.game.learnsHeadFrame
         }
         if let g = gestures {
             guard let v = TiltGame.Rules.Gestures(rawValue: g) else {
@@ -77,8 +80,11 @@ struct Judge: ParsableCommand {
         }
         let vocabulary = (options.gestures ?? options.rules.gestures).rawValue
         let frame =
-            options.frontEnd.calibrator.calibration.headFrame == nil
-            ? "assumed (no head frame in the calibration file)" : "calibrated"
+            options.frontEnd.calibrator.calibration.headFrame != nil
+            ? "calibrated"
+            : s.learner.frame != nil
+                ? "learned from wear (by the end; head_frame lines say when)"
+                : "assumed (no head frame in the calibration file, none learned)"
         print(
             "# \(`in`): \(s.samples) samples, \(cFormat("%.1f", s.seconds)) s; gestures \(vocabulary); orientation \(frame)"
         )
