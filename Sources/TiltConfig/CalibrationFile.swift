@@ -29,14 +29,20 @@ public enum CalibrationFile {
         public var headUp: Vector3?
         /// See `headUp`.
         public var headForward: Vector3?
+        /// Magnetometer hard-iron offset, µT (`tiltd calibrate mag`); nil keeps the file's.
+        public var magOffset: Vector3?
+        /// Magnetometer soft-iron matrix (`tiltd calibrate mag`); nil keeps the file's.
+        public var magMatrix: Matrix3?
 
         /// An update that sets only the values given.
         public init(
             accelOffset: Vector3? = nil, accelScale: Vector3? = nil, accelMatrix: Matrix3? = nil,
-            gyroBias: Vector3? = nil, neutral: Quaternion? = nil, headUp: Vector3? = nil, headForward: Vector3? = nil
+            gyroBias: Vector3? = nil, neutral: Quaternion? = nil, headUp: Vector3? = nil, headForward: Vector3? = nil,
+            magOffset: Vector3? = nil, magMatrix: Matrix3? = nil
         ) {
             self.accelOffset = accelOffset; self.accelScale = accelScale; self.accelMatrix = accelMatrix
             self.gyroBias = gyroBias; self.neutral = neutral; self.headUp = headUp; self.headForward = headForward
+            self.magOffset = magOffset; self.magMatrix = magMatrix
         }
 
         /// `base` with the keys present here replaced.
@@ -49,6 +55,8 @@ public enum CalibrationFile {
             if let v = neutral { c.neutral = v }
             if let v = headUp { c.headUp = v }
             if let v = headForward { c.headForward = v }
+            if let v = magOffset { c.magOffset = v }
+            if let v = magMatrix { c.magMatrix = v }
             return c
         }
     }
@@ -87,6 +95,8 @@ public enum CalibrationFile {
             if present.contains("neutral") { out.neutral = cal.neutral }
             if present.contains("head_up") { out.headUp = cal.headUp }
             if present.contains("head_forward") { out.headForward = cal.headForward }
+            if present.contains("mag_offset") { out.magOffset = cal.magOffset }
+            if present.contains("mag_matrix") { out.magMatrix = cal.magMatrix }
         }
         try root.finish()
         return out
@@ -129,6 +139,12 @@ public enum CalibrationFile {
             out += "# Head frame for the game (look ahead, then nod down once): unit vectors in the sensor frame.\n"
             out += "head_up = \(list(u.array))\nhead_forward = \(list(f.array))\n"
         }
+        if c.magOffset != nil || c.magMatrix != nil {
+            out +=
+                "# Magnetometer (`tiltd calibrate mag`), µT: m_cal = mag_matrix · (m − mag_offset), mag_matrix row-major.\n"
+        }
+        if let v = c.magOffset { out += "mag_offset = \(list(v.array))\n" }
+        if let m = c.magMatrix { out += "mag_matrix = \(list(m.rowMajor))\n" }
         return out
     }
 

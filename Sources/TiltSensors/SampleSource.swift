@@ -20,7 +20,7 @@ public struct SourceStatus: Sendable, Equatable {
         case finished
     }
 
-    /// "imu" or "gps".
+    /// "imu", "magnetometer" or "gps".
     public var source: String
     /// Where the source is.
     public var state: State

@@ -8,7 +8,7 @@ import TiltCore
 import TiltSensors
 import TiltService
 
-/// `tiltd calibrate gyro|accel|neutral`: measure at the Pi (or from a recording) and save the
+/// `tiltd calibrate gyro|accel|neutral|mag`: measure at the Pi (or from a recording) and save the
 /// result to the calibration file named by the main config, which itself is never rewritten.
 struct Calibrate: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -18,7 +18,7 @@ struct Calibrate: ParsableCommand {
             writes only its own keys to the calibration file ([calibration] file in the main config, \
             default calibration.toml next to it), atomically. The main config file is never changed.
             """,
-        subcommands: [CalibrateGyro.self, CalibrateAccel.self, CalibrateNeutral.self]
+        subcommands: [CalibrateGyro.self, CalibrateAccel.self, CalibrateNeutral.self, CalibrateMag.self]
     )
 }
 

@@ -55,6 +55,22 @@ struct CalibrationSession {
     /// Streams raw samples to `handle` until it returns true or the source ends.
     /// Returns false when the source ended (a recording ran out).
     func stream(_ handle: @escaping (IMUSample) -> Bool) throws -> Bool {
+        let frontEnd = SampleFrontEnd(mount: config.imu.mountMatrix)
+        return try run(SampleLoop(handle: { handle(frontEnd.mounted($0)) }))
+    }
+
+    /// Streams magnetometer samples (mounted, not calibrated) to `field` and IMU samples to
+    /// `sample` until either returns true or the source ends. A magnetometer that cannot be
+    /// opened before any field arrived ends the stream with its status.
+    func streamFields(sample: @escaping (IMUSample) -> Bool, field: @escaping (MagSample) -> Bool) throws -> Bool {
+        let frontEnd = SampleFrontEnd(mount: config.imu.mountMatrix)
+        let loop = SampleLoop(handle: { sample(frontEnd.mounted($0)) })
+        loop.handleField = { field(frontEnd.mounted($0)) }
+        loop.watched = SourceStatus.magnetometerSource
+        return try run(loop)
+    }
+
+    private func run(_ loop: SampleLoop) throws -> Bool {
         let source: any SampleSource
         if let replay {
             guard FileManager.default.fileExists(atPath: replay) else {
@@ -65,11 +81,9 @@ struct CalibrationSession {
             source = try DeviceSourceFactory.make(config.imu, logger: logger)
         }
         // The config's mount matrix, as the daemon applies it (SampleFrontEnd): calibration is
-        // measured in the frame the daemon reports.
-        let frontEnd = SampleFrontEnd(mount: config.imu.mountMatrix)
-        // `run` calls back inline, on this thread (see `SampleLoop`): the loop never crosses threads,
+        // measured in the frame the daemon reports. Callbacks come one at a time (see `SampleLoop`),
         // though the callback's type must be `@Sendable` for the daemon's threaded sources.
-        nonisolated(unsafe) let loop = SampleLoop(handle: { handle(frontEnd.mounted($0)) })
+        nonisolated(unsafe) let loop = loop
         do {
             try source.run(stop: loop.stop) { loop.receive($0) }
         } catch {
@@ -110,17 +124,24 @@ struct CalibrationSession {
 
 /// Drives a blocking source with a per-sample handler.
 ///
-/// Not `Sendable`, and no lock: `stream` runs the source inline, so every callback comes on the
-/// calling thread; the callback type is `@Sendable` only because the daemon's sources call from
-/// threads of their own, so `stream` alone vouches for it (`nonisolated(unsafe)` there). The
-/// handlers are closures over the calibration's mutable state, which a lock could not hand back
-/// to the caller afterwards.
+/// Not `Sendable`, and no lock: `stream` runs the source inline, so the IMU's callbacks come on
+/// the calling thread, and an IIO source's magnetometer loop calls from its own thread only
+/// under the lock that serialises the source's outputs (`IIOSource`): callbacks never overlap.
+/// The callback type is `@Sendable` only because the daemon's sources call from threads of their
+/// own, so `stream` alone vouches for it (`nonisolated(unsafe)` there). The handlers are closures
+/// over the calibration's mutable state, which a lock could not hand back to the caller afterwards.
 final class SampleLoop {
     let stop = StopSignal()
     let handle: (IMUSample) -> Bool
+    /// For `tiltd calibrate mag`: magnetometer samples; nil ignores them.
+    var handleField: ((MagSample) -> Bool)?
+    /// The source whose trouble before its first output ends the stream ("imu", or "magnetometer"
+    /// for a calibration of the magnetometer); other sources' statuses are only shown.
+    var watched = "imu"
     var finishedByHandler = false
     var failure: String?
     var sawSample = false
+    var sawField = false
 
     init(handle: @escaping (IMUSample) -> Bool) { self.handle = handle }
 
@@ -130,12 +151,21 @@ final class SampleLoop {
         case .sample(let s):
             sawSample = true
             if handle(s) { finishedByHandler = true; stop.stop() }
-        case .magnetometer: break  // the IMU calibrations use the accelerometer and gyroscope only
+        case .magnetometer(let m):
+            // The IMU calibrations use the accelerometer and gyroscope only.
+            guard let handleField else { return }
+            sawField = true
+            if handleField(m) { finishedByHandler = true; stop.stop() }
         case .status(let st):
             // A device that cannot be opened would retry forever: say why and end. Once samples
             // flowed, a lost device is retried by the source and the calibration carries on.
             if st.state == .retrying {
-                if sawSample {
+                let flowed = st.source == SourceStatus.magnetometerSource ? sawField : sawSample
+                if st.source != watched {
+                    if handleField != nil {
+                        StandardStream.error.write("\n\(st.source): \(st.message)\n".utf8)
+                    }
+                } else if flowed {
                     StandardStream.error.write("\n\(st.source): \(st.message); retrying in \(st.retryIn ?? 0) s\n".utf8)
                 } else {
                     failure = "\(st.source): \(st.message)"

@@ -14,7 +14,8 @@ struct Judge: ParsableCommand {
         abstract: "Play one round of the game over a recording and print every game event and a summary.",
         discussion: """
             Uses the config's [imu] mount_matrix, its calibration file (including the head frame from \
-            `tiltd calibrate neutral`) and its [game] rules, exactly as the daemon would. Without \
+            `tiltd calibrate neutral`) and its [game] rules and head_frame (a frame learned from wear \
+            when none is calibrated), exactly as the daemon would. Without \
             --config the defaults apply (and /etc/tiltd/tiltd.toml is not read). The round lasts the \
             whole recording unless --round-s says otherwise. Prints `game` lines, then a summary.
             """)
@@ -39,6 +40,7 @@ struct Judge: ParsableCommand {
 
     func run() throws {
         var options = GameJudge.Options()
+        options.learnsHeadFrame = Configuration.Game().learnsHeadFrame
         if let path = config {
             let c: Configuration
             do { c = try Configuration.load(path: path) } catch {
@@ -47,6 +49,7 @@ struct Judge: ParsableCommand {
             options.rules = c.game.rules
             options.frontEnd = SampleFrontEnd(mount: c.imu.mountMatrix, calibration: c.calibration)
             options.fusion = c.imu.fusionParameters
+            options.learnsHeadFrame = c.game.learnsHeadFrame
         }
         if let g = gestures {
             guard let v = TiltGame.Rules.Gestures(rawValue: g) else {
@@ -77,8 +80,11 @@ struct Judge: ParsableCommand {
         }
         let vocabulary = (options.gestures ?? options.rules.gestures).rawValue
         let frame =
-            options.frontEnd.calibrator.calibration.headFrame == nil
-            ? "assumed (no head frame in the calibration file)" : "calibrated"
+            options.frontEnd.calibrator.calibration.headFrame != nil
+            ? "calibrated"
+            : s.learner.frame != nil
+                ? "learned from wear (by the end; head_frame lines say when)"
+                : "assumed (no head frame in the calibration file, none learned)"
         print(
             "# \(`in`): \(s.samples) samples, \(cFormat("%.1f", s.seconds)) s; gestures \(vocabulary); orientation \(frame)"
         )
@@ -102,10 +108,13 @@ struct Import: ParsableCommand {
         discussion: """
             Formats: st-mlc — STMicroelectronics MLC/Unico data logs: a header line, then \
             tab-separated A_X A_Y A_Z [mg] G_X G_Y G_Z [dps], no timestamps (--rate gives them). \
+            broad — a BROAD dataset CSV (t,ax,ay,az,gx,gy,gz,…, t in seconds), optionally joined \
+            row by row with its broad-mag file (mx,my,mz in µT after the gyro): with a field the \
+            output is a recording v2 carrying it on every row that has one. \
             The output is written atomically; a malformed row is reported with its line number.
             """)
 
-    @Option(help: "Input format: \(ForeignLogFormat.allCases.map(\.rawValue).joined(separator: ", ")).")
+    @Option(help: "Input format: \((ForeignLogFormat.allCases.map(\.rawValue) + ["broad"]).joined(separator: ", ")).")
     var format: String
 
     @Option(help: "Sample rate, Hz, for formats without timestamps.")
@@ -118,6 +127,7 @@ struct Import: ParsableCommand {
     var output: String
 
     func run() throws {
+        if format == "broad" { return try importBROAD() }
         guard let f = ForeignLogFormat(rawValue: format) else {
             throw ValidationFailure(
                 message:
@@ -147,6 +157,36 @@ struct Import: ParsableCommand {
         }
         print(
             "imported \(samples.count) samples (\(cFormat("%.1f", Double(samples.count) / rate)) s at \(rate) Hz) to \(output)"
+        )
+    }
+
+    /// A BROAD CSV (its own timestamps; a field per row when joined with broad-mag) to a recording.
+    private func importBROAD() throws {
+        let d: DatasetReader.Dataset
+        do { d = try DatasetReader.read(path: input) } catch {
+            throw ValidationFailure(message: "tiltd import: \(error)")
+        }
+        guard d.format == .broad else {
+            throw ValidationFailure(message: "tiltd import: \(input): not a BROAD CSV (its header starts with t_ns)")
+        }
+        let fields = d.magnetometer
+        let v2 = fields != nil
+        var out =
+            (v2 ? RecordingFormat.bannerV2 : RecordingFormat.banner)
+            + "\n# imported by tiltd import --format broad from \(PathName.lastComponent(of: input))\n"
+            + (v2 ? RecordingFormat.headerV2 : RecordingFormat.header) + "\n"
+        var written = 0
+        for (i, s) in d.samples.enumerated() {
+            // A row without a reading (nan) keeps its seven fields.
+            let m = fields.map { $0[i] }.flatMap { $0.x.isFinite && $0.y.isFinite && $0.z.isFinite ? $0 : nil }
+            if m != nil { written += 1 }
+            out += RecordingFormat.format(s, field: m) + "\n"
+        }
+        do { try CalibrationFile.writeAtomically(Array(out.utf8), to: output) } catch {
+            throw ValidationFailure(message: "tiltd import: \(error)")
+        }
+        print(
+            "imported \(d.samples.count) samples\(v2 ? " and \(written) magnetometer samples" : "") from a BROAD CSV to \(output)"
         )
     }
 }

@@ -160,14 +160,15 @@ struct Record: AsyncParsableCommand {
         try source.run(stop: stop) { output in
             switch output {
             case .sample(let s): box.add(s)
-            case .magnetometer: break  // TODO(issue 29): recording format v2 carries mx,my,mz
+            case .magnetometer(let m): box.add(m)
             case .status(let st):
                 StandardStream.error.write("\(st.source) \(st.state.rawValue): \(st.message)\n".utf8)
             }
         }
         let count = try box.close()
         if let e = box.error { throw e }
-        print("recorded \(count) samples to \(out)")
+        let fields = box.fieldCount
+        print("recorded \(count) samples\(fields > 0 ? " and \(fields) magnetometer samples" : "") to \(out)")
     }
 }
 
@@ -186,11 +187,17 @@ final class RecordState: Sendable {
         state = Mutex(State(recorder: recorder)); self.seconds = seconds; self.stop = stop
     }
     var error: Error? { state.withLock { $0.error } }
+    /// Magnetometer samples written (after `close`).
+    var fieldCount: Int { state.withLock { $0.recorder.fieldCount } }
     /// Closes the file; returns the samples written.
     func close() throws -> Int {
         try state.withLock {
             try $0.recorder.close(); return $0.recorder.count
         }
+    }
+    /// A magnetometer sample, for the row of the next IMU sample at or after it (recording v2).
+    func add(_ m: MagSample) {
+        state.withLock { st in st.recorder.append(m) }
     }
     func add(_ s: IMUSample) {
         state.withLock { st in

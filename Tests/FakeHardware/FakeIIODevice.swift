@@ -18,6 +18,9 @@ public struct FakeChannelGroup: Sendable {
     public var scaleAvailable: String?
     /// True when the driver has `in_<type>_<axis>_calibbias` (written "0").
     public var calibbias: Bool
+    /// Per-axis scales (`in_<type>_x_scale` …, as ak8975 and inv_mpu6050's magnetometer print
+    /// their sensitivity-adjusted values) instead of the one `in_<type>_scale`; nil = shared.
+    public var axisScales: [String]?
 
     public init(
         type: String, scale: String, offset: String? = nil, scanType: ScanType,
@@ -29,6 +32,8 @@ public struct FakeChannelGroup: Sendable {
     }
 
     public var scaleValue: Double { Double(scale)! }
+    /// The scale of axis 0, 1 or 2 (its own when `axisScales` is set).
+    public func scaleValue(axis: Int) -> Double { axisScales.map { Double($0[axis])! } ?? scaleValue }
     public var offsetValue: Double { offset.flatMap(Double.init) ?? 0 }
 }
 
@@ -74,6 +79,9 @@ public struct FakeIIODevice: Sendable {
     /// A triggered buffer with no trigger: `trigger/current_trigger` (empty) but no trigger device,
     /// as when the driver probed without an interrupt line. Ignored when `ownTrigger` is set.
     public var triggeredWithoutInterrupt: Bool = false
+    /// Magnetometer channels `in_magn_{x,y,z}_raw` (type "magn", gauss per count), polled only:
+    /// the fakes put them in no scan element (tiltd polls magnetometers).
+    public var magn: FakeChannelGroup?
 
     public init(
         number: Int, name: String, accel: FakeChannelGroup?, gyro: FakeChannelGroup?,

@@ -170,8 +170,14 @@ public final class FakeScenario: Sendable {
         if let m = d.inMountMatrix { try writeFile("\(base)/in_mount_matrix", Self.sysfsMatrix(m)) }
         if let c = d.timestampClock { try writeFile("\(base)/current_timestamp_clock", c) }
 
-        for g in [d.accel, d.gyro].compactMap({ $0 }) {
-            try writeFile("\(base)/in_\(g.type)_scale", g.scale)
+        for g in [d.accel, d.gyro, d.magn].compactMap({ $0 }) {
+            if let scales = g.axisScales {
+                for (axis, scale) in zip(["x", "y", "z"], scales) {
+                    try writeFile("\(base)/in_\(g.type)_\(axis)_scale", scale)
+                }
+            } else {
+                try writeFile("\(base)/in_\(g.type)_scale", g.scale)
+            }
             if let a = g.scaleAvailable { try writeFile("\(base)/in_\(g.type)_scale_available", a) }
             if let offset = g.offset { try writeFile("\(base)/in_\(g.type)_offset", offset) }
             if let m = g.mountMatrix { try writeFile("\(base)/in_\(g.type)_mount_matrix", Self.sysfsMatrix(m)) }

@@ -60,6 +60,19 @@ final class GameDocTests: XCTestCase {
         let nodding = HeadTrace(rateHz: 100).samples(nods)
         out += try n.start(at: nodding[0].attitude.t, gestures: .nod, deck: deck)
         for x in nodding { out += n.update(x.attitude, rate: x.rate) }
+        // A head frame learned from wear (desk, then walking): head_frame, the frame adopted.
+        var w = try TiltGame(configuration: .absoluteMode, seed: 1)
+        w.learnsHeadFrame = true
+        var learned: [GameEvent] = []
+        for i in 0..<10_000 {
+            let s = Double(i) / 100
+            let (a, r) = s < 40 ? HeadFrameTiltTests.desk(s) : HeadFrameTiltTests.walk(s)
+            let m = HeadFrameLearnerTests.mount
+            let att = Attitude(
+                t: Nanoseconds(s * 1e9) + 200_000_000_000, q: m.conjugate, atRest: false, gyroBias: .zero)
+            learned += w.update(att, rate: m.rotate(r), accel: m.rotate(a)).filter { $0.kind == .headFrame }
+        }
+        out += learned.prefix(1)
         return try out.enumerated().map { i, e in try JSONParser.parse(e.event.encode(seq: UInt64(1000 + i)).dropLast())
         }
     }

@@ -166,7 +166,8 @@ final class HeadFrameLearnerTests: XCTestCase {
 
     func testTheGameLearnsOnlyWhenAsked() throws {
         var game = try TiltGame(configuration: .absoluteMode)
-        XCTAssertFalse(game.learnsHeadFrame, "off until learned frames are right for most wearers")
+        XCTAssertFalse(
+            game.learnsHeadFrame, "off in the core: the daemon and `tiltd judge` set it from `[game] head_frame`")
         _ = Self.play(&game, seconds: 60, walking: true, from: 0)
         XCTAssertEqual(game.headFrame.source, .assumed)
     }

@@ -33,6 +33,10 @@ final class SourceRun: Sendable {
         outputs.withLock { $0.compactMap { if case .sample(let s) = $0 { s } else { nil } } }
     }
 
+    var fields: [MagSample] {
+        outputs.withLock { $0.compactMap { if case .magnetometer(let m) = $0 { m } else { nil } } }
+    }
+
     var statuses: [SourceStatus] {
         outputs.withLock { $0.compactMap { if case .status(let s) = $0 { s } else { nil } } }
     }

@@ -35,6 +35,36 @@ final class CalibrationFileTests: XCTestCase {
         XCTAssertEqual(try Configuration.loadCalibration(path: path).gyroBias, Vector3(0.01, -0.02, 0.003))
     }
 
+    func testMagnetometerKeysAreWrittenBesideTheOthersAndApplied() throws {
+        let path = "\(dir)/calibration.toml"
+        try CalibrationFile.update(path: path) { $0.gyroBias = Vector3(0.01, -0.02, 0.003) }
+        let soft = Matrix3(Vector3(1.05, 0.02, -0.01), Vector3(0.02, 0.97, 0.03), Vector3(-0.01, 0.03, 0.985))
+        try CalibrationFile.update(path: path, note: "tiltd calibrate mag") {
+            $0.magOffset = Vector3(12.5, -30.25, 4); $0.magMatrix = soft
+        }
+        let c = try CalibrationFile.read(path: path)
+        XCTAssertEqual(c.gyroBias, Vector3(0.01, -0.02, 0.003), "the other keys are kept")
+        XCTAssertEqual(c.magOffset, Vector3(12.5, -30.25, 4))
+        XCTAssertEqual(c.magMatrix, soft)
+        // Through the real loader, and applied as W · (m − b) in the one front end every source uses.
+        let cal = try Configuration.loadCalibration(path: path)
+        let m = Vector3(40, -10, -35)
+        let want = soft * (m - Vector3(12.5, -30.25, 4))
+        let got = SampleFrontEnd(calibration: cal).apply(MagSample(t: 7, field: m))
+        XCTAssertEqual(got.t, 7)
+        XCTAssertEqual((got.field - want).norm, 0, accuracy: 1e-12)
+        // The config's mount matrix turns the field first, as it turns the accelerometer.
+        let mount = Matrix3(Vector3(0, 1, 0), Vector3(-1, 0, 0), Vector3(0, 0, 1))
+        let mounted = SampleFrontEnd(mount: mount, calibration: cal).apply(MagSample(t: 7, field: m)).field
+        XCTAssertEqual((mounted - soft * (mount * m - Vector3(12.5, -30.25, 4))).norm, 0, accuracy: 1e-12)
+        // A matrix that flips the field is a broken fit: refused, the file unchanged.
+        XCTAssertThrowsError(
+            try CalibrationFile.update(path: path) {
+                $0.magMatrix = Matrix3(Vector3(-1, 0, 0), Vector3(0, 1, 0), Vector3(0, 0, 1))
+            })
+        XCTAssertEqual(try CalibrationFile.read(path: path).magMatrix, soft)
+    }
+
     func testAnAtomicWriteIntoAFIFOWritesIntoItAndLeavesItAFIFO() throws {
         // `tiltd import --out /dev/null` (or /dev/stdout) once renamed a regular file over the
         // device node. A FIFO stands in for the device here: what must not happen to /dev/null

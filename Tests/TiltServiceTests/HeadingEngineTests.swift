@@ -3,6 +3,7 @@ import Logging
 import NIOPosix
 import Synchronization
 import TestSupport
+import TiltConfig
 import TiltCore
 import TiltSensors
 import XCTest

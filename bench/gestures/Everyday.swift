@@ -199,11 +199,13 @@ func frameRotation(_ a: HeadFrame, _ b: HeadFrame) -> Double {
 /// the participant's recordings in order (experiment number = the order they were made), the
 /// excluded ones (another mounting) left out. Prints the learned frames against headframes.json.
 func learnEveryday(_ dir: String) {
-    // GESTURE_BENCH_LEARNER=cluster,look sets clusterDeg and lookMinDeg (the leave-one-person-out check).
+    // GESTURE_BENCH_LEARNER=cluster,look[,walk] sets clusterDeg, lookMinDeg and walkWeight (the
+    // leave-one-person-out checks).
     var fresh = HeadFrameLearner()
     let knobs = (ProcessInfo.processInfo.environment["GESTURE_BENCH_LEARNER"] ?? "").split(separator: ",")
         .compactMap { Double($0) }
-    if knobs.count == 2 { fresh.clusterDeg = knobs[0]; fresh.lookMinDeg = knobs[1] }
+    if knobs.count >= 2 { fresh.clusterDeg = knobs[0]; fresh.lookMinDeg = knobs[1] }
+    if knobs.count >= 3 { fresh.walkWeight = knobs[2] }
     let files = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasSuffix(".csv.gz") }
         .sorted()
     let framesData = (try? Data(contentsOf: URL(fileURLWithPath: "\(dir)/headframes.json"))) ?? Data()
@@ -216,6 +218,9 @@ func learnEveryday(_ dir: String) {
     // The walking seen by the end of the recording after which the frame was within 15° and
     // stayed so (nil while outside): the recordings are the bench's only checkpoints.
     var staysFrom: [String: Double] = [:]
+    // The same at every change of the learned frame (adopted, refreshed every 30 s of walking,
+    // withdrawn): the walking seen when the frame came within 15° for good.
+    var staysFromChange: [String: Double] = [:]
     for file in files where !excluded.contains(file) && !file.contains("wear_remove") {
         let p = everydayParticipant(file)
         guard let samples = try? DatasetReader.read(path: "\(dir)/\(file)").samples else { continue }
@@ -228,6 +233,13 @@ func learnEveryday(_ dir: String) {
         if before == nil, s.learner.frame != nil {
             adoptedAfter[p] = (walked[p] ?? 0) + (s.activitySeconds["walking"] ?? 0)
         }
+        for c in s.learnedFrames {
+            if let f = c.frame, let g = givenFrame(people[p]), frameRotation(f, g) <= 15 {
+                if staysFromChange[p] == nil { staysFromChange[p] = (walked[p] ?? 0) + c.walkingSeconds }
+            } else {
+                staysFromChange[p] = nil
+            }
+        }
         walked[p, default: 0] += s.activitySeconds["walking"] ?? 0
         learners[p] = s.learner
         if let l = s.learner.frame, let g = givenFrame(people[p]), frameRotation(l, g) <= 15 {
@@ -238,14 +250,14 @@ func learnEveryday(_ dir: String) {
     }
     print("\nLearned head frames (HeadFrameLearner over each person's recordings in order) vs headframes.json:\n")
     print(
-        "| person | walking seen (s) | walking by the end of the recording that gave it (s) | … that brought it within 15° to stay (s) | up (deg) | ear-to-ear axis (deg) | forward (deg) | frame rotation (deg) |"
+        "| person | walking seen (s) | walking by the end of the recording that gave it (s) | … that brought it within 15° to stay (s) | … at the frame's own updates (s) | up (deg) | ear-to-ear axis (deg) | forward (deg) | frame rotation (deg) |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     var within = 0
     for p in people.keys.sorted() {
         guard let given = givenFrame(people[p]) else { continue }
         guard let l = learners[p]?.frame else {
-            print("| \(p) | \(String(format: "%.0f", walked[p] ?? 0)) | — | — | — | — | — | — |"); continue
+            print("| \(p) | \(String(format: "%.0f", walked[p] ?? 0)) | — | — | — | — | — | — | — |"); continue
         }
         learnedFrames[p] = l
         func deg(_ a: Vector3, _ b: Vector3) -> Double {
@@ -255,9 +267,10 @@ func learnEveryday(_ dir: String) {
         if rot <= 15 { within += 1 }
         print(
             String(
-                format: "| %@ | %.0f | %.0f | %@ | %.1f | %.1f | %.1f | %.1f |", p, walked[p] ?? 0,
+                format: "| %@ | %.0f | %.0f | %@ | %@ | %.1f | %.1f | %.1f | %.1f |", p, walked[p] ?? 0,
                 adoptedAfter[p] ?? 0,
                 staysFrom[p].map { String(format: "%.0f", $0) } ?? "—",
+                (staysFrom[p] == nil ? nil : staysFromChange[p]).map { String(format: "%.0f", $0) } ?? "—",
                 deg(l.up, given.up), deg(l.left, given.left), deg(l.forward, given.forward), rot))
     }
     print("\nwithin 15 deg (frame rotation): \(within) of \(people.count)")

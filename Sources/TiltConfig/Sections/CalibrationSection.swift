@@ -75,6 +75,24 @@ extension Configuration {
             .optionalVector(
                 "head_forward", \.headForward, in: -1.001...1.001, default: "unset",
                 "the direction the face points while looking ahead, at least 20° from `head_up`"),
+            // The magnetometer's hard and soft iron (`tiltd calibrate mag`). Bounds: the largest
+            // common magnetometer range (AK8963, ±4900 µT) for the offset; a soft-iron matrix of
+            // determinant 1 whose elements stay within ±5 (a stronger distortion is a broken fit).
+            .vector(
+                "mag_offset", \.magOffset, in: -5000...5000,
+                "µT, the magnetometer's hard-iron offset, subtracted from the field first (`tiltd calibrate mag`)"),
+            .custom(
+                "mag_matrix", \.magMatrix, type: "9 numbers -5–5, determinant > 0", default: "unset (identity)",
+                "the magnetometer's soft-iron matrix (row-major), applied after `mag_offset`: `m = mag_matrix · (m_raw − mag_offset)` (`tiltd calibrate mag` writes a symmetric one of determinant 1)",
+                read: { (t, v, _) throws(ConfigError) in
+                    guard let m = try t.doubles("mag_matrix", count: 9, in: -5...5) else { return v }
+                    let mm = Matrix3(rowMajor: m)!
+                    if !(mm.determinant > 0.01) {
+                        throw t.error("mag_matrix", "must have a positive determinant, it is \(mm.determinant)")
+                    }
+                    return mm
+                },
+                render: { m in m.map { ["mag_matrix = \($0.rowMajor)"] } ?? [] }),
         ]
     }
 

@@ -11,6 +11,9 @@ extension Configuration {
         public var fallbackDeck: String?
         /// Seeds the prompt shuffle; nil = a different order every run.
         public var seed: UInt64?
+        /// `head_frame`: without a calibrated head frame, learn one from wear ("learn", the
+        /// default: `TiltGame.learnsHeadFrame`) or keep the assumed convention ("assumed").
+        public var learnsHeadFrame = true
         /// The defaults.
         public init() {}
 
@@ -73,6 +76,10 @@ extension Configuration {
                         try t.optionalString("deck").map { $0 == "nearby" ? $0 : ctx.resolve($0) } ?? v
                     },
                     render: { d in d.map { ["deck = \(TOMLText.quote($0))"] } ?? [] }),
+                .choice(
+                    "head_frame", \.learnsHeadFrame, [("learn", true), ("assumed", false)],
+                    "without a calibrated head frame (`tiltd calibrate neutral`): learn one from wear — up from walking, the ear-to-ear axis from the head's tilts outside walking, its sign from looking down — and use it once confident (`orientation.source` `learned`; docs/game-everyday.md), or keep the assumed convention (+y up, +z back). A calibrated frame always wins"
+                ),
                 .path("fallback_deck", \.fallbackDeck, default: "built-in list", "used when `\"nearby\"` has nothing"),
                 .seed("seed", \.seed, default: "per run", "seeds the shuffle"),
             ]
@@ -83,7 +90,7 @@ extension Configuration {
         .table(
             "game",
             onReload:
-                "rules apply from the next round (at once when no round runs; the reply and the `status` line say so); `deck`, `fallback_deck` at the next `game.start`",
+                "rules apply from the next round (at once when no round runs; the reply and the `status` line say so); `head_frame` at once (`assumed` drops a learned frame, `learn` starts learning afresh); `deck`, `fallback_deck` at the next `game.start`",
             keys: Game.keys.map { $0.lifted(\.game) },
             check: { (t, c) throws(ConfigError) in
                 do throws(GameError) { try c.game.rules.validate() } catch {

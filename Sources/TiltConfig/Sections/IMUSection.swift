@@ -15,6 +15,9 @@ extension Configuration {
         public var mode = "auto"
         /// The values `mode` may take.
         public static let modes = ["auto", "buffered", "polled"]
+        /// The magnetometer: "auto" (on the IMU device, or a magnetometer device paired with it),
+        /// an IIO device name or id, or "none".
+        public var magnetometer = "auto"
         /// The span each gyro sample averages, as a fraction of the sample period
         /// (`AttitudeEstimator.Parameters.rateWindow`): 1 for a sensor read at its own output
         /// rate, less for one whose chip runs faster than it is read (docs/fusion.md).
@@ -43,6 +46,11 @@ extension Configuration {
                 .text(
                     "mode", \.mode, allowed: modes,
                     "how the device is read. `\"auto\"`: through its buffer when it has one; polled (its `*_raw` files read at `rate_hz`) when it has none, when its buffer needs a trigger it does not have (a BMI160 or MPU-6050 probed without its interrupt line), or when the buffer delivers nothing within a second of being enabled — the `imu` status says which. A driver whose buffer cannot be enabled (the kernel refuses it) is polled too. Polled reads that take more than half the period (drivers whose raw read waits for fresh data, such as st_lsm6dsx) make tiltd set the chip to its highest offered rate, and read split accelerometer and gyroscope devices side by side (two threads) if that is still too slow; the `imu` status's `rate_hz` is what is really delivered. `\"buffered\"`: buffer only (a silent buffer is reported as `no_data`, not replaced). `\"polled\"`: never the buffer (costs a few sysfs reads per sample; timing follows the daemon's wake-ups). docs/hardware.md says which boards need which."
+                ),
+                .text(
+                    "magnetometer", \.magnetometer,
+                    check: { $0.isEmpty ? "must not be empty (use \"auto\" or \"none\")" : nil },
+                    "the magnetometer, for a heading. `\"auto\"`: `in_magn_x/y/z` channels on the IMU device itself (MPU-9250), else a magnetometer device paired with the IMU — on the same chip or I²C bus, with the same `label`, or sharing its name's prefix (`lsm9ds1_magn` beside `lsm9ds1_accel`) — else the only magnetometer present; none found is silent (the IMU works as without one). Otherwise an IIO `name` or id (`\"ak8975\"`, `\"iio:device2\"`), reported as a `magnetometer` status while absent; `\"none\"` reads none. It is polled at its own rate (at most 100 Hz and the IMU's), scaled to µT, turned by its own mount matrix (`in_magn_mount_matrix` / `mount_matrix` / `in_mount_matrix`) into the IMU's axes and then by `mount_matrix` below; docs/hardware.md lists the boards."
                 ),
                 .custom(
                     "mount_matrix", \.mountMatrix, type: "9 numbers -1–1", default: "the driver's",

@@ -20,16 +20,23 @@ public struct IMUCalibration: Sendable, Equatable {
     public var headUp: Vector3?
     /// The direction the face points while looking ahead, learnt from the calibration nod.
     public var headForward: Vector3?
+    /// Magnetometer hard-iron offset, µT, subtracted from the mounted field first
+    /// (`tiltd calibrate mag`, `MagCalibration.Fit.offset`).
+    public var magOffset: Vector3
+    /// Magnetometer soft-iron matrix applied after the offset (`MagCalibration.Fit.matrix`:
+    /// symmetric, determinant 1); nil = identity.
+    public var magMatrix: Matrix3?
 
     /// A calibration; the defaults change nothing.
     public init(
         accelOffset: Vector3 = .zero, accelScale: Vector3 = Vector3(1, 1, 1),
         accelMatrix: Matrix3? = nil, gyroBias: Vector3 = .zero, neutral: Quaternion? = nil,
-        headUp: Vector3? = nil, headForward: Vector3? = nil
+        headUp: Vector3? = nil, headForward: Vector3? = nil, magOffset: Vector3 = .zero, magMatrix: Matrix3? = nil
     ) {
         self.accelOffset = accelOffset; self.accelScale = accelScale
         self.accelMatrix = accelMatrix; self.gyroBias = gyroBias; self.neutral = neutral
         self.headUp = headUp; self.headForward = headForward
+        self.magOffset = magOffset; self.magMatrix = magMatrix
     }
 
     /// The calibrated head frame, when both directions are known and usable.
@@ -69,4 +76,11 @@ public struct Calibrator: Sendable {
 
     /// An acceleration corrected (m/s²).
     public func correctAccel(_ a: Vector3) -> Vector3 { matrix * (a - calibration.accelOffset) }
+
+    /// A magnetic field corrected (µT): `mag_matrix · (m − mag_offset)`, hard iron then soft iron,
+    /// as `MagCalibration.Fit.apply` does with the values `tiltd calibrate mag` wrote.
+    public func correctField(_ m: Vector3) -> Vector3 {
+        let centred = m - calibration.magOffset
+        return calibration.magMatrix.map { $0 * centred } ?? centred
+    }
 }

@@ -26,4 +26,18 @@ public struct SampleFrontEnd: Sendable {
 
     /// The sample mounted and calibrated: what fusion and the game see.
     @inlinable public func apply(_ s: IMUSample) -> IMUSample { calibrator.apply(mounted(s)) }
+
+    /// A magnetometer sample in the reported frame, not yet calibrated (what `tiltd calibrate mag`
+    /// fits): the source has already put the field in the accelerometer's sensor axes (the
+    /// magnetometer's own mount matrix), so the config's matrix turns it with the accelerometer.
+    @inlinable public func mounted(_ m: MagSample) -> MagSample {
+        guard let mount else { return m }
+        return MagSample(t: m.t, field: mount * m.field)
+    }
+
+    /// A magnetometer sample mounted and calibrated (hard and soft iron): what `updateMag` takes.
+    public func apply(_ m: MagSample) -> MagSample {
+        let mm = mounted(m)
+        return MagSample(t: mm.t, field: calibrator.correctField(mm.field))
+    }
 }

@@ -127,6 +127,9 @@ public struct GameEvent: Sendable, Equatable {
         case orientationSuspect = "orientation_suspect"
         /// The head frame looks right again after `orientation_suspect`.
         case orientationOK = "orientation_ok"
+        /// The head frame in use changed without a command: one learned from wear was adopted
+        /// or refined, or withdrawn (fills `headFrame`: the frame now in use).
+        case headFrame = "head_frame"
     }
 
     /// What happened.
@@ -159,6 +162,8 @@ public struct GameEvent: Sendable, Equatable {
     public var reason: String?
     /// For `correct` and `skip` in the `nod` vocabulary: the gesture that answered.
     public var gesture: HeadGesture.Kind?
+    /// For `head_frame`: the head frame now in use (as the game state's `orientation`).
+    public var headFrame: HeadFrame?
 
     /// Creates an event with only the common fields set.
     public init(
@@ -194,6 +199,8 @@ public struct GameEvent: Sendable, Equatable {
             if let g = gesture { o["gesture"] = .string(g.rawValue) }
         case .roundEnded, .stopped:
             o["result"] = result.map { .object($0.json) } ?? .null
+        case .headFrame:
+            o["orientation"] = headFrame.map { .object($0.json) } ?? .null
         case .prompt, .reset, .orientationOK:
             break
         }

@@ -64,6 +64,17 @@ public struct GameJudge: Sendable {
         public var decisions: Int { correct + skip }
         /// The head-frame learner at the end (its `frame` is the learned frame, if any).
         public var learner = HeadFrameLearner()
+        /// Each change of the learned frame (`head_frame`): the seconds of walking seen by then in
+        /// this recording, and the learned frame after it (nil: withdrawn).
+        public var learnedFrames: [LearnedFrameChange] = []
+    }
+
+    /// One change of the learned head frame during a judged recording.
+    public struct LearnedFrameChange: Sendable, Equatable {
+        /// Seconds the game had seen `walking` by then (in this recording).
+        public var walkingSeconds: Double
+        /// The learned frame from then on (nil: withdrawn).
+        public var frame: HeadFrame?
     }
 
     /// Plays `samples` (raw, as a recording holds them). Returns every game event and the summary.
@@ -119,6 +130,11 @@ public struct GameJudge: Sendable {
                     }
                     if (lastMoving ?? Int64.min) < shownAt { summary.whileStill += 1 }
                 case .orientationSuspect: summary.orientationSuspect = true
+                case .headFrame:
+                    summary.learnedFrames.append(
+                        LearnedFrameChange(
+                            walkingSeconds: summary.activitySeconds[Activity.walking.rawValue] ?? 0,
+                            frame: game.learnedFrame))
                 default: break
                 }
             }

@@ -15,8 +15,8 @@ public struct HeadFrame: Sendable, Equatable {
         case assumed
         /// Measured by `tiltd calibrate neutral` (or given in the calibration file).
         case calibrated
-        /// Learned from ordinary wear (`HeadFrameLearner`): up from walking, the ear-to-ear axis
-        /// from the head's bob at the step frequency.
+        /// Learned from ordinary wear (`HeadFrameLearner`): up from walking, made level with the
+        /// ear-to-ear axis, which comes from the head's tilts outside walking.
         case learned
     }
 

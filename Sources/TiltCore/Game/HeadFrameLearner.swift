@@ -10,13 +10,20 @@ import Glibc
 ///   ahead most of the time and keep coming back to it; glances at the floor, stairs watched step
 ///   by step and bending to pick things up tip the head by many different amounts, so they spread
 ///   out while the carriage piles up. (The mean was pulled 23° forward by stairs and pick-ups.)
-/// - **Ear-to-ear axis**: walking bobs the head about the ear-to-ear axis once per *step*, while
-///   the body's sway rolls and yaws it once per *stride* (two steps). Over each 4 s of walking,
-///   the step frequency is the peak of the vertical acceleration's spectrum in 1.0–2.6 Hz
-///   (walking cadence, slow to brisk); the rate perpendicular to up is taken at that frequency
-///   and at half of it (Fourier coefficients, Hann window), and their 3 × 3 power matrices, each
-///   normalised to unit trace, are summed over the windows: step minus stride. Its principal
-///   axis is the pitch axis; what rolls at the stride frequency is pushed away from it.
+/// - **Ear-to-ear axis**: outside walking (and running, and off the head) the head tilts mostly
+///   about it — looking down at a desk or a phone and back up, bending to pick something up,
+///   standing up — and little about the front-to-back axis (a neck flexes forward far more often
+///   than it bends sideways). The rate perpendicular to gravity at each moment (turning about the
+///   vertical, looking around, drops out whatever the pose) is summed into a 3 × 3 power matrix
+///   over the 40 ms bins tilting at 10 °/s or more (slower is a held head's sway); its principal
+///   axis is the ear-to-ear axis, once 2 s of such tilting were seen. Up is then made
+///   perpendicular to it (**ears level**): a carriage rolled while walking does not roll the frame.
+///   The walking bob (`walkWeight`, 0 by default; alone until tilts are seen): walking bobs the
+///   head about the ear-to-ear axis once per *step*, while the body's sway rolls and yaws it once
+///   per *stride*; over each 4 s of walking, the step frequency is the peak of the vertical
+///   acceleration's spectrum in 1.0–2.6 Hz, the rate perpendicular to up is taken at that
+///   frequency and at half of it (Fourier coefficients, Hann window), and their 3 × 3 power
+///   matrices, each normalised to unit trace, are summed: step minus stride.
 /// - **Its sign** (which way is forward): looking down tips gravity toward the back of the head,
 ///   and people look down (to read, to a phone, to the floor) far more than up: outside walking,
 ///   the accelerometer's departures from up by `lookMinDeg`–60° (turning under 60 °/s) point
@@ -45,6 +52,13 @@ public struct HeadFrameLearner: Sendable, Equatable {
     /// typing are 20–40° down. Leave-one-person-out: 20 or 25 on every fold.
     public var lookMinDeg = 20.0
 
+    /// How much the walking bob weighs against the head's tilts outside walking in the
+    /// ear-to-ear axis (`updateFrame`): the step − stride matrix, averaged over the windows, times
+    /// this, plus the tilt matrix scaled to unit trace. 0: the tilts alone (the default: the bob
+    /// was right for about half the people of the everyday set, the tilts for more; weights
+    /// 0.5–5 put fewer within 15°, see docs/game-everyday.md). Without tilts seen, the bob alone.
+    public var walkWeight = 0.0
+
     /// The learned frame, once confident (source `learned`).
     public private(set) var frame: HeadFrame?
     /// Walking windows used so far.
@@ -71,6 +85,16 @@ public struct HeadFrameLearner: Sendable, Equatable {
     /// Up as last estimated: `walkingUp` once there are `minWalkingWindows`, the mean before.
     private var up = Vector3.zero
     private var pitchMatrix = [Double](repeating: 0, count: 9)
+    /// Σ w⊥ w⊥ᵀ of the rate perpendicular to gravity outside walking (sensor frame, 40 ms bins):
+    /// the head's tilts, which are mostly nods (see `updateFrame`).
+    private var tiltMatrix = [Double](repeating: 0, count: 9)
+    private var binTilting = true
+    /// The 40 ms bins that went into `tiltMatrix`.
+    private var tiltBins = 0
+    /// A bin tilts at 10 °/s or more about the horizontal (rad/s).
+    static let minTiltRate = 10 * Double.pi / 180
+    /// Tilting bins before they decide the axis: 2 s of it (a few looks down and back up).
+    static let minTiltBins = 50
     /// Accelerometer directions outside walking (sensor frame, unit), one per 0.2 s, the last
     /// `maxLooks` (30 min): where the head looked.
     private var looks: [Vector3] = []
@@ -92,13 +116,13 @@ public struct HeadFrameLearner: Sendable, Equatable {
         else { return }
         // Time that goes back (another recording replayed into the same learner) starts a new bin.
         if binStart.map({ t < $0 }) ?? true {
-            binStart = t; binAccel = .zero; binRate = .zero; binCount = 0; binWalking = true
+            binStart = t; binAccel = .zero; binRate = .zero; binCount = 0; binWalking = true; binTilting = true
         }
         if let last = lastLook, t < last { lastLook = nil }
         if t - binStart! >= Self.binNs {
             if binCount > 0 { closeBin() }
             binStart = t - (t - binStart!) % Self.binNs
-            binAccel = .zero; binRate = .zero; binCount = 0; binWalking = true
+            binAccel = .zero; binRate = .zero; binCount = 0; binWalking = true; binTilting = true
         }
         if activity != .walking, activity != .running, activity != .notWorn {
             noteLookDown(t: t, accel: accel, rate: rate)
@@ -107,6 +131,7 @@ public struct HeadFrameLearner: Sendable, Equatable {
         binRate = binRate + rate
         binCount += 1
         binWalking = binWalking && activity == .walking
+        binTilting = binTilting && activity != .walking && activity != .running && activity != .notWorn
     }
 
     private mutating func noteLookDown(t: Nanoseconds, accel: Vector3, rate: Vector3) {
@@ -150,6 +175,20 @@ public struct HeadFrameLearner: Sendable, Equatable {
         filled = min(Self.window, filled + 1)
         sinceWindow += 1
         if binWalking { upSum = upSum + binAccel / n }
+        if binTilting, binAccel.norm > 0 {
+            // The rate about the horizontal at this moment: turning about the vertical (looking
+            // around) drops out whatever the head's pose, tilting (nods, looking down, bending)
+            // stays.
+            // Under 10 °/s is a held head's sway (0.5–4 °/s) and the sensor's noise: no tilt.
+            let g = binAccel.normalized
+            let w = binRate / n
+            let h = w - g * w.dot(g)
+            if h.norm >= Self.minTiltRate {
+                let v = [h.x, h.y, h.z]
+                for i in 0..<3 { for j in 0..<3 { tiltMatrix[3 * i + j] += v[i] * v[j] } }
+                tiltBins += 1
+            }
+        }
         if filled == Self.window, sinceWindow >= Self.hop {
             sinceWindow = 0
             if walkingRing.reduce(0, { $0 + ($1 ? 1 : 0) }) >= Self.window / 2 { addWindow() }
@@ -270,8 +309,17 @@ public struct HeadFrameLearner: Sendable, Equatable {
 
     private mutating func updateFrame() {
         guard walkingWindows >= Self.minWalkingWindows else { return }
-        let up = self.up
-        let axis = Self.principalAxis(pitchMatrix)
+        var up = self.up
+        let tiltTrace = tiltBins >= Self.minTiltBins ? tiltMatrix[0] + tiltMatrix[4] + tiltMatrix[8] : 0
+        var m = pitchMatrix.map { $0 * (tiltTrace > 0 ? walkWeight : 1) / Double(walkingWindows) }
+        if tiltTrace > 0 { for i in 0..<9 { m[i] += tiltMatrix[i] / tiltTrace } }
+        let axis = Self.principalAxis(m)
+        if tiltTrace > 0 {
+            // Ears level: up is perpendicular to the axis the head nods about, so a carriage
+            // rolled while walking (or glasses sitting crooked then) does not roll the frame.
+            let level = up - axis * up.dot(axis)
+            if level.norm > 0.5 { up = level.normalized }
+        }
         let left = axis - up * axis.dot(up)
         guard left.norm > 0.5 else { return }
         var forward = left.normalized.cross(up)

@@ -19,13 +19,16 @@ extension TiltGame {
         if learnsHeadFrame, calibratedFrame == nil, let accel, let rate {
             learner.add(t: a.t, accel: accel, rate: rate, activity: activityTracker.activity)
             if let f = learner.frame, learnedFrame == nil || learner.walkingWindows % 15 == 0, f != learnedFrame {
-                // Adopted once confident, refreshed every 30 s of walking after; the check starts over.
+                // Adopted once confident, refreshed every 30 s of walking after; the check starts
+                // over on adoption. Clients hear of each change (`head_frame`).
                 if learnedFrame == nil { events += restartCheck(at: a.t) }
                 learnedFrame = f
+                events.append(headFrameEvent(at: a.t))
             } else if learner.frame == nil, learnedFrame != nil {
                 // Withdrawn (its sign became unclear): back to the assumed frame, checked afresh.
                 learnedFrame = nil
                 events += restartCheck(at: a.t)
+                events.append(headFrameEvent(at: a.t))
             }
         }
         if calibratedFrame == nil {

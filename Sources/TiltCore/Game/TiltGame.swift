@@ -71,9 +71,10 @@ public struct TiltGame: Sendable {
     /// The head frame learned from wear (`HeadFrameLearner`), once confident; used only while
     /// no calibrated frame is set.
     public internal(set) var learnedFrame: HeadFrame?
-    /// Whether the game learns a head frame from wear (off: the assumed convention stays). Off by
-    /// default, and not yet offered by the daemon: learned frames agree with the everyday set's
-    /// within 15° for 4 of 8 people only, one of them flipped (docs/game.md, "Learned from wear").
+    /// Whether the game learns a head frame from wear while none is calibrated (off: the
+    /// assumed convention stays). Off here (a game judged on a recording learns nothing unless
+    /// asked); the daemon sets it from `[game] head_frame` (default `learn`). Set it with
+    /// `setLearnsHeadFrame` to hear of a learned frame given up.
     public var learnsHeadFrame = false
     /// True while the rotation seen says the head frame in use cannot be right (see
     /// `OrientationCheck`); no prompt appears meanwhile.
@@ -159,6 +160,27 @@ public struct TiltGame: Sendable {
     public mutating func setHeadFrame(_ frame: HeadFrame?) -> [GameEvent] {
         calibratedFrame = frame
         return restartCheck(at: lastT ?? 0)
+    }
+
+    /// Turns learning from wear on or off. Off drops a learned frame (back to the assumed
+    /// convention: `head_frame`, and `orientation_ok` when it was suspect) and what was learned;
+    /// on starts from nothing.
+    @discardableResult
+    public mutating func setLearnsHeadFrame(_ on: Bool) -> [GameEvent] {
+        guard on != learnsHeadFrame else { return [] }
+        learnsHeadFrame = on
+        learner = HeadFrameLearner()
+        guard learnedFrame != nil else { return [] }
+        learnedFrame = nil
+        let t = lastT ?? 0
+        return restartCheck(at: t) + [headFrameEvent(at: t)]
+    }
+
+    /// `head_frame`: the frame now in use.
+    func headFrameEvent(at t: Nanoseconds) -> GameEvent {
+        var e = makeEvent(.headFrame, t: t)
+        e.headFrame = headFrame
+        return e
     }
 
     mutating func applyDurations() {

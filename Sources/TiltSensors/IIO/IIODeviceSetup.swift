@@ -130,7 +130,7 @@ enum IIODeviceSetup {
             rateHz: actual)
     }
 
-    private static func axes(_ type: String, of ref: IIODeviceRef, mountOverride: Matrix3?) throws -> IIOAxes {
+    static func axes(_ type: String, of ref: IIODeviceRef, mountOverride: Matrix3?) throws -> IIOAxes {
         let channels = try ["x", "y", "z"].map { axis -> OpaquePointer in
             guard let c = ref.channel("\(type)_\(axis)") else {
                 throw IIOError("\(ref.id): no \(type)_\(axis) channel")

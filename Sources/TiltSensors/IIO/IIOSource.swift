@@ -1,4 +1,5 @@
 import CLibIIO
+import Dispatch
 import FoundationEssentials
 import Glibc
 import Logging
@@ -17,6 +18,10 @@ import TiltCore
 ///
 /// Device trouble never ends `run`: it is reported as a `retrying` status and retried with
 /// backoff on a fresh libiio context, and streaming resumes when the device is back.
+///
+/// Beside the IMU, a magnetometer (`Settings.magnetometer`) is read on a thread of its own
+/// (`IIOMagnetometerReader`): its `.magnetometer` samples and `magnetometer` statuses come
+/// interleaved with the IMU's outputs, never at the same time as one (`SerialEmitter`).
 public final class IIOSource: SampleSource {
     /// What to open and how (from `[imu]`).
     public struct Settings: Sendable, Equatable {
@@ -31,14 +36,17 @@ public final class IIOSource: SampleSource {
         public var bufferSamples: Int?
         /// Buffered, polled, or buffered with a fall-back to polling (`[imu] mode`).
         public var mode: IIOReadMode
+        /// `[imu] magnetometer`: "auto", an IIO device name or id, or "none" (`IIOMagnetometerReader`).
+        public var magnetometer: String
 
-        /// Settings; the defaults find the IMU and read it at 60 Hz.
+        /// Settings; the defaults find the IMU (and a magnetometer with it) and read it at 60 Hz.
         public init(
             device: String = "auto", rateHz: Double = 60, mountMatrix: Matrix3? = nil,
-            bufferSamples: Int? = nil, mode: IIOReadMode = .auto
+            bufferSamples: Int? = nil, mode: IIOReadMode = .auto, magnetometer: String = "auto"
         ) {
             self.device = device; self.rateHz = rateHz
             self.mountMatrix = mountMatrix; self.bufferSamples = bufferSamples; self.mode = mode
+            self.magnetometer = magnetometer
         }
 
         /// Scans per buffer actually used. Reads never wait for a full buffer (see
@@ -66,10 +74,28 @@ public final class IIOSource: SampleSource {
     }
 
     /// Finds, configures and streams the device until `stop`, reporting trouble as `retrying` statuses and retrying with backoff.
-    public func run(stop: StopSignal, emit: @escaping @Sendable (SourceOutput) -> Void) throws {
+    public func run(stop: StopSignal, emit unserialised: @escaping @Sendable (SourceOutput) -> Void) throws {
         let wake = try IIOWakeup()
         stop.onStop { wake.signal() }
         defer { wake.close() }
+        let emit = SerialEmitter(unserialised)
+        // The magnetometer on a thread of its own: its reads (a one-shot measurement each on an
+        // ak8975) never delay the IMU's, and its trouble never stops them. Its own stop signal,
+        // so its checks do not count as the sampler's heartbeat (the watchdog must see the IMU's).
+        let magnetometer = IIOMagnetometerReader(
+            spec: configuration.magnetometer, imuSpec: configuration.device, imuRateHz: configuration.rateHz,
+            logger: logger)
+        let magStop = StopSignal()
+        stop.onStop { magStop.stop() }
+        let magDone = DispatchGroup()
+        DispatchQueue(label: "tiltd.iio.magnetometer").async(group: magDone) {
+            magnetometer.run(stop: magStop, wake: wake, emit: { emit($0) })
+        }
+        // Before `wake` closes (defers run last-first): nothing is emitted after `run` returns.
+        defer {
+            magStop.stop()
+            magDone.wait()
+        }
         var backoff = Backoff()
         emit(
             .status(
@@ -90,7 +116,7 @@ public final class IIOSource: SampleSource {
                         "device": "\(s.deviceSummary)", "mode": "\(s.message)",
                         "rate_hz": "\(s.rateHz)",
                     ])
-                try s.stream(stop: stop, wake: wake, emit: emit, logger: logger)
+                try s.stream(stop: stop, wake: wake, emit: { emit($0) }, logger: logger)
                 s.close()
                 return
             } catch {

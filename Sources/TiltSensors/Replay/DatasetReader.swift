@@ -11,8 +11,8 @@ import TiltCore
 /// - BROAD: header `t,ax,ay,az,gx,gy,gz,qw,qx,qy,qz,movement`, t in seconds from the first sample;
 ///   only the first seven columns are used (the rest is ground truth for scoring).
 /// - Either layout with `mx,my,mz` right after the gyro (a BROAD file joined row by row with its
-///   `broad-mag` file, or a recording with a magnetometer): the field in µT, sensor frame, one per
-///   row (`nan` where there is none), in `Dataset.magnetometer`.
+///   `broad-mag` file, or a recording v2 with a magnetometer): the field in µT, sensor frame, one per
+///   row (`nan` — or, in a recording, empty fields or none — where there is none), in `Dataset.magnetometer`.
 public enum DatasetReader {
     /// Which layout a file had; decides how time is written back out.
     public enum Format: String, Sendable, Equatable {
@@ -104,7 +104,8 @@ public enum DatasetReader {
                     }
                     continue
                 }
-                let least = hasMag ? 10 : 7
+                // A recording v2 row without a field has seven fields, or ten with the last three empty.
+                let least = hasMag && format == .broad ? 10 : 7
                 guard fields.count >= least else {
                     failure = ReadError(
                         path: path, line: lineNumber, message: "expected at least \(least) fields, got \(fields.count)")
@@ -147,9 +148,9 @@ public enum DatasetReader {
                 }
                 samples.append(IMUSample(t: t, accel: Vector3(v[0], v[1], v[2]), gyro: Vector3(v[3], v[4], v[5])))
                 if hasMag {
-                    // nan (no reading on this row) is allowed; text that is no number is not.
-                    var m = Vector3.zero
-                    for i in 0..<3 {
+                    // nan or empty (no reading on this row) is allowed; text that is no number is not.
+                    var m = Vector3(.nan, .nan, .nan)
+                    for i in 0..<3 where fields.count >= 10 && !fields[i + 7].allSatisfy({ $0 == 0x20 }) {
                         guard let x = number(fields[i + 7]) else {
                             failure = ReadError(
                                 path: path, line: lineNumber,

@@ -147,7 +147,8 @@ public enum DeviceSourceFactory {
         IIOSource(
             configuration: .init(
                 device: imu.device, rateHz: imu.rateHz, mountMatrix: imu.mountMatrix.map { _ in .identity },
-                bufferSamples: imu.bufferSamples, mode: IIOReadMode(rawValue: imu.mode) ?? .auto),
+                bufferSamples: imu.bufferSamples, mode: IIOReadMode(rawValue: imu.mode) ?? .auto,
+                magnetometer: imu.magnetometer),
             logger: logger)
     }
 }

@@ -90,11 +90,21 @@ public final class SensorPipeline: Sendable {
                                 if n > 0 { engine.ingest(skipped: n) }
                                 engine.ingest(sample: s, attitude: a)
                             }
-                        case .magnetometer(let m):
+                        case .magnetometer(let raw):
                             // The heading this sets reaches clients with the next IMU sample's
-                            // attitude. TODO(issue 29): the magnetometer's calibration (mag_offset,
-                            // mag_matrix) and the time line.
-                            state.fusion.withLock { _ = $0.estimator.updateMag(t: m.t, field: m.field) }
+                            // attitude. The config's mount matrix and the calibration file's
+                            // mag_offset / mag_matrix first, as for the accelerometer. Its times
+                            // are not re-anchored by the IMU's time line: the estimator measures
+                            // only the gaps between field samples (MagneticHeading), and a live
+                            // magnetometer is stamped on CLOCK_MONOTONIC, which does not step.
+                            state.fusion.withLock { st in
+                                let m = st.frontEnd.apply(raw)
+                                _ = st.estimator.updateMag(t: m.t, field: m.field)
+                            }
+                        case .status(let st) where st.source == SourceStatus.magnetometerSource:
+                            // The magnetometer comes and goes on its own: the IMU's estimator and
+                            // time line are not reset by its trouble.
+                            engine.execute { $0.ingest(status: st) }
                         case .status(let st):
                             state.fusion.withLock { f in
                                 if st.state == .retrying || st.state == .starting {

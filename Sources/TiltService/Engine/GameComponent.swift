@@ -25,6 +25,8 @@ final class GameComponent: Component {
         // Unseeded, each run shuffles differently; `[game] seed` makes the order repeatable.
         let seed = config.seed ?? UInt64.random(in: 0...UInt64.max)
         game = (try? TiltGame(configuration: config.rules, seed: seed)) ?? (try! TiltGame(seed: seed))
+        // Without a calibrated frame the game learns one from wear (`[game] head_frame`).
+        game.learnsHeadFrame = config.learnsHeadFrame
     }
 
     /// Seeds from the store and the calibration file, at start.
@@ -267,6 +269,9 @@ final class GameComponent: Component {
     /// judged by one set of rules.
     func apply(_ new: Configuration, notes: inout [String]) {
         if new.calibration.headFrame != game.calibratedFrame { publish(game.setHeadFrame(new.calibration.headFrame)) }
+        if new.game.learnsHeadFrame != game.learnsHeadFrame {
+            publish(game.setLearnsHeadFrame(new.game.learnsHeadFrame))
+        }
         guard new.game.rules != game.configuration || pendingRules != nil else { return }
         pendingRules = new.game.rules
         if game.roundID != nil { notes.append("[game] rules take effect from the next round") }
