@@ -11,13 +11,15 @@ final class MagneticSeedTests: XCTestCase {
     static let magnet = Vector3(30, 0, 0)
 
     /// Feeds `seconds` of a still sensor at yaw 40°, the field (plus `offset`) with every sample.
-    static func feed(_ est: inout AttitudeEstimator, seconds: Double, offset: Vector3 = .zero, t0: Double = 1) {
+    static func feed(
+        _ est: inout AttitudeEstimator, seconds: Double, offset: Vector3 = .zero, t0: Double = 1, scale: Double = 1
+    ) {
         let start = Quaternion(roll: 0, pitch: 0, yaw: 40 * deg)
         for i in 0..<Int(seconds * 100) {
             let t = Nanoseconds((t0 + Double(i) / 100) * 1e9)
             let accel = start.conjugate.rotate(Vector3(0, 0, 9.81))
             _ = est.update(IMUSample(t: t, accel: accel, gyro: .zero))
-            est.updateMag(t: t, field: start.conjugate.rotate(earth) + offset)
+            est.updateMag(t: t, field: (start.conjugate.rotate(earth) + offset) * scale)
         }
     }
 
@@ -67,6 +69,33 @@ final class MagneticSeedTests: XCTestCase {
         est.seedMagneticReference(strength: 45, dip: 65 * Self.deg)
         Self.feed(&est, seconds: 0.1, offset: Self.magnet, t0: 2)
         XCTAssertTrue(est.magDisturbed)
+    }
+
+    /// A driver whose unit is off (Linux 6.1's hmc5843 reports 1/100 of the field): the model's
+    /// dip matches, its strength does not by far more than any place's field differs. That is the
+    /// scale, not a disturbance: the heading is set and the strength check uses the measured one.
+    func testAFieldAHundredTimesWeakerWithTheModelsDipIsAScaleNotADisturbance() {
+        var est = AttitudeEstimator()
+        est.seedMagneticReference(strength: 45, dip: 65 * Self.deg)
+        Self.feed(&est, seconds: 1, scale: 0.01)
+        XCTAssertFalse(est.magDisturbed)
+        XCTAssertTrue(est.hasMagneticHeading)
+        XCTAssertEqual(est.magScaleMismatch!, 0.01, accuracy: 1e-6)
+        XCTAssertEqual(est.magneticReference!.strength, 0.45, accuracy: 0.01)
+        // A magnet at that scale is still caught, and a later seed keeps the measured scale.
+        est.seedMagneticReference(strength: 46, dip: 65 * Self.deg)
+        XCTAssertEqual(est.magneticReference!.strength, 0.46, accuracy: 1e-9)
+        Self.feed(&est, seconds: 0.1, offset: Self.magnet, t0: 2, scale: 0.01)
+        XCTAssertTrue(est.magDisturbed)
+    }
+
+    /// Twice the model's strength with its dip bent is a disturbance (a magnet, steel), not a scale.
+    func testAStrongFieldWithAnotherDipIsStillADisturbance() {
+        var est = AttitudeEstimator()
+        est.seedMagneticReference(strength: 45, dip: 65 * Self.deg)
+        Self.feed(&est, seconds: 1, offset: Vector3(90, 0, 0))
+        XCTAssertTrue(est.magDisturbed)
+        XCTAssertNil(est.magScaleMismatch)
     }
 
     func testNonsenseSeedsAreIgnored() {

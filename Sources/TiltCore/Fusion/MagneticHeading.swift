@@ -23,6 +23,17 @@ struct MagneticHeading: Sendable {
     private var candidate: (strength: Double, dip: Double)?
     private var candidateSeconds = 0.0
     private var lastT: Nanoseconds?
+    /// The seeded strength, until the first field sample has been compared with it.
+    private var seededStrength: Double?
+    /// Measured strength ÷ the model's, when the two differ by more than `scaleMismatchFactor`
+    /// while the dip agrees: the magnetometer's scale is wrong, not the place's field.
+    private(set) var scaleMismatch: Double?
+
+    /// A measured field this many times stronger or weaker than the model's is not a
+    /// disturbance: people do not live in fields 2× or ½ Earth's. Magnets and steel near the sensor
+    /// bend the dip as well; a wrong unit does not. (Linux 6.1's hmc5843 driver reports its scale
+    /// 100 times too small; a user's own driver may use another unit.)
+    static let scaleMismatchFactor = 2.0
 
     /// Time constant (s) of the candidate reference's low-pass: long enough to smooth the sensor's
     /// noise, short against `magNewTime`.
@@ -51,7 +62,11 @@ struct MagneticHeading: Sendable {
     /// learnt from the first sample, which may itself be disturbed. Before a heading is set, a
     /// first sample that matches it is trusted at once; one that does not is disturbed.
     mutating func seed(strength: Double, dip: Double) {
-        reference = (strength, dip)
+        // A seed after a scale mismatch was found keeps the measured scale: only the dip is
+        // the model's.
+        let scaled = scaleMismatch.map { strength * $0 } ?? strength
+        reference = (scaled, dip)
+        seededStrength = scaleMismatch == nil ? strength : nil
         candidate = nil; candidateSeconds = 0
         if offset == nil { cleanSeconds = .infinity }
     }
@@ -78,6 +93,16 @@ struct MagneticHeading: Sendable {
         // that turns it onto north (+y).
         let psi = atan2(field.x, field.y)
 
+        if let seeded = seededStrength, let ref = reference {
+            seededStrength = nil
+            let ratio = strength / seeded
+            if (ratio > Self.scaleMismatchFactor || ratio < 1 / Self.scaleMismatchFactor)
+                && abs(dip - ref.dip) <= p.magDipThreshold
+            {
+                scaleMismatch = ratio
+                reference = (strength, ref.dip)
+            }
+        }
         guard let ref = reference else {
             // First sample: it sets the reference and the heading.
             reference = (strength, dip)
@@ -152,6 +177,12 @@ extension AttitudeEstimator {
 
     /// The learnt reference field: strength (the unit fed, e.g. µT) and dip (rad, positive down).
     public var magneticReference: (strength: Double, dip: Double)? { magnetic.reference }
+
+    /// Measured field strength ÷ the seeded model's, when the first field sample after a seed
+    /// was more than twice or less than half the model's with the model's dip: the magnetometer's
+    /// scale is wrong (its driver's unit), so the strength check uses the measured strength and
+    /// only the dip is the model's. nil when the scale looked right or nothing was seeded.
+    public var magScaleMismatch: Double? { magnetic.scaleMismatch }
 
     /// Sets the reference field the disturbance check compares with — the field the World
     /// Magnetic Model expects at the wearer's place: `strength` in the unit the field is fed in

@@ -97,10 +97,15 @@ public final class SensorPipeline: Sendable {
                             // are not re-anchored by the IMU's time line: the estimator measures
                             // only the gaps between field samples (MagneticHeading), and a live
                             // magnetometer is stamped on CLOCK_MONOTONIC, which does not step.
-                            state.fusion.withLock { st in
+                            let mismatch: Double? = state.fusion.withLock { st in
                                 let m = st.frontEnd.apply(raw)
                                 _ = st.estimator.updateMag(t: m.t, field: m.field)
+                                guard let r = st.estimator.magScaleMismatch, r != st.reportedScaleMismatch
+                                else { return nil }
+                                st.reportedScaleMismatch = r
+                                return r
                             }
+                            if let mismatch { Self.reportScaleMismatch(mismatch, logger: logger) }
                         case .status(let st) where st.source == SourceStatus.magnetometerSource:
                             // The magnetometer comes and goes on its own: the IMU's estimator and
                             // time line are not reset by its trouble.
@@ -126,6 +131,15 @@ public final class SensorPipeline: Sendable {
                     engine.execute { $0.ingest(status: st) }
                 }
             }, onEnd: onEnd)
+    }
+
+    /// The magnetometer reads the model's dip at a strength far from the model's: its driver's
+    /// unit is off. The heading works (the check then uses the measured strength); said once.
+    static func reportScaleMismatch(_ ratio: Double, logger: Logger) {
+        let times = ratio < 1 ? "1/\(Int((1 / ratio).rounded()))" : "\(Int(ratio.rounded()))×"
+        logger.warning(
+            "the magnetometer's field is \(times) the World Magnetic Model's at the fix, with the model's dip: its driver's scale is off (Linux 6.1's hmc5843 reports 1/100), not the place's field; the heading is unaffected, but field strengths (tiltd calibrate mag) are in the driver's unit"
+        )
     }
 
     /// A timestamp jump: logged and sent to clients once, as a `status` line.
@@ -166,6 +180,8 @@ struct FusionState {
     /// For samples with no gyro.
     var tilt = AccelTiltEstimator()
     var timeline: SampleTimeline?
+    /// The magnetometer's scale mismatch already reported (`AttitudeEstimator.magScaleMismatch`).
+    var reportedScaleMismatch: Double?
     init(frontEnd: SampleFrontEnd, estimator: AttitudeEstimator, timeline: SampleTimeline?) {
         self.frontEnd = frontEnd; self.estimator = estimator; self.timeline = timeline
     }
