@@ -4,7 +4,7 @@
 
 /// A `status` line's body, and each element of `sources` in `hello` and the `status` reply.
 public struct StatusBody: Sendable, Equatable {
-    /// imu, gps, store, config, game, or a client's own (the bridge's `mqtt`).
+    /// imu, magnetometer, gps, store, config, game, or a client's own (the bridge's `mqtt`).
     public var source: String
     /// The source's state (`streaming`, `retrying`, …).
     public var state: String

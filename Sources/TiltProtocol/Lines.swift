@@ -22,7 +22,7 @@ extension Event {
         return Event(.reply, t: nil, fields: o)
     }
 
-    /// A `status` line: `source` (imu, gps, store, config, game) is in `state`; the optional
+    /// A `status` line: `source` (imu, magnetometer, gps, store, config, game) is in `state`; the optional
     /// fields only when known (`rate_hz` in Hz, `retry_in_s` in seconds).
     public static func status(
         source: String, state: String, message: String, device: String? = nil,

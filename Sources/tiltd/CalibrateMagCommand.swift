@@ -17,11 +17,12 @@ struct CalibrateMag: ParsableCommand {
             enough (or --timeout). With --replay, the recording's mx,my,mz (recording v2) are used. \
             Prints the fit's residual and the field strength, next to the World Magnetic Model's \
             at --lat/--lon when given. Writes mag_offset and mag_matrix only. Exit status: 0 when \
-            written; 3 when refused because the readings do not cover enough directions (what is \
-            missing is printed; nothing written); 1 on any other error (nothing written).
+            written; 3 when the fit refuses the readings: too few, not covering enough directions \
+            (what is missing is printed), or not fitting an ellipsoid (nothing written); 1 on any \
+            other error, such as no magnetometer samples at all (nothing written).
             """)
 
-    /// The exit status when the readings' coverage is refused.
+    /// The exit status when the fit refuses the readings (too few, too little coverage, no fit).
     static let poorCoverage: Int32 = 3
 
     @OptionGroup var common: CalibrationOptions

@@ -15,7 +15,8 @@ public struct Topics: Sendable {
 
     /// `online` / `offline` (retained; the Last Will says `offline`).
     public var availability: String { "\(prefix)/status" }
-    /// The latest `status` line of one source (`imu`, `gps`, `store`, `config`, `game`, `mqtt`), retained.
+    /// The latest `status` line of one source (`imu`, `magnetometer`, `gps`, `store`, `config`, `game`, `mqtt`),
+    /// retained.
     public func status(source: String) -> String { "\(prefix)/status/\(source)" }
     /// The socket's lines of class `cls` (`attitude`, `game`, `fix`, `place`, `quest`, `credit`).
     public func events(_ cls: String) -> String { "\(prefix)/\(cls)" }

@@ -51,7 +51,7 @@ final class EngineContext {
     let logger: Logger
     /// The configuration in force (replaced whole by a reload).
     var config: Configuration
-    /// Latest status per source ("imu", "gps", "store").
+    /// Latest status per source ("imu", "magnetometer", "gps", "store").
     private(set) var statuses: [String: SourceStatus] = [:]
     /// Counters for `stats`.
     var stats = DaemonStats()

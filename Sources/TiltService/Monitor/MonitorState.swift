@@ -93,7 +93,7 @@ public struct MonitorState: Sendable, Equatable {
 
     /// One source's status line ("imu", "gps", …).
     public struct SourceReading: Sendable, Equatable {
-        /// "imu", "gps", "store", "config" or "game".
+        /// "imu", "magnetometer", "gps", "store", "config" or "game".
         public var source: String
         /// Its state.
         public var state: String

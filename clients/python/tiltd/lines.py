@@ -65,7 +65,8 @@ class Hello(Line):
 
 @dataclass
 class Status(Line):
-    """A source (``imu``, ``gps``), the store, the game or the config changed state."""
+    """A source (``imu``, ``magnetometer``, ``gps``), the store, the game or the config changed
+    state."""
 
     CLASS: ClassVar[str] = "status"
     source: Optional[str] = None
