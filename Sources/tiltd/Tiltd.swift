@@ -43,8 +43,9 @@ struct Tiltd: AsyncParsableCommand {
 extension Tiltd {
     /// The overview `tiltd --help` and tiltd(8) start with.
     static let discussion = """
-        tiltd reads an IMU through the kernel's IIO interface (libiio) and, optionally, GPS fixes \
-        from gpsd; it fuses attitude, runs the tilt game, watches places, and streams JSON lines \
+        tiltd reads an IMU, and a magnetometer beside it if there is one, through the kernel's IIO \
+        interface (libiio) and, optionally, GPS fixes from gpsd; it fuses attitude and a heading, \
+        runs the tilt game, watches places, and streams JSON lines \
         on a Unix socket (/run/tiltd/tiltd.sock) to any number of clients, of which trusted ones \
         may send commands. Under systemd it runs as tiltd.service, socket-activated by \
         tiltd.socket, with Type=notify readiness, STATUS= and the watchdog; SIGHUP (systemctl \
