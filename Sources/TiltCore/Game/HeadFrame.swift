@@ -6,8 +6,9 @@ import Glibc
 /// Both gesture vocabularies work in this frame: a nod is a rotation about `left` (positive =
 /// face down, by the right-hand rule), a shake one about `up` (positive = turning left), and a
 /// sideways lean one about `forward`. `tiltd calibrate neutral` learns it (look ahead, then nod
-/// down once, see `HeadFrameCalibration`); without it the documented mount convention applies
-/// (`assumed`): the sensor's +y points up and +z to the back of the head, so +x points right.
+/// down once, see `HeadFrameCalibration`); without it one learned from wear (`learned`,
+/// `HeadFrameLearner`, `[game] head_frame = "learn"`) once confident, else the documented mount
+/// convention (`assumed`): the sensor's +y points up and +z to the back of the head, so +x points right.
 public struct HeadFrame: Sendable, Equatable {
     /// Where the frame came from.
     public enum Source: String, Sendable, CaseIterable {
