@@ -59,7 +59,7 @@ struct Judge: ParsableCommand {
         }
         if let r = roundS {
             guard TiltGame.Rules.roundSecondsRange.contains(r) else {
-                throw ValidationFailure(message: "tiltd judge: --round-s must be within 1…3600")
+                throw ValidationFailure(message: "tiltd judge: --round-s must be within 5…3600")
             }
             options.roundSeconds = r
         }

@@ -127,7 +127,7 @@ final class GameRoundTests: XCTestCase {
         var game = try TiltGame(configuration: .absoluteMode, seed: 2)
         XCTAssertThrowsError(try game.stop(at: 0)) { XCTAssertEqual($0 as? GameError, .notRunning) }
         XCTAssertThrowsError(try game.restart(at: 0)) { XCTAssertEqual($0 as? GameError, .nothingToRestart) }
-        for bad in [0.5, 3601, .nan, .infinity] {
+        for bad in [0.5, 4.9, 3601, .nan, .infinity] {
             XCTAssertThrowsError(try game.start(at: 0, roundSeconds: bad, deck: GamePlay.deck())) {
                 XCTAssertEqual(($0 as? GameError)?.code, "invalid_round_length")
             }

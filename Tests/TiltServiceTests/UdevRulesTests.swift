@@ -159,8 +159,8 @@ final class UdevRulesTests: XCTestCase {
                 "run: '/usr/local/lib/tiltd/tiltd-udev-setup add iio:device0 /sys/devices/platform/mpu6050/iio:device0'"
             ))
         let mpuLog = try read("mpu6050.log")
-        XCTAssertTrue(mpuLog.contains("61-tiltd.rules:24 GROUP \(gid)"), mpuLog)
-        XCTAssertTrue(mpuLog.contains("61-tiltd.rules:24 MODE 0660"))
+        XCTAssertTrue(mpuLog.contains("61-tiltd.rules:28 GROUP \(gid)"), mpuLog)
+        XCTAssertTrue(mpuLog.contains("61-tiltd.rules:28 MODE 0660"))
 
         // Gyro-only device (split accel/gyro drivers) with polled channels only.
         let gyro = try read("gyro.out")
@@ -168,18 +168,24 @@ final class UdevRulesTests: XCTestCase {
         XCTAssertTrue(gyro.contains("run: '/usr/local/lib/tiltd/tiltd-udev-setup add iio:device1 "))
         XCTAssertFalse(gyro.contains("ACCEL_MOUNT_MATRIX"))
 
+        // A magnetometer of its own: its rate is tiltd's to set, so it gets the same treatment.
+        let magn = try read("magn.out")
+        XCTAssertTrue(magn.contains("\nTILTD_IMU=1\n"))
+        XCTAssertTrue(magn.contains("run: '/usr/local/lib/tiltd/tiltd-udev-setup add iio:device3 "))
+        XCTAssertTrue(try read("magn.log").contains("61-tiltd.rules:28 MODE 0660"))
+
         // Not an IMU: untouched.
         let adc = try read("adc.out")
         XCTAssertFalse(adc.contains("TILTD_IMU"))
         XCTAssertFalse(adc.contains("tiltd"))
-        XCTAssertFalse(try read("adc.log").contains("61-tiltd.rules:24"))
+        XCTAssertFalse(try read("adc.log").contains("61-tiltd.rules:28"))
 
         // Removal forgets the exported matrix.
         XCTAssertTrue(
             try read("mpu6050-remove.out").contains("run: '/usr/local/lib/tiltd/tiltd-udev-setup remove iio:device0'"))
 
         // udev reads the file without complaint: its only log lines about it are the applied keys.
-        for name in ["mpu6050.log", "gyro.log", "adc.log", "mpu6050-remove.log"] {
+        for name in ["mpu6050.log", "gyro.log", "magn.log", "adc.log", "mpu6050-remove.log"] {
             for line in try read(name).split(separator: "\n") where line.contains("61-tiltd.rules:") {
                 XCTAssertNotNil(
                     line.range(of: #"61-tiltd\.rules:\d+ (GROUP|MODE|RUN) "#, options: .regularExpression),
@@ -197,7 +203,7 @@ final class UdevRulesTests: XCTestCase {
         let writable = [
             "scan_elements/in_accel_x_en", "scan_elements/in_anglvel_z_en", "scan_elements/in_timestamp_en",
             "buffer/enable", "buffer/length", "sampling_frequency", "trigger/current_trigger",
-            "current_timestamp_clock", "in_accel_sampling_frequency",
+            "current_timestamp_clock", "in_accel_sampling_frequency", "in_magn_sampling_frequency",
         ]
         let readOnly = [
             "name", "in_accel_scale", "scan_elements/in_accel_x_index", "scan_elements/in_accel_x_type",

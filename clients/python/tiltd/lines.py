@@ -136,6 +136,8 @@ class Game(Line):
     gesture: Optional[str] = None
     reason: Optional[str] = None
     result: Optional[Dict[str, Any]] = None
+    #: The head frame in use (``source``: ``calibrated``, ``learned``, …), on ``head_frame`` lines.
+    orientation: Optional[Dict[str, Any]] = None
 
     @property
     def is_decision(self) -> bool:
