@@ -5,8 +5,9 @@ import Glibc
 /// activity the game sees (`ActivityTracker`). Samples are averaged into 40 ms bins (25 Hz).
 ///
 /// - **Up**: the head's usual carriage while walking (`walkingUp`): each 4 s window of walking
-///   gives its mean accelerometer direction (the steps' accelerations average out, gravity
-///   stays), and up is the densest cluster of those (`clusterDeg`), not their mean. Walkers look
+///   gives the mean accelerometer direction of its quiet instants (`quietDps`; the steps'
+///   accelerations average out, gravity stays), and up is the densest cluster of those
+///   (`clusterDeg`), not their mean. Walkers look
 ///   ahead most of the time and keep coming back to it; glances at the floor, stairs watched step
 ///   by step and bending to pick things up tip the head by many different amounts, so they spread
 ///   out while the carriage piles up. (The mean was pulled 23° forward by stairs and pick-ups.)
@@ -48,8 +49,9 @@ public struct HeadFrameLearner: Sendable, Equatable {
     /// `quietDps` (docs/game-everyday.md): 5° on every fold (10° before the quiet carriage).
     public var clusterDeg = 5.0
     /// The smallest departure from up that counts as a look, degrees: at least twice the
-    /// carriage's cluster radius, so the carriage's own spread and the error of up do not vote. Reading and
-    /// typing are 20–40° down. Leave-one-person-out: 20 or 25 on every fold.
+    /// carriage's cluster radius, so the carriage's own spread and the error of up do not vote.
+    /// Reading and typing are 20–40° down. Leave-one-person-out: 20 or 25 on every fold (20 with
+    /// the quiet carriage).
     public var lookMinDeg = 20.0
 
     /// How much the walking bob weighs against the head's tilts outside walking in the
