@@ -58,6 +58,35 @@ final class HeadFrameTiltTests: XCTestCase {
         XCTAssertLessThan(W.degrees(f.forward, W.mount.rotate(W.headForward)), 3)
     }
 
+    /// Walking 2 steps/s whose every step has a swing (the head turning at 40 °/s, its gravity
+    /// tipped `swingDownDeg` forward meanwhile) and a quiet half (turning at about 1 °/s, the
+    /// head at its carriage, level).
+    static func swingingWalk(_ s: Double, swingDownDeg: Double) -> (accel: Vector3, rate: Vector3) {
+        let bob = W.headUp * (1.5 * sin(2 * .pi * 2 * s))
+        if (s * 2).truncatingRemainder(dividingBy: 1) < 0.5 {
+            let tip = Quaternion(axis: W.headLeft, angle: -swingDownDeg * .pi / 180)
+            return (tip.rotate(W.headUp * 9.81 + bob), W.headLeft * (40 * .pi / 180))
+        }
+        return (W.headUp * 9.81 + bob, ActivityTests.jitter(s, dps: 1))
+    }
+
+    func testTheCarriageComesFromTheGaitsQuietInstants() throws {
+        // The mean of the whole walk would be tipped about half the swing's 16°; the bins
+        // turning under `quietDps` hold the level carriage.
+        func learn(quietDps: Double) throws -> HeadFrame {
+            var l = HeadFrameLearner()
+            l.quietDps = quietDps
+            Self.feed(&l, from: 0, seconds: 40, { Self.desk($0) }, activity: .moving)
+            Self.feed(&l, from: 40, seconds: 60, { Self.swingingWalk($0, swingDownDeg: 16) }, activity: .walking)
+            return try XCTUnwrap(l.frame)
+        }
+        let quiet = try learn(quietDps: HeadFrameLearner().quietDps)
+        XCTAssertLessThan(W.degrees(quiet.up, W.mount.rotate(W.headUp)), 2)
+        XCTAssertLessThan(W.degrees(quiet.forward, W.mount.rotate(W.headForward)), 3)
+        let all = try learn(quietDps: .infinity)
+        XCTAssertGreaterThan(W.degrees(all.up, W.mount.rotate(W.headUp)), 5, "every bin: tipped by the swings")
+    }
+
     func testTheAxisComesFromTheTiltsWhenTheWalkingBobIsSkewed() throws {
         // D2-U24's bob turned about an axis 19.5° from its ear-to-ear axis.
         var l = HeadFrameLearner()

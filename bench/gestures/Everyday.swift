@@ -199,13 +199,17 @@ func frameRotation(_ a: HeadFrame, _ b: HeadFrame) -> Double {
 /// the participant's recordings in order (experiment number = the order they were made), the
 /// excluded ones (another mounting) left out. Prints the learned frames against headframes.json.
 func learnEveryday(_ dir: String) {
-    // GESTURE_BENCH_LEARNER=cluster,look[,walk] sets clusterDeg, lookMinDeg and walkWeight (the
+    // GESTURE_BENCH_LEARNER=cluster,look[,walk[,share[,quiet[,quietBins]]]] sets clusterDeg,
+    // lookMinDeg, walkWeight, minWalkingShare, quietDps and quietBinsMin (the
     // leave-one-person-out checks).
     var fresh = HeadFrameLearner()
     let knobs = (ProcessInfo.processInfo.environment["GESTURE_BENCH_LEARNER"] ?? "").split(separator: ",")
         .compactMap { Double($0) }
     if knobs.count >= 2 { fresh.clusterDeg = knobs[0]; fresh.lookMinDeg = knobs[1] }
     if knobs.count >= 3 { fresh.walkWeight = knobs[2] }
+    if knobs.count >= 4 { fresh.minWalkingShare = knobs[3] }
+    if knobs.count >= 5 { fresh.quietDps = knobs[4] }
+    if knobs.count >= 6 { fresh.quietBinsMin = Int(knobs[5]) }
     let files = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasSuffix(".csv.gz") }
         .sorted()
     let framesData = (try? Data(contentsOf: URL(fileURLWithPath: "\(dir)/headframes.json"))) ?? Data()

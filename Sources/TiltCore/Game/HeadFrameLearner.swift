@@ -5,8 +5,9 @@ import Glibc
 /// activity the game sees (`ActivityTracker`). Samples are averaged into 40 ms bins (25 Hz).
 ///
 /// - **Up**: the head's usual carriage while walking (`walkingUp`): each 4 s window of walking
-///   gives its mean accelerometer direction (the steps' accelerations average out, gravity
-///   stays), and up is the densest cluster of those (`clusterDeg`), not their mean. Walkers look
+///   gives the mean accelerometer direction of its quiet instants (`quietDps`; the steps'
+///   accelerations average out, gravity stays), and up is the densest cluster of those
+///   (`clusterDeg`), not their mean. Walkers look
 ///   ahead most of the time and keep coming back to it; glances at the floor, stairs watched step
 ///   by step and bending to pick things up tip the head by many different amounts, so they spread
 ///   out while the carriage piles up. (The mean was pulled 23° forward by stairs and pick-ups.)
@@ -44,12 +45,13 @@ public struct HeadFrameLearner: Sendable, Equatable {
     static let maxWindows = 900
 
     /// The radius of the carriage cluster, degrees (`walkingUp`): well under the 20–50° of
-    /// watching stairs or bending, and half the smallest look (`lookMinDeg`). Leave-one-person-out
-    /// on the everyday set (docs/game-everyday.md): 10° on every fold; 5–20° move the frames by ≤ 2°.
-    public var clusterDeg = 10.0
-    /// The smallest departure from up that counts as a look, degrees: twice the carriage's
-    /// cluster radius, so the carriage's own spread and the error of up do not vote. Reading and
-    /// typing are 20–40° down. Leave-one-person-out: 20 or 25 on every fold.
+    /// watching stairs or bending. Leave-one-person-out on the everyday set, jointly with
+    /// `quietDps` (docs/game-everyday.md): 5° on every fold (10° before the quiet carriage).
+    public var clusterDeg = 5.0
+    /// The smallest departure from up that counts as a look, degrees: at least twice the
+    /// carriage's cluster radius, so the carriage's own spread and the error of up do not vote.
+    /// Reading and typing are 20–40° down. Leave-one-person-out: 20 or 25 on every fold (20 with
+    /// the quiet carriage).
     public var lookMinDeg = 20.0
 
     /// How much the walking bob weighs against the head's tilts outside walking in the
@@ -58,6 +60,22 @@ public struct HeadFrameLearner: Sendable, Equatable {
     /// was right for about half the people of the everyday set, the tilts for more; weights
     /// 0.5–5 put fewer within 15°, see docs/game-everyday.md). Without tilts seen, the bob alone.
     public var walkWeight = 0.0
+
+    /// The share of a 4 s window's bins the activity tracker must call `walking` for the window
+    /// to count (its walking bins alone enter up). 0.5 by default; 0.1–0.35 and 0.75 were no
+    /// better (docs/game-everyday.md).
+    public var minWalkingShare = 0.5
+
+    /// A window's carriage is the mean accelerometer of its walking bins turning slower than this,
+    /// °/s (the gait's quiet instants, when the head is not swinging through its bob; the steps'
+    /// accelerations still average out over them): `quietBinsMin` of them or more, else all its
+    /// walking bins. Under the 10–40 °/s of a walking head's swings, over the 0.5–4 °/s of a held
+    /// head's sway. Leave-one-person-out on the everyday set, jointly with `clusterDeg`: 7.5 on
+    /// seven folds, 12.5 on the eighth (docs/game-everyday.md). `.infinity`: every walking bin
+    /// (the carriage until then).
+    public var quietDps = 7.5
+    /// The fewest quiet bins that give a window's carriage (`quietDps`); with fewer, all its walking bins.
+    public var quietBinsMin = 1
 
     /// The learned frame, once confident (source `learned`).
     public private(set) var frame: HeadFrame?
@@ -191,15 +209,30 @@ public struct HeadFrameLearner: Sendable, Equatable {
         }
         if filled == Self.window, sinceWindow >= Self.hop {
             sinceWindow = 0
-            if walkingRing.reduce(0, { $0 + ($1 ? 1 : 0) }) >= Self.window / 2 { addWindow() }
+            let walking = walkingRing.reduce(0, { $0 + ($1 ? 1 : 0) })
+            if walking > 0, Double(walking) >= minWalkingShare * Double(Self.window) { addWindow() }
         }
     }
 
     /// One 4 s window of walking: the step frequency, then the step and stride power matrices.
     private mutating func addWindow() {
         let n = Self.window
+        // The carriage from the gait's quiet instants (the bins turning under `quietDps`), not
+        // from all of the window: on the everyday set's walking recordings the quiet instants'
+        // direction was 1.5–4° nearer the standing pose than the whole walk's for the people
+        // whose up was measured standing (why the swinging instants lean forward is not
+        // established; docs/game-everyday.md).
         var sum = Vector3.zero
-        for i in 0..<n where walkingRing[i] { sum = sum + accelRing[i] }
+        let quiet = quietDps * Double.pi / 180
+        var quietBins = 0
+        for i in 0..<n where walkingRing[i] && rateRing[i].norm < quiet {
+            sum = sum + accelRing[i]
+            quietBins += 1
+        }
+        if quietBins < quietBinsMin {
+            sum = .zero
+            for i in 0..<n where walkingRing[i] { sum = sum + accelRing[i] }
+        }
         if sum.norm > 0 {
             if windowUps.count >= Self.maxWindows { windowUps.removeFirst() }
             windowUps.append(sum.normalized)
