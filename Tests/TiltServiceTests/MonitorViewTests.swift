@@ -264,6 +264,28 @@ final class MonitorViewTests: XCTestCase {
         XCTAssertEqual(MonitorView.compassPoint(359), "N")
         XCTAssertEqual(MonitorView.compassPoint(191.25), "SSW")
     }
+
+    /// The head frame in use and whether the game suspects it: from the state's `orientation`,
+    /// the `head_frame` line, and `orientation_suspect` / `orientation_ok`.
+    func testGameLineShowsTheHeadFrameAndASuspectOne() {
+        var s = sessionState()
+        func gameLine() -> String {
+            MonitorView.screen(s, width: 100, height: 30).first { $0.hasPrefix("game:") } ?? ""
+        }
+        XCTAssertFalse(gameLine().contains("head frame"), gameLine())
+        s.apply(
+            line: Array(
+                #"{"class":"game","t_ns":6000000000,"kind":"head_frame","state":"idle","score":0,"orientation":{"source":"learned","forward":[0,0,-1],"up":[0,1,0]}}"#
+                    .utf8))
+        XCTAssertEqual(s.game.headFrame, "learned")
+        XCTAssertTrue(gameLine().hasSuffix("head frame learned"), gameLine())
+        XCTAssertTrue(MonitorView.summary(s).contains("head_frame=learned"), MonitorView.summary(s))
+        s.apply(line: Array(#"{"class":"game","t_ns":7000000000,"kind":"orientation_suspect","state":"idle"}"#.utf8))
+        XCTAssertTrue(gameLine().hasSuffix("head frame learned (suspect)"), gameLine())
+        XCTAssertTrue(MonitorView.summary(s).contains("head_frame=learned,suspect"), MonitorView.summary(s))
+        s.apply(line: Array(#"{"class":"game","t_ns":8000000000,"kind":"orientation_ok","state":"idle"}"#.utf8))
+        XCTAssertTrue(gameLine().hasSuffix("head frame learned"), gameLine())
+    }
 }
 
 extension String {

@@ -90,7 +90,8 @@ public struct GameJudge: Sendable {
         if let l = options.learner { game.learner = l }
         var estimator = AttitudeEstimator(parameters: options.fusion)
         let span = Double((samples.last?.t ?? first.t) - first.t) * 1e-9
-        let seconds = options.roundSeconds ?? min(3600, max(1, span + 1))
+        let range = TiltGame.Rules.roundSecondsRange
+        let seconds = options.roundSeconds ?? min(range.upperBound, max(range.lowerBound, span + 1))
         let deck = try! PromptDeck(name: "judge", prompts: (1...PromptDeck.maxPrompts).map { "prompt \($0)" })
         var detector = GestureDetector(parameters: options.rules.nod)
         var events: [GameEvent] = []

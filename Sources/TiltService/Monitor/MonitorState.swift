@@ -63,6 +63,11 @@ public struct MonitorState: Sendable, Equatable {
         public var mode: String?
         /// What the low zone means: "correct" (default) or "skip".
         public var lowSide: String = "correct"
+        /// Where the head frame in use comes from (`orientation.source`: "calibrated", "learned",
+        /// "neutral", "assumed", …); nil until the daemon says.
+        public var headFrame: String?
+        /// True after `orientation_suspect` until `orientation_ok` (or a state that says otherwise).
+        public var orientationSuspect = false
         /// Creates the idle state.
         public init() {}
     }
@@ -238,6 +243,15 @@ public struct MonitorState: Sendable, Equatable {
         if let k = o["kind"]?.stringValue { game.lastKind = k }
         game.tiltDeg = o["tilt_deg"]?.doubleValue
         if let c = o["config"]?.objectValue { applyGameConfig(c) }
+        if let or = o["orientation"]?.objectValue {
+            game.headFrame = or["source"]?.stringValue ?? game.headFrame
+            if let suspect = or["suspect"]?.boolValue { game.orientationSuspect = suspect }
+        }
+        switch o["kind"]?.stringValue {
+        case "orientation_suspect": game.orientationSuspect = true
+        case "orientation_ok": game.orientationSuspect = false
+        default: break
+        }
     }
 
     /// The game snapshot in `hello` and `status` replies: the same fields plus the rules.

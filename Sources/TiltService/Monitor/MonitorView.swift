@@ -48,6 +48,7 @@ public enum MonitorView {
         g += "   score \(s.game.score)"
         if let left = s.gameTimeLeftMs { g += "   time left \(fixed(Double(left) / 1000, 1)) s" }
         if let m = s.game.mode, m != "absolute" { g += "   mode \(m)" }
+        if let h = s.game.headFrame { g += "   head frame \(h)" + (s.game.orientationSuspect ? " (suspect)" : "") }
         out.append(g)
         var p = "  prompt: " + (s.game.prompt.map { "\"\($0)\"" } ?? "-")
         if let k = s.game.lastKind {
@@ -151,6 +152,7 @@ public enum MonitorView {
         g += " score=\(s.game.score)"
         if let left = s.gameTimeLeftMs { g += " left=\(fixed(Double(left) / 1000, 1))s" }
         if let p = s.game.prompt { g += " prompt=\"\(p)\"" }
+        if let h = s.game.headFrame { g += " head_frame=\(h)" + (s.game.orientationSuspect ? ",suspect" : "") }
         parts.append(g)
         if let f = s.fix, f.mode >= 2, let lat = f.lat, let lon = f.lon {
             parts.append("fix=\(fixed(lat, 6)),\(fixed(lon, 6))")
