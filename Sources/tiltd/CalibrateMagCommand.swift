@@ -78,7 +78,9 @@ struct CalibrateMag: ParsableCommand {
                 st.lastShown = m.t
                 let c = coverage()
                 session.status("  \(st.fields.count) readings, \(c)", last: &st.last)
+                // The rough centre guides; the fit's own coverage decides when to stop.
                 return c.isSufficient && st.fields.count >= 4 * MagCalibration.minimumSamples
+                    && MagCalibration.fitCoverage(st.fields)?.isSufficient == true
             })
         session.endStatus(&st.last)
         if st.timedOut { print("timed out after \(Int(limit)) s") }
