@@ -106,6 +106,26 @@ final class IIOMagnetometerHarnessTests: XCTestCase {
         run.finish()
     }
 
+    func testAChipOnTheIMUsMuxAdapterIsPairedAsItsOwn() throws {
+        // A GY-87 as inv_mpu6050 lays it out in sysfs: the MPU-6050 (0-0068) offers its auxiliary
+        // bus as the mux adapter i2c-1, which hangs off i2c-0 and links back to the MPU-6050
+        // (mux_device); a magnetometer sits on it, another on the main bus beside the MPU-6050.
+        var imu = FakeIIODevice.mpu6050(number: 0)
+        imu.physical = "i2c-0/0-0068"
+        var aux = FakeIIODevice.ak8975(number: 1)
+        aux.physical = "i2c-0/i2c-1/1-000c"
+        var onBus = FakeIIODevice.lsm9ds1Magn(number: 2)
+        onBus.physical = "i2c-0/0-001c"
+        let s = try FakeScenario([imu, aux, onBus])
+        scenario = s
+        try s.addMux(adapter: "i2c-0/i2c-1", owner: "i2c-0/0-0068")
+        let run = SourceRun(IIOSource(configuration: .init(device: "auto", rateHz: 50, mode: .polled)))
+        let st = try XCTUnwrap(run.waitForStatus(.streaming) { $0.source == "magnetometer" })
+        XCTAssertEqual(st.device, "ak8975 (iio:device1)")
+        XCTAssertTrue(st.message.contains("behind mpu6050 (iio:device0)'s auxiliary bus (its I²C mux)"), st.message)
+        run.finish()
+    }
+
     func testMagnetometerVanishesAndReturnsWhileTheIMUStreams() throws {
         let imu = FakeIIODevice.polledOnly(number: 0), mag = FakeIIODevice.ak8975(number: 1)
         let (s, run) = try start([imu, mag], .init(device: "auto", rateHz: 50))

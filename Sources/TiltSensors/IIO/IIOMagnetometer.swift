@@ -89,9 +89,21 @@ final class IIOMagnetometer {
     /// What the pairing needs to know of a device: name, label, the physical device behind it.
     static func describe(_ ref: IIODeviceRef) -> MagnetometerPairing.Device {
         let label = ref.attribute("label")?.trimmingWhitespace()
+        let physical = physicalDevice(of: ref.id)
         return MagnetometerPairing.Device(
             id: ref.id, name: ref.name, number: ref.number ?? .max, label: label,
-            physical: physicalDevice(of: ref.id), hasMagnetometer: ref.hasAxes("magn"))
+            physical: physical, hasMagnetometer: ref.hasAxes("magn"), muxOwner: physical.flatMap(muxOwner(of:)))
+    }
+
+    /// The device owning the I²C mux adapter that `physical` (".../i2c-1/1-001e") sits on: the
+    /// resolved `mux_device` link of the adapter's directory (i2c-mux makes it), nil when the bus
+    /// is no mux adapter.
+    static func muxOwner(of physical: String) -> String? {
+        guard let slash = physical.lastIndex(of: "/") else { return nil }
+        let link = "\(physical[..<slash])/mux_device"
+        guard let real = realpath(link, nil) else { return nil }
+        defer { free(real) }
+        return String(cString: real)
     }
 
     /// The sysfs path of the device an IIO device hangs off (its link's target's parent), or nil
