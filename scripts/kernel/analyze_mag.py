@@ -19,10 +19,10 @@ MAX_HEADING_ERROR_DEG = 1.5
 MAX_YAW_TRUTH_DEG = 10.0
 # `tiltd calibrate mag` live against st_magn's LIS3MDL fed a tumble (make-demo-recording --tumble):
 # the offset written against the recording's hard iron, µT (each axis). The fit itself on the
-# recording (tiltd calibrate mag --replay) is within MAGCAL_REPLAY_UT; live, the driver's one-shot
-# reads of x, y and z lie tens of ms apart while the head turns at 25-40°/s, so each reading mixes
-# attitudes up to about 1-2°, ~1 µT of a 48 µT field, which the fit mostly averages out: measured
-# in docs/calibration.md, "On the rig's real driver".
+# recording (tiltd calibrate mag --replay) is within 0.05 µT, at 120 or 9 readings/s; live, the
+# driver's one-shot reads of x, y and z lie ~36 ms apart while the head turns at up to 47°/s, so
+# each reading mixes attitudes up to about 1.7°, ~1.4 µT of a 48 µT field, which the fit mostly
+# averages out: measured 0.55 and 0.59 µT (27 Nov 2026; docs/calibration.md, "On the rig's real driver").
 MAX_MAGCAL_OFFSET_ERROR_UT = 2.0
 # The magnetometer's last reported rate (its streaming status's rate_hz) against the fields a
 # second `tiltd calibrate mag` received over its run (issue 29: within 10 %).
