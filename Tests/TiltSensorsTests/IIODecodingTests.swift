@@ -163,7 +163,7 @@ final class IIOTriggerAndRateTests: XCTestCase {
         XCTAssertEqual(pace.reportedHz, 13.3, accuracy: 0.05, "expected before any window: 1 / 75 ms")
         XCTAssertTrue(
             pace.note("polled at 60 Hz (device set to 80 Hz)").contains(
-                "reads deliver 13.3 Hz of the 60 Hz polled: one read of x, y and z takes 75 ms"))
+                "reads deliver 13.300 Hz of the 60 Hz polled: one read of x, y and z takes 75 ms"))
         // Measured: back to back at 90 ms a read (11.1 a second) moves the report once.
         var t: Int64 = 0
         var changes = 0
