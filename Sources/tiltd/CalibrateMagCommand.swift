@@ -51,7 +51,7 @@ struct CalibrateMag: ParsableCommand {
         }
         final class State {
             var fields: [Vector3] = []; var last = ""; var first: Nanoseconds?; var timedOut = false
-            var lastShown: Nanoseconds?
+            var lastShown: Nanoseconds?; var firstField: Nanoseconds?; var lastField: Nanoseconds?
         }
         let st = State()
         let limit = timeout
@@ -72,12 +72,16 @@ struct CalibrateMag: ParsableCommand {
             },
             field: { m in
                 st.fields.append(m.field)
+                if st.firstField == nil { st.firstField = m.t }
+                st.lastField = m.t
                 // The coverage line at most twice a second (it scans every reading).
                 guard live, st.lastShown.map({ m.t - $0 >= 500_000_000 }) ?? true else { return false }
                 st.lastShown = m.t
                 let c = coverage()
                 session.status("  \(st.fields.count) readings, \(c)", last: &st.last)
+                // The rough centre guides; the fit's own coverage decides when to stop.
                 return c.isSufficient && st.fields.count >= 4 * MagCalibration.minimumSamples
+                    && MagCalibration.fitCoverage(st.fields)?.isSufficient == true
             })
         session.endStatus(&st.last)
         if st.timedOut { print("timed out after \(Int(limit)) s") }
@@ -91,7 +95,11 @@ struct CalibrateMag: ParsableCommand {
             StandardStream.error.write("tiltd calibrate mag: refused: \(error); nothing written\n".utf8)
             throw ExitCode(Self.poorCoverage)
         }
-        print("magnetometer calibration from \(st.fields.count) readings (\(fit.coverage)):")
+        // Over how long, and so how many a second the source delivered (the kernel rig compares it
+        // with the magnetometer's reported rate).
+        let span = Double((st.lastField ?? 0) - (st.firstField ?? 0)) * 1e-9
+        let over = span > 0 ? cFormat(" over %.1f s (%.2f a second)", span, Double(st.fields.count - 1) / span) : ""
+        print("magnetometer calibration from \(st.fields.count) readings\(over) (\(fit.coverage)):")
         print("  offset \(vec(fit.offset, 3)) µT")
         print("  matrix \(fit.matrix.rowMajor.map { cFormat("%.5f", $0) }.joined(separator: ", "))")
         print(

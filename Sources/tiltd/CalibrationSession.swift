@@ -157,6 +157,11 @@ final class SampleLoop {
             sawField = true
             if handleField(m) { finishedByHandler = true; stop.stop() }
         case .status(let st):
+            // The magnetometer's streaming statuses say what it delivers (rate_hz) and why.
+            if st.state == .streaming, handleField != nil, st.source == SourceStatus.magnetometerSource {
+                let rate = st.rateHz.map { " at \(cFormat("%.4g", $0)) Hz" } ?? ""
+                print("\(st.source): \(st.device ?? "?")\(rate): \(st.message)")
+            }
             // A device that cannot be opened would retry forever: say why and end. Once samples
             // flowed, a lost device is retried by the source and the calibration carries on.
             if st.state == .retrying {

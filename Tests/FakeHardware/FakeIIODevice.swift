@@ -82,6 +82,10 @@ public struct FakeIIODevice: Sendable {
     /// Magnetometer channels `in_magn_{x,y,z}_raw` (type "magn", gauss per count), polled only:
     /// the fakes put them in no scan element (tiltd polls magnetometers).
     public var magn: FakeChannelGroup?
+    /// Where the device sits in the scenario's fake `/sys/devices` tree (`i2c-0/0-0068`): its
+    /// `iio:deviceN` is then a link to `<that>/iio:deviceN`, as in sysfs, so the physical device
+    /// (and a mux adapter's `mux_device`) can be read from it. Nil: a plain directory.
+    public var physical: String?
 
     public init(
         number: Int, name: String, accel: FakeChannelGroup?, gyro: FakeChannelGroup?,

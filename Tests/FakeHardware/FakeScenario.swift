@@ -56,6 +56,7 @@ public final class FakeScenario: Sendable {
         if !leftovers.isEmpty {
             // A crashed earlier test may leave files; start clean rather than mix scenarios.
             for entry in leftovers { try? FileManager.default.removeItem(atPath: "\(sysRoot)/\(entry)") }
+            try? FileManager.default.removeItem(atPath: Self.devicesRoot(sysRoot))
             for entry in (try? FileManager.default.contentsOfDirectory(atPath: devRoot)) ?? []
             where entry.hasPrefix("iio:device") {
                 try? FileManager.default.removeItem(atPath: "\(devRoot)/\(entry)")
@@ -77,6 +78,25 @@ public final class FakeScenario: Sendable {
     /// Removes every file of the scenario.
     public func remove() {
         for d in devices { vanish(d) }
+        try? FileManager.default.removeItem(atPath: devicesRoot)
+    }
+
+    /// The fake `/sys/devices` tree beside `$FAKEHW_SYS` (on the harness's tmpfs), which devices
+    /// with a `physical` place live in.
+    public var devicesRoot: String { Self.devicesRoot(sysRoot) }
+
+    static func devicesRoot(_ sysRoot: String) -> String {
+        "\(URL(fileURLWithPath: sysRoot).deletingLastPathComponent().path)/fakehw-devices"
+    }
+
+    /// Makes `adapter` (`i2c-0/i2c-1`) an I²C mux adapter owned by `owner` (`i2c-0/0-0068`), as
+    /// i2c-mux does: a `mux_device` link in the adapter's directory to the owner's.
+    public func addMux(adapter: String, owner: String) throws {
+        let fm = FileManager.default
+        try fm.createDirectory(atPath: "\(devicesRoot)/\(adapter)", withIntermediateDirectories: true)
+        try fm.createDirectory(atPath: "\(devicesRoot)/\(owner)", withIntermediateDirectories: true)
+        try fm.createSymbolicLink(
+            atPath: "\(devicesRoot)/\(adapter)/mux_device", withDestinationPath: "\(devicesRoot)/\(owner)")
     }
 
     /// Makes the device disappear as on unplug: its sysfs directory, trigger and data node go.
@@ -89,6 +109,7 @@ public final class FakeScenario: Sendable {
         }
         for path in mounted { _ = try? Self.run("/bin/umount", [path]) }
         try? fm.removeItem(atPath: dir(d))
+        if let p = d.physical { try? fm.removeItem(atPath: "\(devicesRoot)/\(p)/\(d.id)") }
         try? fm.removeItem(atPath: node(d))
         if d.ownTrigger != nil { try? fm.removeItem(atPath: "\(sysRoot)/trigger\(d.triggerNumber)") }
     }
@@ -148,7 +169,13 @@ public final class FakeScenario: Sendable {
     private func install(_ d: FakeIIODevice) throws {
         let base = dir(d)
         let fm = FileManager.default
-        try fm.createDirectory(atPath: base, withIntermediateDirectories: true)
+        if let p = d.physical {
+            let real = "\(devicesRoot)/\(p)/\(d.id)"
+            try fm.createDirectory(atPath: real, withIntermediateDirectories: true)
+            try fm.createSymbolicLink(atPath: base, withDestinationPath: real)
+        } else {
+            try fm.createDirectory(atPath: base, withIntermediateDirectories: true)
+        }
         try writeFile("\(base)/name", d.name)
         // Real devices have "dev" (major:minor); libiio ignores it, but it keeps the tree honest.
         try writeFile("\(base)/dev", "243:\(d.number)")

@@ -37,6 +37,21 @@ final class MagCalibrationTests: XCTestCase {
         }
     }
 
+    func testFitCoverageIsWhatTheFitJudges() {
+        // The spiral's first readings cover the top of the sphere only, later ones all of it: the
+        // live guide's stop (fitCoverage) must agree with the fit's acceptance at every point.
+        var noise = FusionTests.Noise(state: 5)
+        let raw = Self.turnedAround(600).map { $0 + Vector3(25, -40, 15) + noise.vector(0.2) }
+        var seen: Set<Bool> = []
+        for n in stride(from: 0, through: 600, by: 25) {
+            let part = Array(raw.prefix(n))
+            let accepted = (try? MagCalibration.fit(part)) != nil
+            seen.insert(accepted)
+            XCTAssertEqual(MagCalibration.fitCoverage(part)?.isSufficient ?? false, accepted, "\(n) readings")
+        }
+        XCTAssertEqual(seen, [false, true], "both refused and accepted prefixes")
+    }
+
     func testTurningInOnePlaneIsRefusedWithWhatIsMissing() {
         // Turned about the vertical only: the field sweeps a cone, the z axis never sees it.
         let raw = (0..<500).map { i in

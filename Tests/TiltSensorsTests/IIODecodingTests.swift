@@ -153,4 +153,32 @@ final class IIOTriggerAndRateTests: XCTestCase {
         XCTAssertEqual(rate.reportedHz, 100)
         XCTAssertFalse(rate.isShort)
     }
+
+    func testMagnetometerPaceReportsWhatSlowOneShotReadsDeliver() {
+        // st_magn at 80 Hz: one read of x, y and z sleeps 3 × 2 output periods, 75 ms; polled at 60.
+        var pace = MagnetometerPace(polledHz: 60)
+        XCTAssertTrue(pace.isSlow(75_000_000))
+        XCTAssertFalse(pace.isSlow(5_000_000))
+        pace.start(readNs: 75_000_000)
+        XCTAssertEqual(pace.reportedHz, 13.3, accuracy: 0.05, "expected before any window: 1 / 75 ms")
+        XCTAssertTrue(
+            pace.note("polled at 60 Hz (device set to 80 Hz)").contains(
+                "reads deliver 13.300 Hz of the 60 Hz polled: one read of x, y and z takes 75 ms"))
+        // Measured: back to back at 90 ms a read (11.1 a second) moves the report once.
+        var t: Int64 = 0
+        var changes = 0
+        for _ in 0..<100 {
+            t += 90_000_000
+            if pace.add(readNs: 90_000_000, at: t) { changes += 1 }
+        }
+        XCTAssertEqual(pace.reportedHz, 11.1, accuracy: 0.05)
+        XCTAssertEqual(changes, 1)
+        XCTAssertEqual(Double(pace.readNs), 90e6, accuracy: 1e6)
+        // Quick reads at the polled rate: the nominal rate, and no note.
+        var quick = MagnetometerPace(polledHz: 50)
+        quick.start(readNs: 1_000_000)
+        for k in 1...200 { _ = quick.add(readNs: 1_000_000, at: Int64(k) * 20_000_000) }
+        XCTAssertEqual(quick.reportedHz, 50)
+        XCTAssertEqual(quick.note("polled at 50 Hz"), "polled at 50 Hz")
+    }
 }

@@ -83,11 +83,46 @@ final class IIOMagnetometerHarnessTests: XCTestCase {
         let st = try XCTUnwrap(run.waitForStatus(.streaming) { $0.source == "magnetometer" })
         XCTAssertEqual(st.device, "lsm9ds1_magn (iio:device2)")
         XCTAssertTrue(st.message.contains("named like lsm9ds1_"), st.message)
-        // The highest offered rate at or below the IMU's 50 Hz.
-        XCTAssertEqual(st.rateHz, 40)
-        XCTAssertEqual(s.attribute(mag, "sampling_frequency"), "40")
+        // Polled at the IMU's 50 Hz; the chip at the lowest offered rate at or above it (of
+        // 0.625 … 40 80), so that each poll finds fresh data.
+        XCTAssertEqual(st.rateHz, 50)
+        XCTAssertEqual(s.attribute(mag, "sampling_frequency"), "80")
+        XCTAssertTrue(st.message.hasPrefix("polled at 50 Hz (device set to 80 Hz)"), st.message)
         let want = mag.magnDecoded(mag.magnRawCounts(Vector3(10, 20, -30)))
         XCTAssertTrue(run.wait { run.fields.contains { ($0.field - want).norm < 1e-9 } })
+        run.finish()
+    }
+
+    func testAMagnetometerSlowerThanTheIMUIsPolledAtItsTopRate() throws {
+        // An IMU asked for 100 Hz: the LSM9DS1's magnetometer offers at most 80, so it is set to 80
+        // and polled at 80 (polling faster would only repeat values).
+        let devices = FakeIIODevice.lsm9ds1()
+        let (s, run) = try start(devices, .init(device: "auto", rateHz: 100, mode: .polled))
+        let st = try XCTUnwrap(run.waitForStatus(.streaming) { $0.source == "magnetometer" })
+        XCTAssertEqual(st.rateHz, 80)
+        XCTAssertEqual(s.attribute(devices[2], "sampling_frequency"), "80")
+        // Quick reads (files): delivered at the polled rate, so no "reads deliver … of" note.
+        XCTAssertFalse(st.message.contains("reads deliver"), st.message)
+        run.finish()
+    }
+
+    func testAChipOnTheIMUsMuxAdapterIsPairedAsItsOwn() throws {
+        // A GY-87 as inv_mpu6050 lays it out in sysfs: the MPU-6050 (0-0068) offers its auxiliary
+        // bus as the mux adapter i2c-1, which hangs off i2c-0 and links back to the MPU-6050
+        // (mux_device); a magnetometer sits on it, another on the main bus beside the MPU-6050.
+        var imu = FakeIIODevice.mpu6050(number: 0)
+        imu.physical = "i2c-0/0-0068"
+        var aux = FakeIIODevice.ak8975(number: 1)
+        aux.physical = "i2c-0/i2c-1/1-000c"
+        var onBus = FakeIIODevice.lsm9ds1Magn(number: 2)
+        onBus.physical = "i2c-0/0-001c"
+        let s = try FakeScenario([imu, aux, onBus])
+        scenario = s
+        try s.addMux(adapter: "i2c-0/i2c-1", owner: "i2c-0/0-0068")
+        let run = SourceRun(IIOSource(configuration: .init(device: "auto", rateHz: 50, mode: .polled)))
+        let st = try XCTUnwrap(run.waitForStatus(.streaming) { $0.source == "magnetometer" })
+        XCTAssertEqual(st.device, "ak8975 (iio:device1)")
+        XCTAssertTrue(st.message.contains("behind mpu6050 (iio:device0)'s auxiliary bus (its I²C mux)"), st.message)
         run.finish()
     }
 

@@ -40,6 +40,25 @@ final class MagnetometerPairingTests: XCTestCase {
         XCTAssertEqual(chosen("auto", imu: [0, 1], all)?.reason, "the only magnetometer")
     }
 
+    func testAChipOnTheIMUsMuxAdapterIsItsOwn() {
+        // A GY-87 as inv_mpu6050 lays it out: the MPU-6050 at 0-0068 offers its auxiliary bus as
+        // the mux adapter i2c-1 ("i2c-0-mux (chan_id 0)"), which hangs off i2c-0, not off the
+        // MPU-6050, and whose mux_device link points at the MPU-6050; the HMC5883L sits on it.
+        let imu = dev(0, "mpu6050", mag: false, physical: "/sys/devices/i2c-0/0-0068")
+        let hmc = D(
+            id: "iio:device1", name: "hmc5883l", number: 1, physical: "/sys/devices/i2c-0/i2c-1/1-001e",
+            hasMagnetometer: true, muxOwner: "/sys/devices/i2c-0/0-0068")
+        // Another magnetometer on the main bus is only "on the same bus": the mux's chip wins.
+        let onBus = dev(2, "lis3mdl", mag: true, physical: "/sys/devices/i2c-0/0-001c")
+        let c = chosen("auto", imu: [0], [imu, onBus, hmc])
+        XCTAssertEqual(c?.device.name, "hmc5883l")
+        XCTAssertEqual(c?.reason, "behind mpu6050 (iio:device0)'s auxiliary bus (its I²C mux)")
+        // Another device's mux ties nothing.
+        var elsewhere = hmc
+        elsewhere.muxOwner = "/sys/devices/i2c-0/0-0069"
+        XCTAssertEqual(chosen("auto", imu: [0], [imu, elsewhere])?.reason, "the only magnetometer")
+    }
+
     func testSeveralUntiedAreAmbiguousAndNoneIsQuiet() {
         let devices = [dev(0, "mpu6050", mag: false), dev(1, "ak8975", mag: true), dev(2, "bmm150", mag: true)]
         guard

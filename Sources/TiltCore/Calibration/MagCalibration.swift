@@ -78,6 +78,21 @@ public enum MagCalibration {
             covered: hit.filter { $0 }.count, missingAxes: names.indices.filter { !axis[$0] }.map { names[$0] })
     }
 
+    /// The coverage `fit` judges `samples` by (around the algebraic centre, as `fit` takes it), or
+    /// nil when `fit` would refuse them before looking at the coverage (too few, no spread, no
+    /// ellipsoid yet). A live guide stops on this rather than on a rougher centre, so that the
+    /// readings it calls enough are the ones the fit accepts (a rough centre from each axis's
+    /// range called a tumble complete that the fit then refused: the kernel rig, 27 Nov 2026).
+    public static func fitCoverage(_ samples: [Vector3]) -> Coverage? {
+        guard samples.count >= minimumSamples else { return nil }
+        var mean = Vector3.zero
+        for m in samples { mean += m / Double(samples.count) }
+        var spread = 0.0
+        for m in samples { spread += (m - mean).norm / Double(samples.count) }
+        guard spread > 0, let center = algebraicCenter(samples, mean: mean, scale: spread) else { return nil }
+        return coverage(samples, center: center)
+    }
+
     /// Fits hard and soft iron to `samples` (raw readings, any unit). Throws, saying what is
     /// missing, when there are too few readings or they do not cover the directions.
     public static func fit(_ samples: [Vector3]) throws(CalibrationError) -> Fit {

@@ -19,6 +19,8 @@ final class IIOMagnetometer {
     let rateHz: Double
     /// How the rate came about, for the status message.
     let rateNote: String
+    /// The rate the chip was set to, Hz, when tiltd sets it (nil: the IMU's shared rate, or none).
+    private(set) var chipRateHz: Double?
 
     /// Highest polling rate: more adds nothing to a heading that a gyroscope carries between samples.
     static let maximumRateHz = 100.0
@@ -45,7 +47,21 @@ final class IIOMagnetometer {
         // an MPU-9250 is mounted differently from the accelerometer). `[imu] mount_matrix` is
         // applied after, in the sampler's front end, exactly as for the accelerometer.
         axes = try IIODeviceSetup.axes("magn", of: ref, mountOverride: nil)
-        (rateHz, rateNote) = Self.chooseRate(ref, axes: axes, onIMU: choice.onIMU, imuRateHz: imuRateHz, logger: logger)
+        (rateHz, rateNote, chipRateHz) = Self.chooseRate(
+            ref, axes: axes, onIMU: choice.onIMU, imuRateHz: imuRateHz, logger: logger)
+    }
+
+    /// Sets the chip to the highest rate it offers, when tiltd sets its rate and that is higher
+    /// than now; returns the rate it then runs at, or nil when nothing changed. For one-shot raw
+    /// reads that wait for fresh data (st_magn sleeps two output periods per axis), a higher
+    /// output rate is a shorter wait; the polling rate stays `rateHz`.
+    func raiseChipRate(logger: Logger?) -> Double? {
+        guard let now = chipRateHz, let top = IIODeviceSetup.offeredRates(ref, types: [axes]).max(), top > now
+        else { return nil }
+        let raised = Self.setChipRate(top, ref: ref, axes: axes, logger: logger)
+        guard raised > now else { return nil }
+        chipRateHz = raised
+        return raised
     }
 
     /// "ak8975 (iio:device1)".
@@ -73,9 +89,21 @@ final class IIOMagnetometer {
     /// What the pairing needs to know of a device: name, label, the physical device behind it.
     static func describe(_ ref: IIODeviceRef) -> MagnetometerPairing.Device {
         let label = ref.attribute("label")?.trimmingWhitespace()
+        let physical = physicalDevice(of: ref.id)
         return MagnetometerPairing.Device(
             id: ref.id, name: ref.name, number: ref.number ?? .max, label: label,
-            physical: physicalDevice(of: ref.id), hasMagnetometer: ref.hasAxes("magn"))
+            physical: physical, hasMagnetometer: ref.hasAxes("magn"), muxOwner: physical.flatMap(muxOwner(of:)))
+    }
+
+    /// The device owning the I²C mux adapter that `physical` (".../i2c-1/1-001e") sits on: the
+    /// resolved `mux_device` link of the adapter's directory (i2c-mux makes it), nil when the bus
+    /// is no mux adapter.
+    static func muxOwner(of physical: String) -> String? {
+        guard let slash = physical.lastIndex(of: "/") else { return nil }
+        let link = "\(physical[..<slash])/mux_device"
+        guard let real = realpath(link, nil) else { return nil }
+        defer { free(real) }
+        return String(cString: real)
     }
 
     /// The sysfs path of the device an IIO device hangs off (its link's target's parent), or nil
@@ -90,39 +118,50 @@ final class IIOMagnetometer {
         return String(target[..<slash])
     }
 
-    /// The rate to poll at and how it was found. A device of its own is set to the highest rate it
-    /// offers at or below the cap (min of 100 Hz and the IMU's rate), or the nearest offered; on
-    /// the IMU's device, the shared `sampling_frequency` is the IMU's and is left alone (only an
-    /// `in_magn_sampling_frequency` is set). Without any rate attribute: `defaultRateHz`.
+    /// The rate to poll at, how it was found, and the chip's rate when tiltd set it. A device of
+    /// its own is set to the lowest rate it offers at or above the cap (min of 100 Hz and the IMU's
+    /// rate), else its highest, and polled at the cap or the chip's rate when lower: a poll then
+    /// finds fresh data, and a one-shot read that waits for a new sample (st_magn's, two output
+    /// periods) waits as little as the cap allows. On the IMU's device, the shared
+    /// `sampling_frequency` is the IMU's and is left alone (only an `in_magn_sampling_frequency`
+    /// is set). Without any rate attribute: `defaultRateHz`.
     private static func chooseRate(
         _ ref: IIODeviceRef, axes: IIOAxes, onIMU: Bool, imuRateHz: Double, logger: Logger?
-    ) -> (Double, String) {
+    ) -> (Double, String, Double?) {
         let cap = min(maximumRateHz, imuRateHz)
-        let x = axes.channels[0]
-        let perType = IIOChannel.hasAttribute(x, "sampling_frequency")
+        let perType = IIOChannel.hasAttribute(axes.channels[0], "sampling_frequency")
         let writable = perType || (!onIMU && ref.hasAttribute("sampling_frequency"))
         let offered = IIODeviceSetup.offeredRates(ref, types: [axes])
         if writable {
-            let target = offered.filter { $0 <= cap }.max() ?? offered.min() ?? cap
-            var actual = target
-            if perType {
-                do { try IIOChannel.writeAttribute(x, "sampling_frequency", IIOText.rateText(target)) } catch {
-                    logger?.warning("cannot set the magnetometer's rate", metadata: ["error": "\(error)"])
-                }
-                actual =
-                    IIOChannel.attribute(x, "sampling_frequency").flatMap { Double($0.trimmingWhitespace()) } ?? target
-            } else {
-                actual = IIODeviceSetup.setRate(target, on: ref, types: [], logger: logger)
-            }
+            let target = offered.filter { $0 >= cap }.min() ?? offered.max() ?? cap
+            let actual = setChipRate(target, ref: ref, axes: axes, logger: logger)
             let rate = min(actual > 0 ? actual : cap, cap)
-            return (rate, "polled at \(IIOText.rateText(rate)) Hz (device set to \(IIOText.rateText(actual)) Hz)")
+            return (
+                rate, "polled at \(IIOText.rateText(rate)) Hz (device set to \(IIOText.rateText(actual)) Hz)",
+                actual > 0 ? actual : nil
+            )
         }
         let own = ref.attribute("sampling_frequency").flatMap { Double($0.trimmingWhitespace()) }
         if let own, own > 0 {
             let rate = min(own, cap)
-            return (rate, "polled at \(IIOText.rateText(rate)) Hz (the device runs at \(IIOText.rateText(own)) Hz)")
+            return (
+                rate, "polled at \(IIOText.rateText(rate)) Hz (the device runs at \(IIOText.rateText(own)) Hz)", nil
+            )
         }
         let rate = min(defaultRateHz, cap)
-        return (rate, "polled at \(IIOText.rateText(rate)) Hz (the device has no sampling_frequency)")
+        return (rate, "polled at \(IIOText.rateText(rate)) Hz (the device has no sampling_frequency)", nil)
+    }
+
+    /// Writes the magnetometer's own rate (`in_magn_sampling_frequency`, else the device's
+    /// `sampling_frequency`) and returns what it reads back.
+    private static func setChipRate(_ hz: Double, ref: IIODeviceRef, axes: IIOAxes, logger: Logger?) -> Double {
+        let x = axes.channels[0]
+        guard IIOChannel.hasAttribute(x, "sampling_frequency") else {
+            return IIODeviceSetup.setRate(hz, on: ref, types: [], logger: logger)
+        }
+        do { try IIOChannel.writeAttribute(x, "sampling_frequency", IIOText.rateText(hz)) } catch {
+            logger?.warning("cannot set the magnetometer's rate", metadata: ["error": "\(error)"])
+        }
+        return IIOChannel.attribute(x, "sampling_frequency").flatMap { Double($0.trimmingWhitespace()) } ?? hz
     }
 }

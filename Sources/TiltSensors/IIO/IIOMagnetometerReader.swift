@@ -18,7 +18,7 @@ final class IIOMagnetometerReader: Sendable {
     /// The IMU's `[imu] device`, so the magnetometer can be paired with it.
     let imuSpec: String
     let imuRateHz: Double
-    private let logger: Logger?
+    let logger: Logger?
 
     /// How often "auto" looks again when no magnetometer is present, seconds.
     static let quietRetry = 10.0
@@ -43,10 +43,13 @@ final class IIOMagnetometerReader: Sendable {
             do {
                 let d = try IIOMagnetometer(spec: spec, imuSpec: imuSpec, imuRateHz: imuRateHz, logger: logger)
                 device = d
-                emit(.status(status(.streaming, "\(d.rateNote); \(d.choice.reason)", device: d)))
+                // Timed before the first status, so that it already says what the reads deliver.
+                var pace = try tune(d)
+                emit(.status(status(.streaming, "\(pace.note(d.rateNote)); \(d.choice.reason)", device: d, pace: pace)))
                 announced = true
-                logger?.info("magnetometer streaming", metadata: ["device": "\(d.summary)", "rate_hz": "\(d.rateHz)"])
-                try stream(d, stop: stop, wake: wake, emit: emit, delivered: &delivered)
+                logger?.info(
+                    "magnetometer streaming", metadata: ["device": "\(d.summary)", "rate_hz": "\(pace.reportedHz)"])
+                try stream(d, pace: &pace, stop: stop, wake: wake, emit: emit, delivered: &delivered)
                 return
             } catch MagnetometerPairing.Refusal.noneFound where spec == "auto" && !announced {
                 // None has been seen: nothing to report (the IMU works as without one).
@@ -65,10 +68,10 @@ final class IIOMagnetometerReader: Sendable {
     }
 
     private func stream(
-        _ d: IIOMagnetometer, stop: StopSignal, wake: IIOWakeup, emit: @Sendable (SourceOutput) -> Void,
-        delivered: inout Int
+        _ d: IIOMagnetometer, pace: inout MagnetometerPace, stop: StopSignal, wake: IIOWakeup,
+        emit: @Sendable (SourceOutput) -> Void, delivered: inout Int
     ) throws {
-        let period = Int64(1e9 / max(d.rateHz, 0.1))
+        let period = pace.periodNs
         var next = Nanoseconds(MonotonicClock.nanoseconds())
         var lastCheck = next
         while !stop.isStopped {
@@ -78,12 +81,16 @@ final class IIOMagnetometerReader: Sendable {
             let t = start + (end - start) / 2
             emit(.magnetometer(MagSample(t: t, field: field)))
             delivered += 1
+            if pace.add(readNs: end - start, at: end) {
+                emit(.status(status(.streaming, "\(pace.note(d.rateNote)); \(d.choice.reason)", device: d, pace: pace)))
+            }
             // A vanished sysfs file fails the read; a device replaced under the same id does not.
             if t - lastCheck >= 1_000_000_000 {
                 lastCheck = t
                 guard d.isPresent() else { throw IIOError("\(d.summary) vanished") }
             }
-            // The IMU loop's schedule: late by less than a period keeps the grid, more restarts it.
+            // The IMU loop's schedule: late by less than a period keeps the grid, more restarts it,
+            // so slow reads follow one another with no wait.
             next += period
             let now = Nanoseconds(MonotonicClock.nanoseconds())
             if next <= now { next = now }
@@ -91,12 +98,15 @@ final class IIOMagnetometerReader: Sendable {
         }
     }
 
+    /// A status; a `streaming` one's `rate_hz` is what the reads deliver (`pace`).
     private func status(
-        _ state: SourceStatus.State, _ message: String, device: IIOMagnetometer? = nil, retryIn: Double? = nil
+        _ state: SourceStatus.State, _ message: String, device: IIOMagnetometer? = nil,
+        pace: MagnetometerPace? = nil, retryIn: Double? = nil
     ) -> SourceStatus {
         SourceStatus(
             source: SourceStatus.magnetometerSource, state: state, message: message,
-            device: device?.summary, rateHz: state == .streaming ? device?.rateHz : nil, retryIn: retryIn)
+            device: device?.summary, rateHz: state == .streaming ? pace?.reportedHz ?? device?.rateHz : nil,
+            retryIn: retryIn)
     }
 }
 

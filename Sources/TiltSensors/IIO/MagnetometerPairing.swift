@@ -25,14 +25,19 @@ public enum MagnetometerPairing {
         public var physical: String?
         /// True when it has `in_magn_x/y/z` channels.
         public var hasMagnetometer: Bool
+        /// When the device sits on an I²C mux adapter: the device that owns the mux (the target of
+        /// the adapter's `mux_device` link, e.g. the MPU-6050 whose auxiliary bus `inv_mpu6050`
+        /// offers as "i2c-1-mux (chan_id 0)"). The adapter itself hangs off the parent adapter in
+        /// sysfs, not off the IMU, so the physical path alone does not tie the two.
+        public var muxOwner: String?
 
         /// A device description.
         public init(
             id: String, name: String, number: Int, label: String? = nil, physical: String? = nil,
-            hasMagnetometer: Bool
+            hasMagnetometer: Bool, muxOwner: String? = nil
         ) {
             self.id = id; self.name = name; self.number = number; self.label = label
-            self.physical = physical; self.hasMagnetometer = hasMagnetometer
+            self.physical = physical; self.hasMagnetometer = hasMagnetometer; self.muxOwner = muxOwner
         }
 
         /// "ak8975 (iio:device2)".
@@ -114,6 +119,11 @@ public enum MagnetometerPairing {
             if pm == pi { return (4, "on the same chip as \(i.summary)") }
             // A chip behind the IMU's own auxiliary bus (an i2c-gate) lies below the IMU's device.
             if pm.hasPrefix(pi + "/") { return (4, "behind \(i.summary)'s auxiliary bus") }
+        }
+        // A chip on the I²C mux adapter the IMU's driver offers for its auxiliary bus (a GY-87's
+        // HMC5883L behind the MPU-6050).
+        if let owner = m.muxOwner, let pi = i.physical, owner == pi {
+            return (4, "behind \(i.summary)'s auxiliary bus (its I²C mux)")
         }
         if let lm = m.label, let li = i.label, !lm.isEmpty, lm == li {
             return (3, "same label \"\(lm)\" as \(i.summary)")
