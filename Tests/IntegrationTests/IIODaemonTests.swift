@@ -6,34 +6,11 @@ import XCTest
 
 /// The real `tiltd run` on fake IIO hardware (needs `scripts/fakehw-ns`): scans of a known motion
 /// go into the FIFO(s), samples and attitudes come out of the socket.
-final class IIODaemonTests: XCTestCase {
-    private var dir = ""
-    private var daemon: DaemonProcess?
-    private var scenario: FakeScenario?
+final class IIODaemonTests: FakeHardwareDaemonTestCase {
+    override var tempTag: String { "iio" }
     /// IMU statuses seen before the test asked for one: from the `hello` (sent before we
     /// connected) and lines read while waiting for the `watch` reply.
     private var earlyStatuses: [JSONValue] = []
-
-    override func setUpWithError() throws {
-        guard let reason = FakeHarness.unavailableReason else {
-            dir = makeTempDir("iio")
-            return
-        }
-        if FakeHarness.isCI { XCTFail("fake-hardware harness required in CI: \(reason)") }
-        throw XCTSkip(reason)
-    }
-
-    override func tearDown() {
-        if let daemon {
-            XCTAssertEqual(daemon.stop(), 0, "tiltd exit status; log:\n\(daemon.log)")
-            if (testRun?.hasSucceeded ?? true) == false { print("tiltd log:\n\(daemon.log)") }
-        }
-        daemon = nil
-        scenario?.remove()
-        scenario = nil
-        if !dir.isEmpty { try? FileManager.default.removeItem(atPath: dir) }
-        super.tearDown()
-    }
 
     /// Installs the scenario, starts `tiltd run` on it, connects and watches samples and every attitude.
     private func startDaemon(

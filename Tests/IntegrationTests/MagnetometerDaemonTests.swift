@@ -7,31 +7,8 @@ import XCTest
 /// The real `tiltd run` on a fake IMU with a fake AK8975 beside it (needs `scripts/fakehw-ns`):
 /// the magnetometer is found and reported, its field goes through the calibration file's
 /// `mag_offset` and sets the attitude's heading, and a turned field turns the heading.
-final class MagnetometerDaemonTests: XCTestCase {
-    private var dir = ""
-    private var daemon: DaemonProcess?
-    private var scenario: FakeScenario?
-
-    override func setUpWithError() throws {
-        guard let reason = FakeHarness.unavailableReason else {
-            dir = makeTempDir("mag")
-            return
-        }
-        if FakeHarness.isCI { XCTFail("fake-hardware harness required in CI: \(reason)") }
-        throw XCTSkip(reason)
-    }
-
-    override func tearDown() {
-        if let daemon {
-            XCTAssertEqual(daemon.stop(), 0, "tiltd exit status; log:\n\(daemon.log)")
-            if (testRun?.hasSucceeded ?? true) == false { print("tiltd log:\n\(daemon.log)") }
-        }
-        daemon = nil
-        scenario?.remove()
-        scenario = nil
-        if !dir.isEmpty { try? FileManager.default.removeItem(atPath: dir) }
-        super.tearDown()
-    }
+final class MagnetometerDaemonTests: FakeHardwareDaemonTestCase {
+    override var tempTag: String { "mag" }
 
     func testHeadingFollowsTheCalibratedFieldOfAPairedAK8975() throws {
         let imu = FakeIIODevice.polledOnly(number: 0), mag = FakeIIODevice.ak8975(number: 1)

@@ -7,28 +7,10 @@ import XCTest
 /// `[imu] mount_matrix` is applied in one place for every source: the real daemon on fake IIO
 /// hardware and the real daemon replaying the same samples give the same attitude, and a held
 /// `--fast` replay plays once a client starts a round.
-final class ReplayMountTests: XCTestCase {
-    private var dir = ""
-    private var daemon: DaemonProcess?
-    private var scenario: FakeScenario?
-
-    override func setUpWithError() throws {
-        guard let reason = FakeHarness.unavailableReason else {
-            dir = makeTempDir("mount")
-            return
-        }
-        if FakeHarness.isCI { XCTFail("fake-hardware harness required in CI: \(reason)") }
-        throw XCTSkip(reason)
-    }
-
-    override func tearDown() {
-        if let daemon { _ = daemon.stop() }
-        daemon = nil
-        scenario?.remove()
-        scenario = nil
-        if !dir.isEmpty { try? FileManager.default.removeItem(atPath: dir) }
-        super.tearDown()
-    }
+final class ReplayMountTests: FakeHardwareDaemonTestCase {
+    override var tempTag: String { "mount" }
+    /// Its daemons' exit status is not part of what it checks.
+    override var checksExitStatus: Bool { false }
 
     func writeConfig(_ path: String, mount: String?) throws {
         try """
