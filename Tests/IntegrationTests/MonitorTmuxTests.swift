@@ -184,7 +184,8 @@ final class MonitorTmuxTests: XCTestCase {
         XCTAssertTrue(out.hasPrefix("connected to \(dir)/tiltd.sock\n"), out)
         XCTAssertFalse(out.contains("\u{1B}"), "no escape sequences in plain output")
         let summary = try XCTUnwrap(out.components(separatedBy: "\n").last { $0.hasPrefix("roll=") })
-        XCTAssertTrue(summary.contains(" thresholds=63,117 game=idle score=0 head_frame=assumed fix=none rate="), summary)
+        XCTAssertTrue(
+            summary.contains(" thresholds=63,117 game=idle score=0 head_frame=assumed fix=none rate="), summary)
         XCTAssertEqual(daemon.stop(), 0, daemon.log)
     }
 }
