@@ -135,9 +135,8 @@ final class HeadFrameTiltTests: XCTestCase {
         XCTAssertEqual(first.walkingSeconds, 20, accuracy: 10, "8 windows of walking: 20 s or a little more")
         let f = try XCTUnwrap(s.learnedFrames.last?.frame)
         XCTAssertLessThan(W.degrees(f.forward, W.mount.rotate(W.headForward)), 5)
-        // The game takes the learner's frame at its refreshes (every 30 s of walking); in between
-        // the learner goes on refining it.
-        XCTAssertLessThan(W.degrees(try XCTUnwrap(s.learner.frame).forward, f.forward), 1)
+        // The game follows the learner's frame once it moved 3° from the one in use.
+        XCTAssertLessThan(try XCTUnwrap(s.learner.frame).rotationDegrees(to: f), TiltGame.learnedFrameRefreshDeg)
         XCTAssertTrue(try GameJudge.play(samples).summary.learnedFrames.isEmpty, "learning off: nothing")
     }
 
@@ -167,5 +166,37 @@ final class HeadFrameTiltTests: XCTestCase {
         XCTAssertEqual(off.last?.headFrame?.source, .assumed)
         XCTAssertEqual(game.headFrame.source, .assumed)
         XCTAssertEqual(game.setLearnsHeadFrame(false), [], "no change, nothing said")
+    }
+
+    func testTheFrameInUseFollowsTheLearnersWithoutWaitingForARefresh() throws {
+        // The wearer walks looking 14° down for 24 s (the learner adopts that carriage), then
+        // ahead: once the new carriage outnumbers the old, the learner's frame moves by 14°, and
+        // the game must follow within one window, not at the next 30 s of walking (which left
+        // one wearer of the everyday set playing on a frame 15°+ off while the learner had it right).
+        var game = try TiltGame(configuration: .absoluteMode)
+        game.learnsHeadFrame = true
+        let lookingDown = Quaternion(axis: W.headLeft, angle: 14 * .pi / 180)
+        var worst = 0.0
+        var changes = 0
+        for (t0, seconds, sample) in [
+            (0.0, 40.0, { Self.desk($0) }),
+            (40, 24, { (s: Double) in let (a, w) = Self.walk(s); return (lookingDown.rotate(a), lookingDown.rotate(w)) }),
+            (64, 80, { Self.walk($0) }),
+        ] as [(Double, Double, (Double) -> (accel: Vector3, rate: Vector3))] {
+            for i in 0..<Int(seconds * 100) {
+                let s = t0 + Double(i) / 100
+                let (a, w) = sample(s)
+                let att = Attitude(
+                    t: Nanoseconds(s * 1e9) + 1_000_000_000, q: W.mount.conjugate, atRest: false, gyroBias: .zero)
+                changes += game.update(att, rate: W.mount.rotate(w), accel: W.mount.rotate(a)).filter {
+                    $0.kind == .headFrame
+                }.count
+                if let l = game.learner.frame { worst = max(worst, game.headFrame.rotationDegrees(to: l)) }
+            }
+        }
+        let end = try XCTUnwrap(game.learner.frame)
+        XCTAssertLessThan(W.degrees(end.up, W.mount.rotate(W.headUp)), 3, "the learner took the new carriage")
+        XCTAssertLessThan(worst, TiltGame.learnedFrameRefreshDeg + 1e-9, "the frame in use lagged the learner's")
+        XCTAssertLessThan(changes, 10, "a settled frame is not announced every window")
     }
 }

@@ -189,12 +189,6 @@ func givenFrame(_ entry: Any?) -> HeadFrame? {
     return HeadFrame(up: Vector3(u[0], u[1], u[2]), forward: Vector3(f[0], f[1], f[2]), source: .calibrated)
 }
 
-/// The angle of the rotation between two frames (degrees): trace of Ra^T Rb = the axes' dot products summed.
-func frameRotation(_ a: HeadFrame, _ b: HeadFrame) -> Double {
-    let tr = a.up.dot(b.up) + a.forward.dot(b.forward) + a.left.dot(b.left)
-    return acos(max(-1, min(1, (tr - 1) / 2))) * 180 / .pi
-}
-
 /// Learns each participant's head frame as the game does from wear: the learner goes through
 /// the participant's recordings in order (experiment number = the order they were made), the
 /// excluded ones (another mounting) left out. Prints the learned frames against headframes.json.
@@ -238,7 +232,7 @@ func learnEveryday(_ dir: String) {
             adoptedAfter[p] = (walked[p] ?? 0) + (s.activitySeconds["walking"] ?? 0)
         }
         for c in s.learnedFrames {
-            if let f = c.frame, let g = givenFrame(people[p]), frameRotation(f, g) <= 15 {
+            if let f = c.frame, let g = givenFrame(people[p]), f.rotationDegrees(to: g) <= 15 {
                 if staysFromChange[p] == nil { staysFromChange[p] = (walked[p] ?? 0) + c.walkingSeconds }
             } else {
                 staysFromChange[p] = nil
@@ -246,7 +240,7 @@ func learnEveryday(_ dir: String) {
         }
         walked[p, default: 0] += s.activitySeconds["walking"] ?? 0
         learners[p] = s.learner
-        if let l = s.learner.frame, let g = givenFrame(people[p]), frameRotation(l, g) <= 15 {
+        if let l = s.learner.frame, let g = givenFrame(people[p]), l.rotationDegrees(to: g) <= 15 {
             if staysFrom[p] == nil { staysFrom[p] = walked[p] }
         } else {
             staysFrom[p] = nil
@@ -267,7 +261,7 @@ func learnEveryday(_ dir: String) {
         func deg(_ a: Vector3, _ b: Vector3) -> Double {
             acos(max(-1, min(1, a.normalized.dot(b.normalized)))) * 180 / .pi
         }
-        let rot = frameRotation(l, given)
+        let rot = l.rotationDegrees(to: given)
         if rot <= 15 { within += 1 }
         print(
             String(

@@ -60,6 +60,13 @@ public struct HeadFrame: Sendable, Equatable {
         NeutralPose(t: t, up: up, back: -forward)
     }
 
+    /// The angle of the rotation that takes this frame onto `other`, degrees (0 when they are
+    /// the same; it bounds how far any of the three axes moved).
+    public func rotationDegrees(to other: HeadFrame) -> Double {
+        let trace = up.dot(other.up) + forward.dot(other.forward) + left.dot(other.left)
+        return acos(max(-1, min(1, (trace - 1) / 2))) * 180 / .pi
+    }
+
     /// The frame as JSON for `hello`/`status`: `{"source","forward","up"}`.
     public var json: JSONObject {
         var o = JSONObject()

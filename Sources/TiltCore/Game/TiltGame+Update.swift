@@ -18,9 +18,13 @@ extension TiltGame {
         var events: [GameEvent] = []
         if learnsHeadFrame, calibratedFrame == nil, let accel, let rate {
             learner.add(t: a.t, accel: accel, rate: rate, activity: activityTracker.activity)
-            if let f = learner.frame, learnedFrame == nil || learner.walkingWindows % 15 == 0, f != learnedFrame {
-                // Adopted once confident, refreshed every 30 s of walking after; the check starts
-                // over on adoption. Clients hear of each change (`head_frame`).
+            if let f = learner.frame,
+                learnedFrame.map({ f.rotationDegrees(to: $0) >= Self.learnedFrameRefreshDeg }) ?? true
+            {
+                // Adopted once confident, then followed whenever the learner's frame has moved
+                // `learnedFrameRefreshDeg` from the one in use (it moves only at walking windows,
+                // 2 s apart, and settles as evidence grows); the check starts over on adoption.
+                // Clients hear of each change (`head_frame`).
                 if learnedFrame == nil { events += restartCheck(at: a.t) }
                 learnedFrame = f
                 events.append(headFrameEvent(at: a.t))

@@ -83,6 +83,11 @@ public struct TiltGame: Sendable {
     public var activity: Activity { activityTracker.activity }
     /// After the device was put back on, nothing counts for this long (it is being put on).
     static let wornSettleNs: Nanoseconds = 2_000_000_000
+    /// The learned frame in use follows the learner's once the two are this far apart, degrees:
+    /// well under the 15° a frame may be off and still play (docs/game-everyday.md), so the game
+    /// is never far behind, and over the ~1° the frame wanders from window to window, so a
+    /// settled frame does not announce itself every 2 s.
+    static let learnedFrameRefreshDeg = 3.0
 
     /// Limits that tell answers from everyday head motion (see `AnswerLimits`).
     public var limits = AnswerLimits()
