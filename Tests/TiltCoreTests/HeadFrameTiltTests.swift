@@ -180,7 +180,12 @@ final class HeadFrameTiltTests: XCTestCase {
         var changes = 0
         for (t0, seconds, sample) in [
             (0.0, 40.0, { Self.desk($0) }),
-            (40, 24, { (s: Double) in let (a, w) = Self.walk(s); return (lookingDown.rotate(a), lookingDown.rotate(w)) }),
+            (
+                40, 24,
+                { (s: Double) in
+                    let (a, w) = Self.walk(s); return (lookingDown.rotate(a), lookingDown.rotate(w))
+                }
+            ),
             (64, 80, { Self.walk($0) }),
         ] as [(Double, Double, (Double) -> (accel: Vector3, rate: Vector3))] {
             for i in 0..<Int(seconds * 100) {
@@ -188,9 +193,10 @@ final class HeadFrameTiltTests: XCTestCase {
                 let (a, w) = sample(s)
                 let att = Attitude(
                     t: Nanoseconds(s * 1e9) + 1_000_000_000, q: W.mount.conjugate, atRest: false, gyroBias: .zero)
-                changes += game.update(att, rate: W.mount.rotate(w), accel: W.mount.rotate(a)).filter {
-                    $0.kind == .headFrame
-                }.count
+                changes +=
+                    game.update(att, rate: W.mount.rotate(w), accel: W.mount.rotate(a)).filter {
+                        $0.kind == .headFrame
+                    }.count
                 if let l = game.learner.frame { worst = max(worst, game.headFrame.rotationDegrees(to: l)) }
             }
         }
