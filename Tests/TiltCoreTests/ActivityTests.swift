@@ -69,31 +69,69 @@ final class ActivityTests: XCTestCase {
         XCTAssertEqual(game.snapshot["activity"], .string("not_worn"))
     }
 
-    /// A nod vocabulary round over steps: `nods` is when (s) a nod of `cycles` down-ups starts.
-    static func walkingRound(nods: [(at: Double, cycles: Int)], seconds: Double) throws -> [GameEvent] {
+    /// A nod vocabulary round over steps: `nods` is when (s) a nod of `cycles` down-ups starts,
+    /// peaking at `nodDps`. The gait bobs the head at 5.7 °/s (under `still_dps`) for the first
+    /// 3 s, where the first prompt comes, then at `bobDps` (peak, about the ear-to-ear axis),
+    /// with the head swaying at `swayDps` about the vertical and the front-to-back axis (at the
+    /// stride's rate, a quarter cycle apart: it never rests), and the accelerometer disagreeing
+    /// with the attitude by `tiltErrorMS2` (m/s², sideways: a 3.5° attitude error, as an
+    /// estimator has while walking), which the whole-body test integrates into a body move.
+    static func walkingRound(
+        nods: [(at: Double, cycles: Int)], seconds: Double, nodDps: Double = 143, bobDps: Double = 5.7,
+        swayDps: Double = 0, tiltErrorMS2: Double = 0
+    ) throws -> (events: [GameEvent], game: TiltGame) {
         var game = try TiltGame(configuration: .absoluteMode)
         let q = Quaternion(roll: .pi / 2, pitch: 0, yaw: 0)
         var events = try game.start(at: 1_000_000_000, gestures: .nod, deck: GamePlay.deck())
         let left = HeadFrame.assumed.left
+        let up = HeadFrame.assumed.up
         for i in 0..<Int(seconds * 100) {
             let s = Double(i) / 100
-            var pitch = 0.1 * sin(2 * .pi * 1.8 * s)  // the gait's bob, under still_dps
+            let walk = s >= 3
+            var pitch = (walk ? bobDps : 5.7) * .pi / 180 * sin(2 * .pi * 1.8 * s)  // the gait's bob
             for n in nods where s >= n.at && s < n.at + 0.4 * Double(n.cycles) {
-                pitch = 2.5 * sin(2 * .pi * (s - n.at) / 0.4)  // down-up in 0.4 s, ±143 °/s
+                pitch = nodDps * .pi / 180 * sin(2 * .pi * (s - n.at) / 0.4)  // down-up in 0.4 s
             }
             let a = Attitude(t: 1_000_000_000 + Nanoseconds(i) * 10_000_000, q: q, atRest: false, gyroBias: .zero)
+            let sway = walk ? swayDps * .pi / 180 : 0
+            let forward = HeadFrame.assumed.forward
             events += game.update(
-                a, rate: left * pitch, accel: Vector3(0, 9.81 + 1.5 * sin(2 * .pi * 1.8 * s), 0))
+                a, rate: left * pitch + (up * sin(2 * .pi * 0.9 * s) + forward * cos(2 * .pi * 0.9 * s)) * sway,
+                accel: Vector3(walk ? tiltErrorMS2 : 0, 9.81 + 1.5 * sin(2 * .pi * 1.8 * s), 0))
         }
-        return events
+        return (events, game)
     }
 
     func testWhileWalkingANodAnswersFromItsSecondCycle() throws {
         // One down-up while walking could be the bob: no answer; a nod of two answers.
-        let single = try Self.walkingRound(nods: [(8, 1)], seconds: 10)
+        let single = try Self.walkingRound(nods: [(8, 1)], seconds: 10).events
         XCTAssertEqual(GamePlay.decisions(single), [], "\(GamePlay.kinds(single))")
-        let double = try Self.walkingRound(nods: [(8, 2)], seconds: 10)
+        let double = try Self.walkingRound(nods: [(8, 2)], seconds: 10).events
         XCTAssertEqual(GamePlay.decisions(double), ["correct"], "\(GamePlay.kinds(double))")
+    }
+
+    func testWhileWalkingANodThatStandsOutOfTheGaitAnswersThoughTheBodyIsCarried() throws {
+        // A real walk: the head bobs at 34 °/s and sways at 13 °/s, and the attitude is
+        // a few degrees off, so the whole-body test sees the head carried the whole time (as on
+        // the everyday set's walks, where 17 % of real nods and shakes played onto them
+        // answered before this rule). A deliberate nod, three times the gait's swing and more,
+        // answers; one the size of the gait's swings does not.
+        let walk = (bobDps: 34.0, swayDps: 13.0, tiltErrorMS2: 0.6)
+        let nod = try Self.walkingRound(
+            nods: [(8, 2)], seconds: 10, bobDps: walk.bobDps, swayDps: walk.swayDps, tiltErrorMS2: walk.tiltErrorMS2)
+        XCTAssertEqual(nod.game.activity, .walking)
+        XCTAssertNotNil(nod.game.activityTracker.lastBodyMove, "the whole-body test saw the head carried")
+        XCTAssertEqual(GamePlay.decisions(nod.events), ["correct"], "\(GamePlay.kinds(nod.events))")
+        // 65 °/s: over the answer floor (60) and the detector's, under 3 × the gait's RMS about
+        // the ear-to-ear axis (24 °/s).
+        let small = try Self.walkingRound(
+            nods: [(8, 2)], seconds: 10, nodDps: 65, bobDps: walk.bobDps, swayDps: walk.swayDps,
+            tiltErrorMS2: walk.tiltErrorMS2)
+        XCTAssertEqual(GamePlay.decisions(small.events), [], "\(GamePlay.kinds(small.events))")
+        // On a walk the whole-body test lets through (a gentle gait, the attitude right) the
+        // same small nod answers: the rule only ever adds answers.
+        let still = try Self.walkingRound(nods: [(8, 2)], seconds: 10, nodDps: 65)
+        XCTAssertEqual(GamePlay.decisions(still.events), ["correct"], "\(GamePlay.kinds(still.events))")
     }
 }
 

@@ -144,6 +144,7 @@ if let everydayDir {
     print("| head-gestures: nod-game decisions under 0.25 s | \(tooFast) | 0 |")
     print(
         "\nhead-gestures: the nod game learned a head frame in \(learnedIn.count) of \(logs.count) logs: \(learnedIn)")
+    printWalkingAnswers(everydayDir, logs: logs.map { ($0, load($0)) }, mount: headsetMount)
 }
 print("")
 if failures.isEmpty {

@@ -64,6 +64,7 @@ extension TiltGame {
             events.append(e)
         }
         let gestures = detector.add(t: a.t, pitch: frame.pitchRate(w), yaw: frame.yawRate(w))
+        gaitBackground.add(t: a.t, pitch: frame.pitchRate(w), yaw: frame.yawRate(w))
         // Repeated nods or shakes read as steps in part: the learner drops the window they are in.
         if !gestures.isEmpty { learner.dropWindow() }
         if abs(frame.yawRate(w)) >= Self.maxTurnDuringTilt { lastTurn = a.t }
@@ -94,6 +95,12 @@ extension TiltGame {
     static let maxTurnDuringTilt = 60 * Double.pi / 180
     /// Cycles a nod or shake needs to answer while walking or running (1 otherwise).
     static let gaitCycles = 2
+    /// While walking or running, a gesture the whole-body test would refuse still answers when
+    /// its peak is this many times the RMS rate about its axis just before it began
+    /// (`GaitBackground`): a deliberate nod peaks near 100 °/s, a walker's head swings at 15–40
+    /// °/s RMS. Chosen before measuring; on the everyday set 2.5 let false nods through (walking,
+    /// stairs) and 3.5 answered fewer of the shakes played onto walks (docs/game-everyday.md).
+    static let gaitPeakRatio = 3.0
     /// A gesture or tilt begun within this long of a whole-body move is part of it, ns.
     static let bodyMoveMarginNs: Nanoseconds = 1_000_000_000
     static let turnSettleNs: Nanoseconds = 1_000_000_000
@@ -185,12 +192,19 @@ extension TiltGame {
             // A gesture begun before the prompt plus the reaction time answers nothing.
             // While walking or running a single down-up can be the gait's head bob, and a single
             // left-right-left a walker looking both ways: a nod or shake answers from its second
-            // cycle (`gaitCycles`).
+            // cycle (`gaitCycles`). The whole-body test then sees the gait carry the head and
+            // lets almost nothing through, so a gesture also answers when it stands out of the
+            // gait (`GaitBackground`, `gaitPeakRatio`). That only ever adds answers: a head
+            // nodding without pause reads as walking in part, and that must take none away.
             let gait = activityTracker.activity == .walking || activityTracker.activity == .running
             if let g = gestures.first(where: {
-                $0.start >= countFrom && $0.peakDps >= limits.minAnswerPeakDps
-                    && (!gait || $0.cycle >= Self.gaitCycles)
-                    && (activityTracker.lastBodyMove ?? .min) < $0.start - Self.bodyMoveMarginNs
+                guard $0.start >= countFrom, $0.peakDps >= limits.minAnswerPeakDps else { return false }
+                if gait, $0.cycle < Self.gaitCycles { return false }
+                if (activityTracker.lastBodyMove ?? .min) < $0.start - Self.bodyMoveMarginNs { return true }
+                guard gait else { return false }
+                let background = gaitBackground.rms(at: $0.start)
+                let own = ($0.kind == .nod ? background.pitch : background.yaw) * 180 / .pi
+                return $0.peakDps >= Self.gaitPeakRatio * own
             }) {
                 return decide(g.kind == .nod ? .correct : .skip, at: t, enteredAt: g.start, tilt: tilt, gesture: g.kind)
             }

@@ -113,6 +113,8 @@ public struct TiltGame: Sendable {
     var captureOnNextSample = false
     var motion: HeadRateTracker
     var activityTracker = ActivityTracker()
+    /// The head's recent rates about the nod and shake axes (gestures while walking).
+    var gaitBackground = GaitBackground()
     /// What the head-frame learner has seen (settable: a game can go on from an earlier one's).
     public var learner = HeadFrameLearner()
     var check = OrientationCheck()
