@@ -70,4 +70,20 @@ final class CommandOrderDaemonTests: XCTestCase {
         XCTAssertNotNil(started.reply["deck_note"], "\(started.reply)")
         XCTAssertTrue(started.replyFirst, "the game.start reply comes before the fallback status line")
     }
+
+    func testAClientNamesADeckByFileNameOnly() throws {
+        // A client (a paired browser too) may start rounds: a deck it names must be a file in the
+        // config's directory, never a path — before, "/etc/passwd" was read and sent to every
+        // client line by line as prompts, and kept in the history.
+        let c = try startDaemon(config: try writeDaemonConfig(in: dir))
+        _ = try c.next("attitude", timeout: 10)
+        for (id, deck) in [(4, "/etc/hostname"), (5, "../../etc/hostname"), (6, "sub/deck.txt")] {
+            let reply = try c.request(#"{"cmd":"game.start","id":\#(id),"deck":"\#(deck)"}"#, id: id, timeout: 10)
+            XCTAssertEqual(reply["error"]?["code"], "bad_argument", "\(deck): \(reply)")
+        }
+        try "Café\nBakery\n".write(toFile: "\(dir)/cafes.txt", atomically: true, encoding: .utf8)
+        let named = try c.request(#"{"cmd":"game.start","id":7,"deck":"cafes.txt"}"#, id: 7, timeout: 10)
+        XCTAssertEqual(named["ok"], .bool(true), "\(named)")
+        XCTAssertEqual(named["deck"], "cafes.txt", "\(named)")
+    }
 }

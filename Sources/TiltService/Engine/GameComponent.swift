@@ -181,7 +181,7 @@ final class GameComponent: Component {
     func deckSource(_ requested: String?) throws(ProtocolError) -> DeckSource {
         let config = context.config
         let name = requested ?? config.game.deck
-        guard name == "nearby" else { return try fileDeck(name, note: nil) }
+        guard name == "nearby" else { return try fileDeck(name, fromClient: requested != nil, note: nil) }
         switch nearbyPrompts() {
         case .success(let prompts) where !prompts.isEmpty:
             do { return .ready(try PromptDeck(name: "places near you", prompts: prompts), note: nil) } catch {
@@ -195,14 +195,17 @@ final class GameComponent: Component {
     private func fallback(_ why: String) throws(ProtocolError) -> DeckSource {
         let path = context.config.game.fallbackDeck
         let name = path.map { PathName.lastComponent(of: $0) } ?? BuiltInDeck.deck.deckName
-        return try fileDeck(path, note: "\(why): using the fallback deck \"\(name)\"")
+        return try fileDeck(path, fromClient: false, note: "\(why): using the fallback deck \"\(name)\"")
     }
 
-    private func fileDeck(_ path: String?, note: String?) throws(ProtocolError) -> DeckSource {
+    /// A deck file. The config's `deck`/`fallback_deck` may be any path (its owner wrote it); a
+    /// client names a deck by file name only, inside the config's directory — an absolute path
+    /// from a client would let anyone who may start a round (a paired browser too) read any
+    /// file the daemon can, line by line, to every client and into the history.
+    private func fileDeck(_ path: String?, fromClient: Bool, note: String?) throws(ProtocolError) -> DeckSource {
         guard var path else { return .ready(BuiltInDeck.deck, note: note) }
-        if !path.hasPrefix("/") {
-            // A client names decks by file name, inside the config's directory: no paths.
-            guard !path.contains("/"), !path.hasPrefix(".") else {
+        if fromClient || !path.hasPrefix("/") {
+            guard !path.contains("/"), !path.hasPrefix("."), !path.isEmpty else {
                 throw ProtocolError(.badArgument, "deck must be a file name in the deck directory or \"nearby\"")
             }
             let dir = PathName.directory(of: context.config.sourceFile ?? Configuration.defaultPath)
