@@ -113,6 +113,18 @@ struct Run: AsyncParsableCommand {
         if holdUntilRound && replay == nil {
             throw ValidationFailure(message: "tiltd run: --hold-until-round needs --replay")
         }
+        // A mistyped recording is an error now, not a source that "finished" at once (the daemon
+        // then served nothing, and --exit-when-done exited 0).
+        for (flag, path) in [("--replay", replay), ("--gpx", gpx)] {
+            guard let path else { continue }
+            var st = stat()
+            guard stat(path, &st) == 0, access(path, R_OK) == 0 else {
+                throw ValidationFailure(message: "tiltd run: \(flag) \(path): \(String(cString: strerror(errno)))")
+            }
+            guard (st.st_mode & S_IFMT) != S_IFDIR else {
+                throw ValidationFailure(message: "tiltd run: \(flag) \(path): is a directory")
+            }
+        }
         let input: Daemon.Input =
             replay.map { .replay(path: $0, speed: fast ? nil : speed, holdUntilRound: holdUntilRound) } ?? .device
         let gpxInput = gpx.map { (path: $0, speed: fast ? nil : (gpxSpeed ?? speed)) }

@@ -84,6 +84,25 @@ final class ReplayDaemonTests: XCTestCase {
         XCTAssertEqual(try String(contentsOfFile: "\(dir)/not-a-socket", encoding: .utf8), "keep me")
     }
 
+    func testAMistypedRecordingIsAnError() throws {
+        // Before, the replay "finished" at once: the daemon served nothing, and with
+        // --exit-when-done it exited 0.
+        let config = try writeConfig()
+        for (args, says) in [
+            (["--replay", "\(dir)/no-such.csv", "--exit-when-done"], "--replay \(dir)/no-such.csv: No such file"),
+            (["--replay", dir], "--replay \(dir): is a directory"),
+            (
+                ["--replay", "\(repositoryRoot)/config/demo/head.csv", "--gpx", "\(dir)/no-such.gpx"],
+                "--gpx \(dir)/no-such.gpx: No such file"
+            ),
+        ] {
+            let (status, out) = try runTiltd(["run", "--config", config] + args, timeout: 10)
+            XCTAssertEqual(status, 1, out)
+            XCTAssertTrue(out.contains(says), out)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: "\(dir)/tiltd.sock"), "it never listened")
+        }
+    }
+
     func testCheckConfigPrintsEffectiveValues() throws {
         let path = try writeConfig("[imu]\nrate_hz = 100")
         let (status, out) = try runTiltd(["check-config", "--config", path])
