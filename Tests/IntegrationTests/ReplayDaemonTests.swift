@@ -103,6 +103,26 @@ final class ReplayDaemonTests: XCTestCase {
         }
     }
 
+    func testARoundEndsWhenTheRecordingRunsOut() throws {
+        // The round's clock is the samples': before, a round longer than the recording stayed
+        // in `prompt` for good once the replay ended, and clients waited for its end forever.
+        let config = try writeConfig("[game]\nround_s = 600")
+        let d = try DaemonProcess(
+            [
+                "run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv", "--fast",
+                "--hold-until-round",
+            ],
+            logPath: "\(dir)/log")
+        let c = try LineClient(path: "\(dir)/tiltd.sock")
+        _ = try c.next("hello")
+        _ = try c.next("attitude", timeout: 10)
+        let started = try c.request(#"{"cmd":"game.start","id":1}"#, id: 1, timeout: 10)
+        XCTAssertEqual(started["ok"], .bool(true), "\(started)")
+        let ended = try c.next("game", timeout: 30) { $0["kind"] == "round_ended" }
+        XCTAssertEqual(ended["result"]?["reason"], "recording_ended", "\(ended)")
+        XCTAssertEqual(d.stop(), 0, d.log)
+    }
+
     func testCheckConfigPrintsEffectiveValues() throws {
         let path = try writeConfig("[imu]\nrate_hz = 100")
         let (status, out) = try runTiltd(["check-config", "--config", path])

@@ -50,6 +50,9 @@ public enum RoundEndReason: String, Sendable, CaseIterable {
     case deckEmpty = "deck_empty"
     /// A `stop` or `restart` command cut the round short.
     case stopped
+    /// The recording being replayed ran out (`tiltd run --replay`): the round's clock is the
+    /// samples', so without them its time could never run out.
+    case recordingEnded = "recording_ended"
 }
 
 /// The outcome of a finished round: what the history store keeps.

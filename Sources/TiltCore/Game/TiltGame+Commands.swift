@@ -27,6 +27,13 @@ extension TiltGame {
         return [endRound(at: t, reason: .stopped)]
     }
 
+    /// Ends the running round (if any) because the replayed recording ran out (`round_ended`,
+    /// reason `recording_ended`); nothing otherwise.
+    public mutating func recordingEnded(at t: Nanoseconds) -> [GameEvent] {
+        guard round != nil else { return [] }
+        return [endRound(at: t, reason: .recordingEnded)]
+    }
+
     /// Stops the running round (if any) and starts a new one with the last round's length,
     /// vocabulary and deck (asking the deck again, so a places deck reflects the current fix).
     public mutating func restart(at t: Nanoseconds) throws(GameError) -> [GameEvent] {

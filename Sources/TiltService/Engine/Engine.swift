@@ -110,7 +110,11 @@ public final class Engine: RequestHandler {
     public func ingest(skipped n: Int) { attitude.ingest(skipped: n) }
 
     /// A source's status changed.
-    public func ingest(status: SourceStatus) { context.ingest(status: status) }
+    public func ingest(status: SourceStatus) {
+        context.ingest(status: status)
+        // A replay that ran out ends the round: its clock is the samples', so it never would.
+        if status.source == "imu", status.state == .finished { game.recordingEnded() }
+    }
 
     /// A GPS fix: places (course, snooze, geofences), the heading (course and declination, from
     /// the filtered fix, snoozed or not), then credits for the visits and quests.

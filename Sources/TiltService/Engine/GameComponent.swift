@@ -216,6 +216,11 @@ final class GameComponent: Component {
 
     // MARK: events and rounds
 
+    /// The IMU's recording ran out (`--replay`): a round in progress ends (`recording_ended`).
+    func recordingEnded() {
+        emit(game.recordingEnded(at: context.now))
+    }
+
     /// Counts new game events for `stats`, publishes them, and applies rules held back by a reload
     /// once a round is over.
     func emit(_ events: [GameEvent]) {
