@@ -32,7 +32,12 @@ final class IIOMagnetometer {
     /// Finds and configures the magnetometer; throws `MagnetometerPairing.Refusal` when there is
     /// none to use, `IIOError` when the device cannot be set up.
     init(spec: String, imuSpec: String, imuRateHz: Double, logger: Logger?) throws {
-        context = try IIOContext(timeoutMs: 1000)
+        do { context = try IIOContext(timeoutMs: 1000) } catch {
+            // No IIO at all (no kernel support, no devices directory): for "auto" that is no
+            // magnetometer, which is silent (the IMU's own status says what is wrong).
+            if spec == "auto" { throw MagnetometerPairing.Refusal.noneFound }
+            throw error
+        }
         let refs = context.devices
         // The IMU's devices as its own session chooses them (the same rules, on this context).
         let imu = (try? IIODeviceSetup.choose(imuSpec, in: context).map(\.ref.id)) ?? []
