@@ -191,7 +191,7 @@ let package = Package(
         // The real daemon under the fake-hardware harness fanning attitude out to 100–1000 clients.
         .executableTarget(
             name: "FanoutBench", dependencies: ["TiltCore", "FakeHardware", "CEpoll"], path: "bench/fanout",
-            exclude: ["run", "CEpoll", "cfanout.c"]),
+            exclude: ["run", "before-after", "CEpoll", "cfanout.c"]),
         .systemLibrary(name: "CEpoll", path: "bench/fanout/CEpoll"),
         // tiltd web: daemon line → browser-visible latency and CPU with 50 WebSocket clients (bench/web/run).
         .executableTarget(
