@@ -26,8 +26,26 @@ final class PlacesGPXTests: XCTestCase {
             Fix(
                 mode: 3, time: 1_714_816_800_000_000_000, lat: 52.5, lon: 13.4, alt: 34.5,
                 speed: 1.25, track: 87, eph: 1.5 * GPX.ephPerHDOP))
-        XCTAssertEqual(fixes[1], Fix(mode: 2, time: 1_714_816_801_250_000_000, lat: 52.51, lon: 13.41))
-        XCTAssertEqual(fixes[2], Fix(mode: 2, lat: -0.001, lon: -180))
+        // Points without a course get the bearing from the point before (`withCourse`).
+        let a = GeoPoint(lat: 52.5, lon: 13.4), b = GeoPoint(lat: 52.51, lon: 13.41),
+            c = GeoPoint(lat: -0.001, lon: -180)
+        XCTAssertEqual(
+            fixes[1],
+            Fix(mode: 2, time: 1_714_816_801_250_000_000, lat: 52.51, lon: 13.41, track: Geo.bearing(from: a, to: b)))
+        XCTAssertEqual(fixes[2], Fix(mode: 2, lat: -0.001, lon: -180, track: Geo.bearing(from: b, to: c)))
+    }
+
+    func testACourseComesFromTheLastPointAtLeastTwoMetresBack() throws {
+        // A walk north along a meridian in 1.1 m steps (about 1e-5° of latitude), then a given
+        // course: the first point has none, a point within 2 m of the last one used keeps none,
+        // the bearing is taken from far enough back, and a course in the file wins.
+        var points = (0..<6).map { "<trkpt lat=\"\(52.5 + Double($0) * 1e-5)\" lon=\"13.4\"/>" }
+        points.append(#"<trkpt lat="52.5" lon="13.4"><course>123</course></trkpt>"#)
+        let fixes = try GPX.parseFixes(
+            "<gpx><trk><trkseg>\(points.joined())</trkseg></trk></gpx>")
+        XCTAssertEqual(fixes.map { $0.track == nil }, [true, true, false, true, false, true, false])
+        XCTAssertEqual(try XCTUnwrap(fixes[2].track), 0, accuracy: 1e-6, "due north")
+        XCTAssertEqual(fixes[6].track, 123)
     }
 
     func testTimes() {

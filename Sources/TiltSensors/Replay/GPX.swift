@@ -7,7 +7,8 @@ import TiltCore
 /// seconds kept to the nanosecond), `hdop` (→ eph = hdop × `ephPerHDOP`, default 7 m: a 4 m
 /// 1-sigma range error, spread over two axes, at the 95 % radius), `fix` (`none` → mode 1), and from
 /// anywhere inside the point (GPX 1.0 or an `extensions` block such as Garmin's
-/// TrackPointExtension) elements named `speed` (m/s) and `course` (degrees). Waypoints and routes
+/// TrackPointExtension) elements named `speed` (m/s) and `course` (degrees; without it, the
+/// bearing from the point before, `withCourse`). Waypoints and routes
 /// are ignored. Malformed input is an error naming the line; the file itself is never touched.
 ///
 /// A file format, so it lives with the other readers (recordings, datasets) rather than in the
@@ -82,7 +83,28 @@ public enum GPX {
         }
         if !sawRoot { throw Error(message: "no <gpx> element", line: scanner.line) }
         if let open = stack.last { throw Error(message: "file ends inside <\(open)>", line: scanner.line) }
-        return fixes
+        return withCourse(fixes)
+    }
+
+    /// The smallest step between two track points that gives a course, m: under it, a
+    /// receiver's position noise (a few metres) turns the bearing anywhere.
+    public static let minCourseStep = 2.0
+
+    /// Points without a `course` get the bearing from the last point at least `minCourseStep`
+    /// before them (a GPS receiver reports its course, and gpsd passes it on; GPX tracks seldom
+    /// carry it, so without this a replayed walk has no course and no GPS heading).
+    static func withCourse(_ fixes: [Fix]) -> [Fix] {
+        var out = fixes
+        var from: GeoPoint?
+        for i in out.indices {
+            guard let lat = out[i].lat, let lon = out[i].lon, out[i].hasPosition else { continue }
+            let here = GeoPoint(lat: lat, lon: lon)
+            guard let f = from else { from = here; continue }
+            guard Geo.distance(f, here) >= minCourseStep else { continue }
+            if out[i].track == nil { out[i].track = Geo.bearing(from: f, to: here) }
+            from = here
+        }
+        return out
     }
 
     /// Parses a GPX text.
