@@ -18,10 +18,11 @@ struct Monitor: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show a running daemon live: attitude, heading, roll gauge, game, fix, rate and drops.",
         discussion: """
-            Connects to the daemon's socket and redraws a full-screen view (q or Ctrl-C quits).
-            The heading line shows the magnetic and true heading, the compass point and where
+            Connects to the daemon's socket and redraws a full-screen view (q or Ctrl-C quits). \
+            The heading line shows the magnetic and true heading, the compass point and where \
             the heading comes from (mag, course or none; docs/protocol.md, "attitude").
-            When stdout is not a terminal it prints one summary line per second instead.
+
+            When stdout is not a terminal it prints one summary line per second instead. \
             If the daemon goes away the monitor says so and reconnects when it is back.
             """)
 
