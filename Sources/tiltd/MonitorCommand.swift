@@ -20,8 +20,7 @@ struct Monitor: ParsableCommand {
         discussion: """
             Connects to the daemon's socket and redraws a full-screen view (q or Ctrl-C quits). \
             The heading line shows the magnetic and true heading, the compass point and where \
-            the heading comes from (mag, course or none; docs/protocol.md, "attitude").
-
+            the heading comes from (mag, course or none; docs/protocol.md, "attitude"). \
             When stdout is not a terminal it prints one summary line per second instead. \
             If the daemon goes away the monitor says so and reconnects when it is back.
             """)
