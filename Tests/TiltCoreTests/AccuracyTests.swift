@@ -40,7 +40,8 @@ final class AccuracyTests: XCTestCase {
         }
     }
 
-    /// ../shared/datasets/broad found by walking up from this file, or $TILTD_DATASETS/broad.
+    /// $TILTD_DATASETS/broad, or ../shared/datasets/broad beside the repository (only there: a
+    /// clone elsewhere must not pick up whatever `shared` some parent directory holds).
     /// Missing data skips locally but fails under CI=true.
     static func broadDirectory() throws -> URL {
         let fm = FileManager.default
@@ -48,14 +49,13 @@ final class AccuracyTests: XCTestCase {
             let url = URL(fileURLWithPath: env).appendingPathComponent("broad")
             if fm.fileExists(atPath: url.path) { return url }
         }
-        var dir = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        while dir.path != "/" {
-            let candidate = dir.appendingPathComponent("shared/datasets/broad")
-            if fm.fileExists(atPath: candidate.path) { return candidate }
-            dir = dir.deletingLastPathComponent()
-        }
+        // #filePath is <repository>/Tests/TiltCoreTests/AccuracyTests.swift.
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let candidate = repository.deletingLastPathComponent().appendingPathComponent("shared/datasets/broad")
+        if fm.fileExists(atPath: candidate.path) { return candidate }
         let message =
-            "BROAD dataset not found (walked up from \(#filePath) looking for shared/datasets/broad; or set TILTD_DATASETS)"
+            "BROAD dataset not found at \(candidate.path) (../shared beside the repository; or set TILTD_DATASETS)"
         if ProcessInfo.processInfo.environment["CI"] == "true" {
             XCTFail(message)
             throw CocoaError(.fileNoSuchFile)
