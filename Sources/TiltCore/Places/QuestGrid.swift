@@ -143,6 +143,10 @@ public struct QuestGrid: Sendable {
     /// Every cell's state (completions, cooldowns), to carry into a grid with new options.
     public var cellStates: [Int64: CellState] { cells }
 
+    /// Puts a cell back as it was (`state` nil: never visited), e.g. when a completion could not
+    /// be stored.
+    public mutating func restore(cell id: Int64, to state: CellState?) { cells[id] = state }
+
     /// A grid with `cells`' history (from the store).
     public init(options: Options = Options(), cells: [Int64: CellState] = [:]) {
         self.options = options

@@ -31,16 +31,32 @@ final class QuestsComponent: Component {
             }
             requested = c
         }
+        let before = quests.cellStates
         switch quests.complete(cell: requested) {
         case .failure(let refusal):
             reply.fail(refusal.code, refusal.description)
         case .success(let completion):
-            reply.ok([
-                "cell": .int(completion.cell.id), "xp": .int(Int64(completion.xp)),
-                "visits": .int(Int64(completion.visits)),
-            ])
-            context.publish(completion.event)
-            context.storeWrite("recording a quest", { try $0.recordQuest(completion) })
+            // Told only once the store has it (as credits are): a completion replied to or sent
+            // to clients before its commit was lost by a power cut in between (scripts/kernel-test's
+            // power cuts caught one). A write that fails gives the cell back as it was.
+            let previous = before[completion.cell.id]
+            context.store.write(
+                { try $0.recordQuest(completion) },
+                then: { [self] result in
+                    switch result {
+                    case .success:
+                        context.storeSucceeded()
+                        reply.ok([
+                            "cell": .int(completion.cell.id), "xp": .int(Int64(completion.xp)),
+                            "visits": .int(Int64(completion.visits)),
+                        ])
+                        context.publish(completion.event)
+                    case .failure(let e):
+                        quests.restore(cell: completion.cell.id, to: previous)
+                        reply.fail(.unavailable, "quest: \(e)")
+                        context.storeFailed("recording a quest", e)
+                    }
+                }, on: context.loop)
         }
     }
 
