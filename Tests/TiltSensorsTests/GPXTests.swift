@@ -35,16 +35,17 @@ final class PlacesGPXTests: XCTestCase {
         XCTAssertEqual(fixes[2], Fix(mode: 2, lat: -0.001, lon: -180, track: Geo.bearing(from: b, to: c)))
     }
 
-    func testACourseComesFromTheLastPointAtLeastTwoMetresBack() throws {
+    func testACourseComesFromTheNearestPointAtLeastTwoMetresBack() throws {
         // A walk north along a meridian in 1.1 m steps (about 1e-5° of latitude), then a given
-        // course: the first point has none, a point within 2 m of the last one used keeps none,
-        // the bearing is taken from far enough back, and a course in the file wins.
+        // course: the first two points have none (nothing 2 m back), every later one has one,
+        // from the nearest point 2 m back (not only every other point, from the last one that
+        // got a course), and a course in the file wins.
         var points = (0..<6).map { "<trkpt lat=\"\(52.5 + Double($0) * 1e-5)\" lon=\"13.4\"/>" }
         points.append(#"<trkpt lat="52.5" lon="13.4"><course>123</course></trkpt>"#)
         let fixes = try GPX.parseFixes(
             "<gpx><trk><trkseg>\(points.joined())</trkseg></trk></gpx>")
-        XCTAssertEqual(fixes.map { $0.track == nil }, [true, true, false, true, false, true, false])
-        XCTAssertEqual(try XCTUnwrap(fixes[2].track), 0, accuracy: 1e-6, "due north")
+        XCTAssertEqual(fixes.map { $0.track == nil }, [true, true, false, false, false, false, false])
+        for f in fixes[2...5] { XCTAssertEqual(try XCTUnwrap(f.track), 0, accuracy: 1e-6, "due north") }
         XCTAssertEqual(fixes[6].track, 123)
     }
 

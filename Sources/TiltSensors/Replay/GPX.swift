@@ -89,20 +89,28 @@ public enum GPX {
     /// The smallest step between two track points that gives a course, m: under it, a
     /// receiver's position noise (a few metres) turns the bearing anywhere.
     public static let minCourseStep = 2.0
+    /// How many points back a course may be measured from.
+    public static let courseLookBack = 60
 
-    /// Points without a `course` get the bearing from the last point at least `minCourseStep`
-    /// before them (a GPS receiver reports its course, and gpsd passes it on; GPX tracks seldom
-    /// carry it, so without this a replayed walk has no course and no GPS heading).
+    /// Points without a `course` get the bearing from the nearest point before them that is at
+    /// least `minCourseStep` away (a GPS receiver reports its course, and gpsd passes it on; GPX
+    /// tracks seldom carry it, so without this a replayed walk has no course and no GPS heading).
+    /// Measured back from each point, so a walk at 1–2 m per fix has a course at every fix.
     static func withCourse(_ fixes: [Fix]) -> [Fix] {
         var out = fixes
-        var from: GeoPoint?
+        var points: [GeoPoint] = []
         for i in out.indices {
             guard let lat = out[i].lat, let lon = out[i].lon, out[i].hasPosition else { continue }
             let here = GeoPoint(lat: lat, lon: lon)
-            guard let f = from else { from = here; continue }
-            guard Geo.distance(f, here) >= minCourseStep else { continue }
-            if out[i].track == nil { out[i].track = Geo.bearing(from: f, to: here) }
-            from = here
+            if out[i].track == nil {
+                // The nearest earlier point far enough away, among the last `courseLookBack`: a
+                // walker is that far within a few points; one standing still gets no course.
+                for p in points.suffix(courseLookBack).reversed() where Geo.distance(p, here) >= minCourseStep {
+                    out[i].track = Geo.bearing(from: p, to: here)
+                    break
+                }
+            }
+            points.append(here)
         }
         return out
     }
