@@ -107,6 +107,14 @@ final class CreditsRedeemTests: XCTestCase {
         XCTAssertEqual(again["already_applied"], .bool(true), "\(again)")
         XCTAssertEqual(again["balance"]?.intValue, 0)
 
+        // A redeem cannot take an earned credit's id (it would swallow the credit that visit
+        // earns later), nor an empty one.
+        for (id, rid) in [(22, "dwell:place:bakery1:1777716024000000000"), (23, "")] {
+            let r = try c2.request(
+                #"{"cmd":"credits.redeem","id":\#(id),"amount":1,"request_id":"\#(rid)"}"#, id: id)
+            XCTAssertEqual(r["error"]?["code"], "bad_argument", "\(rid): \(r)")
+        }
+
         let after = try c2.credits(id: 21)
         XCTAssertEqual(after.balance, 0)
         XCTAssertEqual(after.perFence, seeded.perFence, "redeeming leaves the earned counts alone")

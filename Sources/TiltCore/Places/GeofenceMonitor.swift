@@ -13,6 +13,9 @@
 /// - Fixes without a position or time are ignored. If fix time goes backwards (a replay restarted),
 ///   open visits are dropped silently and a new timeline begins.
 public struct GeofenceMonitor: Sendable {
+    /// The prefix of the ledger request ids credits are earned under (no redeem may use it).
+    public static let creditIDPrefix = "dwell:"
+
     /// Tuning of the uncertainty rules.
     public struct Options: Sendable, Equatable {
         /// Enter only when the fix is inside by this many 1-sigma errors.
@@ -220,7 +223,8 @@ public struct CreditPolicy: Sendable {
         }
         lastCredit[e.fence.key] = e.t
         return Grant(
-            requestId: "dwell:\(e.fence.key):\(e.enteredAt)", fenceKey: e.fence.key, name: e.fence.name,
+            requestId: "\(GeofenceMonitor.creditIDPrefix)\(e.fence.key):\(e.enteredAt)", fenceKey: e.fence.key,
+            name: e.fence.name,
             t: e.t, amount: 1)
     }
 }

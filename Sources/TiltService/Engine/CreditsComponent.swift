@@ -42,10 +42,21 @@ final class CreditsComponent: Component {
         }
     }
 
+    /// The prefix of the request ids credits are earned under.
+    static let earnedPrefix = GeofenceMonitor.creditIDPrefix
+
     private func redeem(_ command: Command, client: ClientSession, reply: Reply) {
         let amount = command.int("amount") ?? context.config.credits.redeemAmount
         // Without a client request id, the reply's id stands in (unique per connection at best).
         let rid = command.string("request_id") ?? "redeem:\(client.id):\(UUID().uuidString)"
+        // The ledger's request ids are one namespace: a redeem must not take the id a visit will
+        // earn its credit under ("dwell:<fence>:<enter ns>", known to anyone who saw the enter),
+        // which would swallow that credit; an empty id would make every id-less retry one.
+        if rid.isEmpty || rid.hasPrefix(Self.earnedPrefix) {
+            return reply.fail(
+                .badArgument,
+                "request_id must not be empty or begin with \"\(Self.earnedPrefix)\" (earned credits' ids)")
+        }
         // Credit lines carry GPS time (the latest fix's), like the credits earned; 0 = none known.
         let t = context.lastFixTime
         context.store.write(
