@@ -78,10 +78,17 @@ final class WebServerTests: XCTestCase {
         XCTAssertTrue(rig.web!.log.contains("refused a WebSocket"), rig.web!.log)
         XCTAssertEqual(try upgradeStatus(rig, origin: own), 101, "the page's own origin")
         XCTAssertEqual(try upgradeStatus(rig, origin: nil), 101, "no Origin: not a browser page")
+        // DNS rebinding: Origin and Host both another site's name, pointed at this server.
+        let rebound = "evil.example:\(rig.port)"
+        XCTAssertEqual(try upgradeStatus(rig, origin: "http://\(rebound)", host: rebound), 400, "the stream")
+        XCTAssertEqual(try upgradeStatus(rig, origin: nil, host: rebound, path: "/live"), 421, "a page")
+        XCTAssertTrue(rig.web!.log.contains("Host \(rebound) is not this server's"), rig.web!.log)
     }
 
     /// Sends a WebSocket handshake by hand (so the headers are exactly these) and returns the status.
-    func upgradeStatus(_ rig: WebRig, origin: String?, secondOrigin: String? = nil) throws -> Int {
+    func upgradeStatus(
+        _ rig: WebRig, origin: String?, secondOrigin: String? = nil, host: String? = nil, path: String = "/ws"
+    ) throws -> Int {
         let s = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(s) }
         var addr = sockaddr_in()
@@ -95,7 +102,12 @@ final class WebServerTests: XCTestCase {
         }
         guard rc == 0 else { throw LineClient.Failure(description: "connect failed") }
         var req =
-            "GET /ws HTTP/1.1\r\nHost: 127.0.0.1:\(rig.port)\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+            "GET \(path) HTTP/1.1\r\nHost: \(host ?? "127.0.0.1:\(rig.port)")\r\n"
+        // Only /ws is a WebSocket handshake; any other path is a plain request.
+        if path == "/ws" {
+            req +=
+                "Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        }
         if let origin { req += "Origin: \(origin)\r\n" }
         if let secondOrigin { req += "Origin: \(secondOrigin)\r\n" }
         req += "\r\n"

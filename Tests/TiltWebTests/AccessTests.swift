@@ -57,6 +57,23 @@ final class AccessTests: XCTestCase {
         XCTAssertTrue(policy.accepts(origin: "ws://127.0.0.1", host: "192.168.1.20:8080"), "not a browser page")
     }
 
+    func testOnlyTheServersOwnHostsAreServed() {
+        // DNS rebinding: another site's name re-pointed at the Pi makes its page same-origin
+        // (Origin and Host both that name), so the Host itself must be one this server goes by.
+        let policy = OriginPolicy(allowed: ["http://tiltd.example:8080"])
+        for host in [
+            "192.168.1.20:8080", "127.0.0.1", "[::1]:8080", "[fe80::1%25eth0]:8080", "localhost:8080", "pi:8080",
+            "PI.local:8080", "tiltd.example:8080", nil, "",
+        ] as [String?] {
+            XCTAssertTrue(policy.acceptsHost(host, machineName: "pi"), host ?? "nil")
+        }
+        for host in [
+            "evil.example:8080", "evil.example", "pi.evil.example", "192.168.1.20.evil.example", "localhost.evil",
+        ] {
+            XCTAssertFalse(policy.acceptsHost(host, machineName: "pi"), host)
+        }
+    }
+
     func testTheTokenBucketAllowsABurstThenTheRate() {
         var b = TokenBucket(rate: 10, burst: 20)
         XCTAssertEqual((0..<25).filter { _ in b.take(now: 0) }.count, 20)

@@ -75,7 +75,8 @@ extension Configuration {
                             ? "\"\(o)\" is not an origin like \"http://host:8080\" (scheme, host, optional port, no path)"
                             : nil
                     },
-                    "origins accepted besides the address the page was loaded from (e.g. a name phones use)"),
+                    "origins accepted besides the address the page was loaded from, and host names served besides IP addresses, localhost and the machine's own name (e.g. a name phones use)"
+                ),
                 .integer(
                     "max_connections", \.maxConnections, in: 2...100_000, reload: .otherProcess,
                     "TCP connections at once (pages, WebSocket, metrics)"),

@@ -9,6 +9,52 @@ public struct OriginPolicy: Sendable {
     /// A policy accepting `allowed` origins (compared case-insensitively) besides same-origin.
     public init(allowed: [String]) { self.allowed = Set(allowed.map { $0.lowercased() }) }
 
+    /// True when a request naming `host` (its Host header) may be served at all. Against DNS
+    /// rebinding: a page on another site re-points its own name at this server's address, and
+    /// its requests are then same-origin to the browser (Origin and Host both that name), cookies
+    /// aside. Accepted: an IP literal, `localhost`, this machine's name (with or without
+    /// `.local`, as mDNS gives it), a host named in `allowed_origins`, and requests without Host
+    /// (HTTP/1.0 programs). Any other name is refused.
+    public func acceptsHost(_ host: String?, machineName: String) -> Bool {
+        guard let host = host?.lowercased(), !host.isEmpty else { return true }
+        let name = Self.hostName(host)
+        if name == "localhost" || Self.isIPLiteral(name) { return true }
+        let machine = machineName.lowercased()
+        if !machine.isEmpty, name == machine || name == machine + ".local" { return true }
+        return allowed.contains { Self.hostName(Self.authority(ofOrigin: $0)) == name }
+    }
+
+    /// The host of a Host header or authority: without the port, and an IPv6 literal without
+    /// its brackets.
+    static func hostName(_ authority: String) -> String {
+        if authority.hasPrefix("["), let end = authority.firstIndex(of: "]") {
+            return String(authority[authority.index(after: authority.startIndex)..<end])
+        }
+        if authority.filter({ $0 == ":" }).count == 1, let colon = authority.firstIndex(of: ":") {
+            return String(authority[..<colon])
+        }
+        return authority
+    }
+
+    /// "http://host:port" → "host:port".
+    static func authority(ofOrigin origin: String) -> String {
+        guard let r = origin.range(of: "://") else { return origin }
+        return String(origin[r.upperBound...].prefix { $0 != "/" })
+    }
+
+    /// An IPv4 dotted quad or an IPv6 address (what no DNS name can be).
+    static func isIPLiteral(_ name: String) -> Bool {
+        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
+        if parts.count == 4,
+            parts.allSatisfy({ p in !p.isEmpty && p.count <= 3 && p.allSatisfy(\.isNumber) && Int(p)! <= 255 })
+        {
+            return true
+        }
+        // IPv6, with an optional zone ("fe80::1%eth0", "%25eth0" in a URL).
+        let address = name.split(separator: "%", maxSplits: 1).first.map(String.init) ?? name
+        return address.contains(":") && address.allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
+    }
+
     /// True when `origin` may use a server reached as `host` (the request's Host header).
     public func accepts(origin: String?, host: String?) -> Bool {
         guard let origin else { return true }

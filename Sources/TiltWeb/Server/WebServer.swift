@@ -43,6 +43,7 @@ public struct WebServer: Sendable {
         let metrics = MetricsExporter()
 
         let router = Router(context: WebContext.self)
+        router.add(middleware: HostCheck(origins: origins))
         PageRoutes.add(to: router)
         PairRoutes.add(to: router, pairing: pairing, origins: origins)
         PlotRoutes(directory: web.recordings, calibration: config.calibration, rules: config.game.rules).add(to: router)
