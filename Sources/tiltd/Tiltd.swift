@@ -229,6 +229,9 @@ struct CheckConfig: ParsableCommand {
 
     func run() throws {
         let c = try options.load()
+        // What the daemon reads at start beyond the config itself (the places file), so a
+        // config that passes here also starts.
+        try ReferencedFiles.check(c)
         print(EffectiveConfig.render(c))
     }
 }

@@ -123,6 +123,17 @@ final class ReplayDaemonTests: XCTestCase {
         XCTAssertEqual(d.stop(), 0, d.log)
     }
 
+    func testCheckConfigReadsThePlacesFileAsTheDaemonDoes() throws {
+        // It passed a places file `tiltd run` refuses at start.
+        try #"{"type":"Feature"}"#.write(toFile: "\(dir)/bad.geojson", atomically: true, encoding: .utf8)
+        let config = try writeConfig("[places]\nfile = \"\(dir)/bad.geojson\"")
+        for command in ["check-config", "run"] {
+            let (status, out) = try runTiltd([command, "--config", config], timeout: 10)
+            XCTAssertEqual(status, 1, "\(command): \(out)")
+            XCTAssertTrue(out.contains("places.file: \(dir)/bad.geojson: places file must be"), "\(command): \(out)")
+        }
+    }
+
     func testCheckConfigPrintsEffectiveValues() throws {
         let path = try writeConfig("[imu]\nrate_hz = 100")
         let (status, out) = try runTiltd(["check-config", "--config", path])
