@@ -43,19 +43,25 @@ final class FaultDiskFullTests: XCTestCase {
         }
     }
 
-    override func setUpWithError() throws {
-        guard geteuid() == 0, Self.inPrivateMountNamespace else {
+    /// Mounts a 1 MiB tmpfs at `path` (made if missing); skips, or fails under CI=true, outside
+    /// root in a private mount namespace.
+    static func mountSmallState(at path: String) throws {
+        guard geteuid() == 0, inPrivateMountNamespace else {
             let why =
                 "needs root in a private mount namespace to mount a tmpfs: run it through scripts/test (scripts/fakehw-ns)"
             if ProcessInfo.processInfo.environment["CI"] == "true" { throw LineClient.Failure(description: why) }
             throw XCTSkip(why)
         }
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        try run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m,mode=0755", "tiltd-test-state", path])
+    }
+
+    override func setUpWithError() throws {
         try requireSQLiteCLI()
         try GPSDRig.requireGPSD { XCTSkip($0) }
         dir = makeTempDir("full")
         state = "\(dir)/state"
-        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
-        try Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=1m,mode=0755", "tiltd-test-state", state])
+        try Self.mountSmallState(at: state)
         mounted = true
         rig = try GPSDRig()
     }
