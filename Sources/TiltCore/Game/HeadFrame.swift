@@ -63,8 +63,18 @@ public struct HeadFrame: Sendable, Equatable {
     /// The angle of the rotation that takes this frame onto `other`, degrees (0 when they are
     /// the same; it bounds how far any of the three axes moved).
     public func rotationDegrees(to other: HeadFrame) -> Double {
-        let trace = up.dot(other.up) + forward.dot(other.forward) + left.dot(other.left)
-        return acos(max(-1, min(1, (trace - 1) / 2))) * 180 / .pi
+        acos(max(-1, min(1, (trace(with: other) - 1) / 2))) * 180 / .pi
+    }
+
+    /// True when the rotation onto `other` is `degrees` or more: `rotationDegrees(to:)` without
+    /// the acos (the angle falls as the trace rises), for checks made every sample.
+    public func isRotated(atLeast degrees: Double, from other: HeadFrame) -> Bool {
+        trace(with: other) <= 1 + 2 * cos(degrees * .pi / 180)
+    }
+
+    /// The trace of the rotation between the frames: the axes' dot products summed.
+    private func trace(with other: HeadFrame) -> Double {
+        up.dot(other.up) + forward.dot(other.forward) + left.dot(other.left)
     }
 
     /// The frame as JSON for `hello`/`status`: `{"source","forward","up"}`.

@@ -19,7 +19,7 @@ extension TiltGame {
         if learnsHeadFrame, calibratedFrame == nil, let accel, let rate {
             learner.add(t: a.t, accel: accel, rate: rate, activity: activityTracker.activity)
             if let f = learner.frame,
-                learnedFrame.map({ f.rotationDegrees(to: $0) >= Self.learnedFrameRefreshDeg }) ?? true
+                learnedFrame.map({ f.isRotated(atLeast: Self.learnedFrameRefreshDeg, from: $0) }) ?? true
             {
                 // Adopted once confident, then followed whenever the learner's frame has moved
                 // `learnedFrameRefreshDeg` from the one in use (it moves only at walking windows,
@@ -55,19 +55,21 @@ extension TiltGame {
         }
         let frame = headFrame
         let w = motion.rate
+        // The rate about the head's axes, once a sample for the check, the detector and the gait.
+        let pitchRate = frame.pitchRate(w)
+        let yawRate = frame.yawRate(w)
         if let verdict = check.add(
-            t: a.t, pitch: frame.pitchRate(w), roll: frame.rollRate(w), yaw: frame.yawRate(w),
-            moving: !motion.isStill)
+            t: a.t, pitch: pitchRate, roll: frame.rollRate(w), yaw: yawRate, moving: !motion.isStill)
         {
             var e = makeEvent(verdict ? .orientationSuspect : .orientationOK, t: a.t)
             e.reason = verdict ? Self.suspectReason : nil
             events.append(e)
         }
-        let gestures = detector.add(t: a.t, pitch: frame.pitchRate(w), yaw: frame.yawRate(w))
-        gaitBackground.add(t: a.t, pitch: frame.pitchRate(w), yaw: frame.yawRate(w))
+        let gestures = detector.add(t: a.t, pitch: pitchRate, yaw: yawRate)
+        gaitBackground.add(t: a.t, pitch: pitchRate, yaw: yawRate)
         // Repeated nods or shakes read as steps in part: the learner drops the window they are in.
         if !gestures.isEmpty { learner.dropWindow() }
-        if abs(frame.yawRate(w)) >= Self.maxTurnDuringTilt { lastTurn = a.t }
+        if abs(yawRate) >= Self.maxTurnDuringTilt { lastTurn = a.t }
 
         guard let r = round else {
             // Kept up to date between rounds too, so a client can show a tilt meter before play.
