@@ -1,3 +1,5 @@
+import Glibc
+
 /// Cross-site checks for the WebSocket handshake and the pairing form: a browser always sends
 /// `Origin` on both, so a page on another site cannot drive the game with a paired player's
 /// cookie. Requests without `Origin` are not from a browser page (curl, scripts) and are let
@@ -42,17 +44,13 @@ public struct OriginPolicy: Sendable {
         return String(origin[r.upperBound...].prefix { $0 != "/" })
     }
 
-    /// An IPv4 dotted quad or an IPv6 address (what no DNS name can be).
+    /// An IPv4 or IPv6 address (what no DNS name can be), as the C library parses them; an
+    /// IPv6 zone ("fe80::1%eth0", "%25eth0" in a URL) is left out.
     static func isIPLiteral(_ name: String) -> Bool {
-        let parts = name.split(separator: ".", omittingEmptySubsequences: false)
-        if parts.count == 4,
-            parts.allSatisfy({ p in !p.isEmpty && p.count <= 3 && p.allSatisfy(\.isNumber) && Int(p)! <= 255 })
-        {
-            return true
-        }
-        // IPv6, with an optional zone ("fe80::1%eth0", "%25eth0" in a URL).
+        var buffer = [UInt8](repeating: 0, count: 16)
+        if inet_pton(AF_INET, name, &buffer) == 1 { return true }
         let address = name.split(separator: "%", maxSplits: 1).first.map(String.init) ?? name
-        return address.contains(":") && address.allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." }
+        return inet_pton(AF_INET6, address, &buffer) == 1
     }
 
     /// True when `origin` may use a server reached as `host` (the request's Host header).
