@@ -53,7 +53,7 @@ final class EverydayAnswerTests: XCTestCase {
     /// (`yawDps`, `swings` half-swings of 0.2 s) at 2 s (5 s while walking: the gait is seen
     /// after 4 s of steps).
     static func gestureRound(
-        pitchDps: Double = 0, yawDps: Double = 0, swings: Int = 3, walking: Bool = false
+        pitchDps: Double = 0, yawDps: Double = 0, swings: Int = 3, nodCycles: Int = 2, walking: Bool = false
     ) throws -> [GameEvent] {
         var game = try TiltGame(configuration: .absoluteMode)
         let q = Quaternion(roll: .pi / 2, pitch: 0, yaw: 0)
@@ -63,7 +63,9 @@ final class EverydayAnswerTests: XCTestCase {
         for i in 0..<900 {
             let s = Double(i) / 100
             var w = ActivityTests.jitter(s, dps: 1)  // a worn head's sway
-            if s >= at, s < at + 0.4 { w = f.left * (pitchDps * .pi / 180 * sin(2 * .pi * (s - at) / 0.4)) }
+            if s >= at, s < at + 0.4 * Double(nodCycles) {
+                w = f.left * (pitchDps * .pi / 180 * sin(2 * .pi * (s - at) / 0.4))
+            }
             if s >= at, s < at + 0.2 * Double(swings) {
                 w = w + f.up * (yawDps * .pi / 180 * sin(2 * .pi * (s - at) / 0.4))
             }
@@ -75,11 +77,22 @@ final class EverydayAnswerTests: XCTestCase {
     }
 
     func testAGlanceSlowerThanAnAnswerIsNotTakenForOne() throws {
-        // 50 °/s: a down-up the detector finds (6°), a glance at a desk; 90 °/s answers.
+        // 50 °/s: down-ups the detector finds (6°), glances at a desk; a nod of two at 90 °/s answers.
         XCTAssertEqual(GamePlay.decisions(try Self.gestureRound(pitchDps: 50)), [])
         XCTAssertEqual(GamePlay.decisions(try Self.gestureRound(pitchDps: 90)), ["correct"])
-        XCTAssertEqual(GamePlay.decisions(try Self.gestureRound(yawDps: 50)), [])
-        XCTAssertEqual(GamePlay.decisions(try Self.gestureRound(yawDps: 120)), ["skip"])
+        XCTAssertEqual(GamePlay.decisions(try Self.gestureRound(yawDps: 50, swings: 5)), [])
+        XCTAssertEqual(GamePlay.decisions(try Self.gestureRound(yawDps: 120, swings: 5)), ["skip"])
+    }
+
+    func testASingleDownUpIsAGlanceNotANodNorThreeSwingsAShake() throws {
+        // A glance down at a desk and back up is one down-up at any speed; a nod answers from
+        // its second cycle (`AnswerLimits.nodCycles`): on the everyday set single down-ups were
+        // most of the false nods (docs/game-everyday.md).
+        XCTAssertEqual(GamePlay.decisions(try Self.gestureRound(pitchDps: 120, nodCycles: 1)), [])
+        XCTAssertEqual(GamePlay.decisions(try Self.gestureRound(pitchDps: 120, nodCycles: 2)), ["correct"])
+        // Likewise a left-right-left is a look both ways; a shake answers from its fifth swing.
+        XCTAssertEqual(GamePlay.decisions(try Self.gestureRound(yawDps: 150, swings: 3)), [])
+        XCTAssertEqual(GamePlay.decisions(try Self.gestureRound(yawDps: 150, swings: 5)), ["skip"])
     }
 
     func testWhileWalkingAShakeAnswersFromItsSecondCycle() throws {

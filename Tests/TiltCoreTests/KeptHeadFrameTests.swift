@@ -13,7 +13,7 @@ final class KeptHeadFrameTests: XCTestCase {
     func feedStill(_ game: inout TiltGame, from t0: Nanoseconds, seconds: Double) -> [GameEvent] {
         var events: [GameEvent] = []
         // The attitude whose up (the sensor axis against gravity) is the kept up: −x.
-        let q = Quaternion(axis: Vector3(0, 0, 1), angle: .pi / 2)
+        let q = Quaternion(axis: Vector3(0, 1, 0), angle: .pi / 2)
         for i in 0..<Int(seconds * 100) {
             let t = t0 + Nanoseconds(i) * 10_000_000
             events += game.update(

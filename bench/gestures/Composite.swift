@@ -33,12 +33,13 @@ func scaled(_ g: CutGesture, by scale: Double) -> CutGesture {
 final class PromptTimeline: @unchecked Sendable {
     /// (time, showing) at each change.
     var changes: [(t: Nanoseconds, showing: Bool)] = []
-    /// Whether a prompt showed at `t`.
-    func showing(at t: Nanoseconds) -> Bool {
+    /// Whether a prompt had been showing for `reaction` (ns) at `t`: a player answers a prompt
+    /// seen, not one that appears as the head is already moving.
+    func showing(at t: Nanoseconds, reaction: Nanoseconds = 500_000_000) -> Bool {
         var lo = 0
         var hi = changes.count
         while lo < hi { let m = (lo + hi) / 2; if changes[m].t <= t { lo = m + 1 } else { hi = m } }
-        return lo > 0 && changes[lo - 1].showing
+        return lo > 0 && changes[lo - 1].showing && changes[lo - 1].t <= t - reaction
     }
 }
 
@@ -113,7 +114,7 @@ func printComposites(_ everydayDir: String, nods: [CutGesture], shakes: [CutGest
     let excluded = (frames["excluded"] as? [String]) ?? []
     let all = ((try? FileManager.default.contentsOfDirectory(atPath: everydayDir)) ?? []).sorted()
     print(
-        "\nThe game on the move: the head-gestures logs' nods (\(nods.count)) and shakes (\(shakes.count)), played alternately onto every recording of each activity (5 s or more apart, where the recording turns under 60 °/s from 1 s before to 1 s after; running: anywhere) through the wearer's head frame (headframes.json; \(people.count) people); half = rates × 0.5 (half the swing and the rate). given: the game is told the frame; none: no configuration, the game starts from the assumed frame and learns its own. 'shown' = played while a prompt showed; right/wrong are among those (nod → correct, shake → skip).\n"
+        "\nThe game on the move: the head-gestures logs' nods (\(nods.count)) and shakes (\(shakes.count)), played alternately onto every recording of each activity (5 s or more apart, where the recording turns under 60 °/s from 1 s before to 1 s after; running: anywhere) through the wearer's head frame (headframes.json; \(people.count) people); half = rates × 0.5 (half the swing and the rate). given: the game is told the frame; none: no configuration, the game starts from the assumed frame and learns its own. 'shown' = begun while a prompt had been showing for 0.5 s or more; right/wrong are among those (nod → correct, shake → skip).\n"
     )
     print(
         "| activity | frame | strength | recordings | min | prompts/min | nods 2+ cycles: shown | right | shakes 5+ swings: shown | right | wrong (all shown) | nods 1 cycle right | shakes 3–4 right | decisions away |"
@@ -153,4 +154,49 @@ func printComposites(_ everydayDir: String, nods: [CutGesture], shakes: [CutGest
             }
         }
     }
+}
+
+/// GESTURE_BENCH_DIAG=ACTIVITY: what the detector alone (no game rules) reports within each
+/// gesture played onto that activity's recordings, given frames, full strength: the most
+/// cycles of the gesture's own kind, and whether the other kind was reported.
+func diagnoseDetector(_ everydayDir: String, nods: [CutGesture], shakes: [CutGesture], activity: String, scale: Double)
+{
+    let framesData = (try? Data(contentsOf: URL(fileURLWithPath: "\(everydayDir)/headframes.json"))) ?? Data()
+    let frames = ((try? JSONSerialization.jsonObject(with: framesData)) as? [String: Any]) ?? [:]
+    let people = (frames["participants"] as? [String: Any]) ?? [:]
+    let files = ((try? FileManager.default.contentsOfDirectory(atPath: everydayDir)) ?? []).sorted().filter {
+        $0.hasSuffix("-\(activity).csv.gz")
+    }
+    var both: [CutGesture] = []
+    for k in 0..<(2 * max(nods.count, shakes.count)) {
+        let pool = k % 2 == 0 ? nods : shakes
+        if !pool.isEmpty { both.append(scaled(pool[(k / 2) % pool.count], by: scale)) }
+    }
+    var hist: [String: Int] = [:]
+    for (n, file) in files.enumerated() {
+        guard let truth = givenFrame(people[everydayParticipant(file)]),
+            let rec = try? DatasetReader.read(path: "\(everydayDir)/\(file)").samples
+        else { continue }
+        let (samples, placed) = composite(both, onto: rec, frame: truth, first: 7 * n)
+        let fe = SampleFrontEnd(calibration: IMUCalibration(headUp: truth.up, headForward: truth.forward))
+        var est = AttitudeEstimator()
+        var det = GestureDetector()
+        var found: [HeadGesture] = []
+        let hf = fe.calibrator.calibration.headFrame ?? .assumed
+        for raw in samples {
+            let s = fe.apply(raw)
+            let a = est.update(s)
+            let w = s.gyro - a.gyroBias
+            found += det.add(t: s.t, pitch: hf.pitchRate(w), yaw: hf.yawRate(w))
+        }
+        for p in placed {
+            let inside = found.filter { $0.end >= p.start && $0.end <= p.end + 300_000_000 }
+            let own = inside.filter { $0.kind == p.gesture.kind }.map(\.cycle).max() ?? 0
+            let other = inside.contains { $0.kind != p.gesture.kind }
+            hist[
+                "\(WalkingAnswers.label(p.gesture)): own cycles \(min(own, 3))\(other ? " + other kind" : "")",
+                default: 0] += 1
+        }
+    }
+    for (k, v) in hist.sorted(by: { $0.key < $1.key }) { print("DIAG \(activity) ×\(scale) | \(k) | \(v)") }
 }

@@ -29,12 +29,15 @@ let benchLimits: AnswerLimits = {
         l.minTiltTurn = v[0]; l.bodyWaitSeconds = v[1]
         if v.count >= 3 { l.minAnswerPeakDps = v[2] }
     }
-    // GESTURE_BENCH_GAIT="gaitPeakRatio[,gaitCycles]".
+    // GESTURE_BENCH_GAIT="gaitPeakRatio[,gaitCycles[,bodyMoveSpareCycles[,nodCycles[,shakeCycles]]]]".
     if let v = ProcessInfo.processInfo.environment["GESTURE_BENCH_GAIT"]?.split(separator: ",").compactMap({
         Double($0)
     }), !v.isEmpty {
         l.gaitPeakRatio = v[0]
         if v.count >= 2 { l.gaitCycles = Int(v[1]) }
+        if v.count >= 3 { l.bodyMoveSpareCycles = Int(v[2]) }
+        if v.count >= 4 { l.nodCycles = Int(v[3]) }
+        if v.count >= 5 { l.shakeCycles = Int(v[4]) }
     }
     return l
 }()
@@ -50,7 +53,8 @@ let benchRules: TiltGame.Rules = {
 }()
 
 /// The frames judged: name and the calibration to use for a participant (nil = skip the row).
-let everydayFrames = ["assumed", "given", "learned"]
+/// "none": no calibration and learning on, from nothing, in each recording (a daemon just installed).
+let everydayFrames = ["assumed", "given", "learned", "none"]
 
 /// Each participant's learned frame (set by `learnEveryday`).
 nonisolated(unsafe) var learnedFrames: [String: HeadFrame] = [:]
@@ -61,7 +65,7 @@ func everydayFrame(_ name: String, participant: String, file: String, frames: [S
         let excluded = (frames["excluded"] as? [String]) ?? []
         guard !excluded.contains(file), let f = learnedFrames[participant] else { return .some(nil) }
         return .some(IMUCalibration(headUp: f.up, headForward: f.forward))
-    case "assumed": return .some(IMUCalibration())
+    case "assumed", "none": return .some(IMUCalibration())
     case "given":
         let excluded = (frames["excluded"] as? [String]) ?? []
         guard !excluded.contains(file), let people = frames["participants"] as? [String: Any],
@@ -99,7 +103,7 @@ func runEveryday(_ dir: String) -> [EverydayResult] {
                 var options = GameJudge.Options()
                 options.frontEnd = SampleFrontEnd(calibration: cal)
                 options.gestures = g
-                options.learnsHeadFrame = false
+                options.learnsHeadFrame = name == "none"
                 options.limits = benchLimits
                 options.rules = benchRules
                 if let tr = ProcessInfo.processInfo.environment["GESTURE_BENCH_TRACE"],

@@ -32,6 +32,12 @@ if sweep { runSweep(logs.map { ($0, load($0)) }); exit(0) }
 // GESTURE_BENCH_COMPOSITE_ONLY=1: only the game-on-the-move table (minutes instead of the whole bench).
 if let everydayDir, ProcessInfo.processInfo.environment["GESTURE_BENCH_COMPOSITE_ONLY"] != nil {
     let pools = cutPools(logs.map { ($0, load($0)) }, mount: headsetMount)
+    if let a = ProcessInfo.processInfo.environment["GESTURE_BENCH_DIAG"] {
+        for scale in [1.0, 0.5] {
+            diagnoseDetector(everydayDir, nods: pools.nods, shakes: pools.shakes, activity: a, scale: scale)
+        }
+        exit(0)
+    }
     printComposites(everydayDir, nods: pools.nods, shakes: pools.shakes)
     exit(0)
 }

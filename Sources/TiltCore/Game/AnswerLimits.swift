@@ -32,6 +32,22 @@ public struct AnswerLimits: Sendable, Equatable {
     /// °/s RMS (docs/game-everyday.md).
     public var gaitPeakRatio = 3.0
 
+    /// A nod or shake of this many cycles or more answers though the whole body moved around
+    /// it, when it stands out of what the head did just before (`gaitPeakRatio`; 0: never). The
+    /// whole-body test reads a walk, stairs, a shuffle on the spot as the body carrying the head
+    /// and refused the answers made meanwhile (docs/game-everyday.md: 38 % of real nods played
+    /// onto real walks answered); a body that stands up, bends or sits does not swing the head
+    /// back and forth twice, and a glance down and back, or aside and back, is one cycle.
+    public var bodyMoveSpareCycles = 2
+
+    /// Cycles a nod needs to answer, wherever the wearer is: one down-up is as often a glance
+    /// down at a desk or a phone and back (on the everyday set, most of the false nods).
+    public var nodCycles = 2
+
+    /// Cycles a shake needs to answer, wherever the wearer is (1: three swings, 2: five): a
+    /// left-right-left is as often a look both ways.
+    public var shakeCycles = 2
+
     /// The defaults.
     public init() {}
 

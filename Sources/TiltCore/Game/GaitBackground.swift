@@ -22,8 +22,12 @@ struct GaitBackground: Sendable {
         repeating: (Nanoseconds.min, 0, 0), count: bins)
     private var head = 0
 
+    /// The first sample, or the first after a hole: the mean squares are known from `tau` after it.
+    private var since: Nanoseconds?
+
     /// Adds one sample's rates about the head frame's axes, rad/s.
     mutating func add(t: Nanoseconds, pitch: Double, yaw: Double) {
+        if lastT.map({ t < $0 || t - $0 > 1_000_000_000 }) ?? true { since = t }
         let dt = lastT.map { min(0.25, max(0, Double(t - $0) * 1e-9)) } ?? 0
         lastT = t
         let k = dt / Self.tau
@@ -34,6 +38,12 @@ struct GaitBackground: Sendable {
             ring[head] = (t, meanSquare.pitch, meanSquare.yaw)
             head = (head + 1) % Self.bins
         }
+    }
+
+    /// Whether the RMS at `t` stands for what the head did: `tau` of samples came before it
+    /// (from the start, the mean squares rise from zero, and anything would stand out of them).
+    func isKnown(at t: Nanoseconds) -> Bool {
+        since.map { t - $0 >= Nanoseconds(Self.tau * 1e9) } ?? false
     }
 
     /// The RMS rates (rad/s) as they stood at the last snapshot at or before `t` (the oldest kept

@@ -62,17 +62,30 @@ extension TiltGame {
         // The rate about the head's axes, once a sample for the check, the detector and the gait.
         let pitchRate = frame.pitchRate(w)
         let yawRate = frame.yawRate(w)
-        if let verdict = check.add(
-            t: a.t, pitch: pitchRate, roll: frame.rollRate(w), yaw: yawRate, moving: !motion.isStill)
+        // Nothing says how the head is mounted (no calibration, nothing learned or kept, no
+        // back_axis) and the game may learn it: nods and shakes are read about up and the
+        // horizontal (`GestureReader`), and the orientation check (is the convention right?)
+        // has nothing to judge for the nod vocabulary meanwhile.
+        let frameKnown =
+            frame.source != .assumed || !learnsHeadFrame || configuration.backAxis != Self.conventionBackAxis
+        let frameless = !frameKnown && gestures == .nod
+        if frameless != readsGesturesWithoutFrame {
+            readsGesturesWithoutFrame = frameless
+            events += restartCheck(at: a.t)
+        }
+        if !frameless,
+            let verdict = check.add(
+                t: a.t, pitch: pitchRate, roll: frame.rollRate(w), yaw: yawRate, moving: !motion.isStill)
         {
             var e = makeEvent(verdict ? .orientationSuspect : .orientationOK, t: a.t)
             e.reason = verdict ? Self.suspectReason : nil
             events.append(e)
         }
-        let gestures = detector.add(t: a.t, pitch: pitchRate, yaw: yawRate)
-        gaitBackground.add(t: a.t, pitch: pitchRate, yaw: yawRate)
+        let read = reader.add(t: a.t, rate: w, up: TiltMeter.upInSensor(q), frame: frameKnown ? frame : nil)
+        let found = read.gestures
+        gaitBackground.add(t: a.t, pitch: read.pitch, yaw: read.yaw)
         // Repeated nods or shakes read as steps in part: the learner drops the window they are in.
-        if !gestures.isEmpty { learner.dropWindow() }
+        if !found.isEmpty { learner.dropWindow() }
         if abs(yawRate) >= Self.maxTurnDuringTilt { lastTurn = a.t }
 
         guard let r = round else {
@@ -88,7 +101,7 @@ extension TiltGame {
         lastTilt = tilt
         switch r.gestures {
         case .tilt: events += tiltStep(a.t, tilt: tilt)
-        case .nod: events += nodStep(a.t, tilt: tilt, gestures: gestures)
+        case .nod: events += nodStep(a.t, tilt: tilt, gestures: found)
         }
         return events
     }
@@ -190,19 +203,26 @@ extension TiltGame {
             // A gesture begun before the prompt plus the reaction time answers nothing.
             // While walking or running a single down-up can be the gait's head bob, and a single
             // left-right-left a walker looking both ways: a nod or shake answers from its second
-            // cycle (`gaitCycles`). The whole-body test then sees the gait carry the head and
-            // lets almost nothing through, so a gesture also answers when it stands out of the
-            // gait (`GaitBackground`, `AnswerLimits.gaitPeakRatio`). That only ever adds answers: a head
-            // nodding without pause reads as walking in part, and that must take none away.
+            // cycle (`gaitCycles`), when it stands out of what the head did in the ~3 s before it
+            // (`GaitBackground`, `AnswerLimits.gaitPeakRatio`): the whole-body test cannot judge
+            // a gesture there (the gait carries the head all the time). Elsewhere a gesture
+            // begun clear of a whole-body move answers; one begun in or just after such a move
+            // (standing up, bending, a step or two) answers only when repeated (two cycles,
+            // `bodyMoveSpareCycles`) and standing out in the same way: a body that rises or bends
+            // does not swing the head back and forth twice. docs/game-everyday.md has the figures.
             let gait = activityTracker.activity == .walking || activityTracker.activity == .running
             if let g = gestures.first(where: {
                 guard $0.start >= countFrom, $0.peakDps >= limits.minAnswerPeakDps else { return false }
                 if gait, $0.cycle < limits.gaitCycles { return false }
-                if (activityTracker.lastBodyMove ?? .min) < $0.start - Self.bodyMoveMarginNs { return true }
-                guard gait else { return false }
+                if $0.cycle < ($0.kind == .nod ? limits.nodCycles : limits.shakeCycles) { return false }
+                // Stands out of the ~3 s before it (not known in the first 3 s: anything would).
                 let background = gaitBackground.rms(at: $0.start)
                 let own = ($0.kind == .nod ? background.pitch : background.yaw) * 180 / .pi
-                return $0.peakDps >= limits.gaitPeakRatio * own
+                let standsOut = gaitBackground.isKnown(at: $0.start) && $0.peakDps >= limits.gaitPeakRatio * own
+                let repeated = limits.bodyMoveSpareCycles > 0 && $0.cycle >= limits.bodyMoveSpareCycles
+                if gait, repeated { return standsOut }
+                if (activityTracker.lastBodyMove ?? .min) < $0.start - Self.bodyMoveMarginNs { return true }
+                return (gait || repeated) && standsOut
             }) {
                 return decide(g.kind == .nod ? .correct : .skip, at: t, enteredAt: g.start, tilt: tilt, gesture: g.kind)
             }

@@ -122,7 +122,10 @@ public struct TiltGame: Sendable {
     /// What the head-frame learner has seen (settable: a game can go on from an earlier one's).
     public var learner = HeadFrameLearner()
     var check = OrientationCheck()
-    var detector: GestureDetector
+    /// Nods and shakes, about the frame's axes or, without one, about up and the horizontal.
+    var reader: GestureReader
+    /// Whether the last sample's nods and shakes were read without a head frame (`GestureReader`).
+    public internal(set) var readsGesturesWithoutFrame = false
     /// The assumed frame follows the board's side (y up or y down), chosen from gravity.
     var assumedFrame = HeadFrame.assumed
     /// Relative mode with a configured `back_axis` before any capture: the frame that axis and
@@ -141,7 +144,7 @@ public struct TiltGame: Sendable {
         self.configuration = configuration
         self.rng = SplitMix64(seed: seed)
         self.motion = HeadRateTracker(stillDps: configuration.stillDps)
-        self.detector = GestureDetector(parameters: configuration.nod)
+        self.reader = GestureReader(parameters: configuration.nod)
         applyDurations()
     }
 
@@ -159,7 +162,7 @@ public struct TiltGame: Sendable {
         }
         configuration = c
         motion.stillLimit = c.stillDps * .pi / 180
-        if c.nod != detector.parameters { detector = GestureDetector(parameters: c.nod) }
+        if c.nod != reader.parameters { reader = GestureReader(parameters: c.nod) }
         applyDurations()
         return events
     }
