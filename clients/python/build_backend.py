@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A PEP 517 / PEP 660 build backend for the tiltd client, standard library only.
 
 The package is a handful of pure-Python files, so a wheel is a zip of ``tiltd/`` plus the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``python3 -m tiltd``, the docs' example run as written, and the package build."""
 
 import json

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the blocking and the asyncio client share, with no I/O: the socket path, framing, request
 ids, matching replies to requests, the bounded queue of events, the reconnect schedule, and the
 command helpers. The two clients only move bytes and wait.

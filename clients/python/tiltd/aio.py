@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The asyncio client: the same API as :class:`tiltd.Client`, with ``await``.
 
     import asyncio, tiltd

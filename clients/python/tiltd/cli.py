@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``python3 -m tiltd``: watch the daemon, ask its status, play a round from a terminal.
 
 Exit codes (also in docs/clients.md and ``--help``): 0 done; 1 the daemon refused a command;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The blocking client: one socket, no threads. Use it from one thread.
 
     import tiltd

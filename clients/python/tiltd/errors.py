@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Exceptions of the tiltd client. All derive from :class:`TiltdError`."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The lines the daemon sends, one dataclass per line class (docs/protocol.md, "Events").
 
 Every class keeps what it does not know: fields a newer daemon adds land in ``extra``, and a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Lines as one readable line of text each, for ``python3 -m tiltd watch`` and ``play``."""
 
 from __future__ import annotations
