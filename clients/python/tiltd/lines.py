@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Dict, List, Optional, Type, Union
+from typing import Any, ClassVar, Dict, FrozenSet, List, Optional, Type, Union
 
 __all__ = [
     "Line", "Hello", "Status", "Attitude", "Sample", "Game", "Fix", "Place", "Quest", "Credit",
@@ -256,7 +256,7 @@ LINE_CLASSES: Dict[str, Type[Line]] = {
 }
 # The wire names each dataclass takes from the object (everything but our own bookkeeping).
 _OWN = {"line_class", "extra", "raw", "local"}
-_FIELDS: Dict[Type[Line], frozenset] = {
+_FIELDS: Dict[Type[Line], FrozenSet[str]] = {
     c: frozenset(f.name for f in dataclasses.fields(c) if f.name not in _OWN)
     for c in list(LINE_CLASSES.values()) + [Line]
 }
