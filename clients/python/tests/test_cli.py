@@ -133,6 +133,21 @@ class BuildTests(unittest.TestCase):
             r = tiltd_cli(*args)
             self.assertEqual((r.returncode, r.stdout.strip()), (0, f"tiltd {tiltd.__version__}"), r.stderr)
 
+    def test_the_package_is_typed_strictly(self):
+        """``mypy --strict`` finds nothing in the package (py.typed promises its types)."""
+        for python in [sys.executable] + [p for p in ("/usr/bin/python3",) if os.path.exists(p)]:
+            if subprocess.run([python, "-c", "import mypy"], capture_output=True).returncode == 0:
+                break
+        else:
+            message = "mypy is not installed (apt install python3-mypy, as scripts/install-deps --test does)"
+            if os.environ.get("CI") == "true":
+                self.fail(message)
+            self.skipTest(message)
+        with tempfile.TemporaryDirectory() as cache:
+            r = subprocess.run([python, "-m", "mypy", "--strict", "--cache-dir", cache, "tiltd"],
+                               capture_output=True, text=True, timeout=600, cwd=CLIENT_DIR)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+
     def test_the_wheel_holds_the_package_and_its_metadata(self):
         """The wheel setuptools builds (as pip would, from a copy of the source): the package,
         py.typed, the version, the licence and the console script."""
