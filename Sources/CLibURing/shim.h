@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #ifndef TILTD_CLIBURING_SHIM_H
 #define TILTD_CLIBURING_SHIM_H
 /* liburing.h defines _XOPEN_SOURCE and _GNU_SOURCE when they are not defined, which would make

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tiltd's accuracy on the BROAD trials next to VQF, Madgwick, Mahony and xio Fusion.
 
 Usage (normally through bench/accuracy/run):

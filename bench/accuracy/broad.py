@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """BROAD trials: loading, decimation to lower rates and the dataset's inclination metric.
 
 Written for tiltd's accuracy benchmark (bench/accuracy/run). The metric is the dataset's own

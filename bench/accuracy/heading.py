@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """tiltd's heading (9-axis, magnetometer) on the BROAD trials next to VQF 9D causal, in one run.
 
 Usage (normally through `bench/accuracy/run --heading`):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The comparison filters, each run from its PyPI package on the same rows as tiltd (every N-th row at lower rates).
 Every function returns (N,4) quaternions, scalar first, rotating sensor vectors into a z-up frame."""
 import numpy as np

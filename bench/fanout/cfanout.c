@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * The plain C fan-out baseline for bench/fanout/run: the least a daemon can do to deliver one JSON
  * line per sample to N Unix-socket clients, with the same socket writes tiltd makes.

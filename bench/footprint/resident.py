@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Where a running process's resident pages of one binary lie: by ELF section, and by the Swift
 module of the nearest symbol (a guide for making the binary lean, issue 15).
 

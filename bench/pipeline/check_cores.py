@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Checks that bench/pipeline/cores.cpp calls the VQF and Fusion cores the way bench/accuracy calls
 their Python packages: same rate, units and settings give the same quaternions.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-sample cost of the comparison filters' own C/C++ cores, for bench/pipeline/run.
 //
 // The cores are not in this repository: bench/pipeline/run takes them from the PyPI source

@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: Apache-2.0
 # Shared by scripts/cross-build, scripts/test-arm64 and scripts/build-deb (sourced, not run).
 #
 # The cross toolchain is made only from Debian's packages and kept in one cache directory:

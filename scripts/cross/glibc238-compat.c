@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /*
  * Linked only into the cross-built tiltd (scripts/cross-build), never into the host build.
  *

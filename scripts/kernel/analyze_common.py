@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What scripts/kernel/analyze and its magnetometer checks (analyze_mag.py) both read: the
 guest's key=value and `name: value` files, the client's JSON lines, the recording, and angle
 arithmetic. Test tooling only."""

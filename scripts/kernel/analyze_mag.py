@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The magnetometer's checks of scripts/kernel/analyze (issue 29): its values read through sysfs
 (magvalues), tiltd's heading fusing it (the cases IMU+MAG), and `tiltd calibrate mag` against the
 real driver (magcal). Test tooling only."""

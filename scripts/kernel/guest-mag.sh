@@ -1,4 +1,5 @@
 # shellcheck shell=dash disable=SC2034 # its variables are guest-init's
+# SPDX-License-Identifier: Apache-2.0
 # The magnetometer's part of scripts/kernel/guest-init (sourced by it in the VM as
 # /rig/guest-mag.sh; busybox sh): which chip, on which bus, its attributes, and the cases that
 # use it without tiltd's daemon — magvalues (its values through sysfs) and magcal (`tiltd

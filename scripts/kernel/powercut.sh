@@ -1,4 +1,5 @@
 # shellcheck shell=dash
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by guest-init for kt.suite=powercut (busybox sh). One boot of the power-cut series:
 # checks the store the previous boot left on /dev/vdb (PRAGMA integrity_check, the ledger), then,
 # unless this is the last boot (kt.last=1), starts tiltd on it with a GPX walk that earns credits

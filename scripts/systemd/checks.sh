@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck disable=SC2154  # $container_init and the others are scripts/systemd-test's globals
 # The checks of scripts/systemd-test, one function each, sourced by it after the container has
 # booted: they use its helpers (inside, wait_for, journal, status_text, write_config, …) and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The game screen: the prompt large enough to read from 3 m, the timer and score, a flash, a
 // sound and a vibration on every decision, the round's summary, and (paired) the buttons.
 'use strict';

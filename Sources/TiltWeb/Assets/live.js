@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The live view: tilt gauge with the game's thresholds, a compass (the heading and its source),
 // a scrolling 30 s plot of roll, pitch and yaw with decision markers, the sources, places and
 // quest cells around the fix.

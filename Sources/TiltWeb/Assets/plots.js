@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Recordings in [web] recordings, drawn by the same code as `tiltd plot`.
 'use strict';
 const $ = (id) => document.getElementById(id);

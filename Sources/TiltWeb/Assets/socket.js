@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // tiltd web: the page's connection to `tiltd web` and the game state both pages share.
 // Plain JavaScript, no build step. Served from the binary (Sources/TiltWeb/Assets).
 'use strict';

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Starts the real tiltd binary for the tests: a replay of config/demo/head.csv (optionally the
 GPX walk too), with its socket, store and config in a temporary directory.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The asyncio client against the real daemon: the same essentials as the blocking one."""
 
 import asyncio

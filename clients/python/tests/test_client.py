@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The blocking client against the real daemon (a replay of config/demo/head.csv)."""
 
 import signal

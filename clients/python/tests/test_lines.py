@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The parts without a daemon: parsing lines, sorting replies and events, the backoff schedule."""
 
 import json

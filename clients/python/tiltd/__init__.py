@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A client for tiltd, the IMU tilt-game and places daemon (standard library only).
 
 ``Client`` is blocking, ``AsyncClient`` is for asyncio; both speak the JSON-lines protocol of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``python3 -m tiltd``: see tiltd.cli."""
 
 import sys

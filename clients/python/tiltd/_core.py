@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the blocking and the asyncio client share, with no I/O: the socket path, framing, request
 ids, matching replies to requests, the bounded queue of events, the reconnect schedule, and the
 command helpers. The two clients only move bytes and wait.
@@ -8,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 from collections import deque
-from typing import Any, Deque, Dict, Iterator, List, Optional, Set, Union
+from typing import Any, Deque, Dict, FrozenSet, Generic, Iterator, List, Optional, Set, Tuple, TypeVar, Union
 
 from .errors import CommandError, ConnectError, ConnectionLost, PermissionDenied, TiltdError, Timeout
 from .lines import Gap, Hello, Line, Reply, parse_line
@@ -41,7 +42,7 @@ class Reconnect:
     until ``timeout_s`` is spent. A permission error ends it at once (waiting does not fix it),
     as does any error that is not about reaching the daemon."""
 
-    def __init__(self, timeout_s: float):
+    def __init__(self, timeout_s: float) -> None:
         self.timeout_s = timeout_s
         self._delays = backoff_delays(timeout_s)
 
@@ -63,7 +64,7 @@ class KeepAlive:
     without a line the client sends a ``ping``, and if nothing at all arrives for another
     ``interval_s`` the connection is taken as lost. So no wait for a line is unbounded."""
 
-    def __init__(self, interval_s: float, now: float):
+    def __init__(self, interval_s: float, now: float) -> None:
         self.interval_s = interval_s
         self.received(now)
 
@@ -99,7 +100,7 @@ class Session:
     that only sends commands would keep every attitude line it never reads.
     """
 
-    def __init__(self, queue_lines: int = 1024):
+    def __init__(self, queue_lines: int = 1024) -> None:
         self.queue_lines = queue_lines
         self.hello: Optional[Hello] = None
         # The watch settings in force, as the daemon's last watch reply echoed them; sent again
@@ -114,14 +115,14 @@ class Session:
         self._dropped = 0
         # Between a reconnect and the reply to the re-sent watch the daemon still sends the
         # default stream; lines of classes not watched are dropped meanwhile.
-        self._resubscribing: Optional[frozenset] = None
+        self._resubscribing: Optional[FrozenSet[str]] = None
 
     # ---- requests ----------------------------------------------------------------------------
-    def request(self, cmd: str, args: Dict[str, Any], internal: bool = False):
+    def request(self, cmd: str, args: Dict[str, Any], internal: bool = False) -> Tuple[RequestId, bytes]:
         """A new request: its id and the bytes to send. Arguments that are None are left out."""
         rid = self._next_id
         self._next_id += 1
-        body = {"cmd": cmd, "id": rid}
+        body: Dict[str, Any] = {"cmd": cmd, "id": rid}
         body.update({k: v for k, v in args.items() if v is not None})
         if internal:
             self._internal.add(rid)
@@ -231,7 +232,11 @@ class Session:
         return bool(self._events) or self._dropped > 0
 
 
-class Commands:
+# What a command method returns: a Reply (Client), an awaitable of one (AsyncClient).
+R = TypeVar("R")
+
+
+class Commands(Generic[R]):
     """The commands of docs/protocol.md as methods. Each sends the command with a fresh id and
     returns its :class:`Reply` (on :class:`AsyncClient`: an awaitable of it), raising
     :class:`CommandError` when the daemon refuses it. Arguments left as None are not sent, so
@@ -255,70 +260,70 @@ class Commands:
         """The latest connection's hello (sources, game state, fix, watch), or None."""
         return self._session.hello
 
-    def command(self, cmd: str, *, timeout: Optional[float] = None, **args: Any):  # pragma: no cover
+    def command(self, cmd: str, *, timeout: Optional[float] = None, **args: Any) -> R:  # pragma: no cover
         raise NotImplementedError
 
-    def ping(self):
+    def ping(self) -> R:
         """Is the daemon alive: reply ``pong``."""
         return self.command("ping")
 
-    def help(self, command: Optional[str] = None):
+    def help(self, command: Optional[str] = None) -> R:
         """The command catalogue (``commands``), or one command's entry."""
         return self.command("help", command=command)
 
-    def status(self):
+    def status(self) -> R:
         """The daemon's state: ``version``, ``sources``, ``game``, ``fix``, ``places``, …"""
         return self.command("status")
 
-    def stats(self):
+    def stats(self) -> R:
         """Counters since the daemon started (``uptime_s``, ``samples``, ``decisions``, …)."""
         return self.command("stats")
 
     def watch(self, classes: Optional[List[str]] = None, attitude_hz: Optional[float] = None,
-              samples: Optional[bool] = None):
+              samples: Optional[bool] = None) -> R:
         """Change what this client receives; omitted settings keep their value. The reply's
         ``watch`` is what is in force; it is restored by itself after a reconnect. Lines of
         classes no longer watched that arrived before the reply are dropped from ``lines()``."""
         return self.command("watch", classes=classes, attitude_hz=attitude_hz, samples=samples)
 
     def start_round(self, round_s: Optional[float] = None, deck: Optional[str] = None,
-                    gestures: Optional[str] = None):
+                    gestures: Optional[str] = None) -> R:
         """``game.start``: start a round (``deck`` "nearby" or a deck file; ``gestures`` "tilt"
         or "nod"). Needs a trusted connection."""
         return self.command("game.start", round_s=round_s, deck=deck, gestures=gestures)
 
-    def stop_round(self):
+    def stop_round(self) -> R:
         """``game.stop``: end the running round early (it is stored)."""
         return self.command("game.stop")
 
-    def reset_game(self):
+    def reset_game(self) -> R:
         """``game.reset``: drop any running round (not stored), the neutral pose, last_round."""
         return self.command("game.reset")
 
-    def capture_neutral(self):
+    def capture_neutral(self) -> R:
         """``game.neutral``: take the current head pose as neutral; reply ``captured``."""
         return self.command("game.neutral")
 
-    def history(self, n: Optional[int] = None):
+    def history(self, n: Optional[int] = None) -> R:
         """The last ``n`` finished rounds (``rounds``), newest first."""
         return self.command("history", n=n)
 
-    def snooze(self, distance_m: Optional[float] = None):
+    def snooze(self, distance_m: Optional[float] = None) -> R:
         """Stop fix and place events until the wearer has moved ``distance_m``."""
         return self.command("snooze", distance_m=distance_m)
 
-    def credits(self):
+    def credits(self) -> R:
         """The credit ``balance`` and the credits earned per place (``places``)."""
         return self.command("credits")
 
-    def redeem(self, amount: Optional[int] = None, request_id: Optional[str] = None):
+    def redeem(self, amount: Optional[int] = None, request_id: Optional[str] = None) -> R:
         """``credits.redeem``: spend credits, once per ``request_id`` (safe to retry)."""
         return self.command("credits.redeem", amount=amount, request_id=request_id)
 
-    def complete_quest(self, cell: Optional[str] = None):
+    def complete_quest(self, cell: Optional[str] = None) -> R:
         """``quest.complete``: complete the quest of the wearer's cell."""
         return self.command("quest.complete", cell=cell)
 
-    def reload(self):
+    def reload(self) -> R:
         """Re-read the daemon's config file; all of it applies, or nothing."""
         return self.command("reload")

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The asyncio client: the same API as :class:`tiltd.Client`, with ``await``.
 
     import asyncio, tiltd
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, AsyncIterator, Callable, Dict, Optional, TypeVar
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, Optional, TypeVar
 
 from ._core import Commands, Reconnect, RequestId
 from .errors import ConnectionLost, TiltdError, Timeout, connect_error
@@ -29,19 +30,19 @@ __all__ = ["AsyncClient"]
 T = TypeVar("T")
 
 
-class AsyncClient(Commands):
+class AsyncClient(Commands[Awaitable[Reply]]):
     """An asyncio connection to tiltd. The arguments mean what they mean for
     :class:`tiltd.Client`; the command methods (``status()``, ``start_round()``, …) are
     coroutines here. Use it from one event loop."""
 
     def __init__(self, socket: Optional[str] = None, *, reconnect: bool = True,
                  connect_timeout: float = 10.0, reply_timeout: float = 10.0,
-                 reconnect_timeout: float = 60.0, keepalive_s: float = 15.0, queue_lines: int = 1024):
+                 reconnect_timeout: float = 60.0, keepalive_s: float = 15.0, queue_lines: int = 1024) -> None:
         self._configure(socket, reconnect, connect_timeout, reply_timeout, reconnect_timeout, keepalive_s,
                         queue_lines, time.monotonic())
         self._reader: Optional[asyncio.StreamReader] = None
         self._writer: Optional[asyncio.StreamWriter] = None
-        self._task: Optional[asyncio.Task] = None
+        self._task: Optional[asyncio.Task[None]] = None
         # Made in connect(): on Python 3.9 an asyncio primitive binds to the loop it is made in.
         self._cond: Optional[asyncio.Condition] = None
         # Why the client stopped for good (reconnecting gave up, closed); raised to every waiter.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """``python3 -m tiltd``: watch the daemon, ask its status, play a round from a terminal.
 
 Exit codes (also in docs/clients.md and ``--help``): 0 done; 1 the daemon refused a command;
@@ -13,6 +14,7 @@ import sys
 import time
 from typing import List, Optional
 
+from . import __version__
 from .client import Client
 from .errors import CommandError, ConnectionLost, PermissionDenied, SocketMissing, TiltdError
 from .lines import Game
@@ -30,8 +32,10 @@ def _parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--socket", metavar="PATH", help="the daemon's socket (default: $TILTD_SOCKET or /run/tiltd/tiltd.sock)")
     common.add_argument("--json", action="store_true", help="print the daemon's JSON lines as they are")
+    common.add_argument("--version", action="version", version=f"tiltd {__version__}")
     p = argparse.ArgumentParser(prog="python3 -m tiltd", description="A command-line client for tiltd.",
                                 epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"tiltd {__version__}")
     sub = p.add_subparsers(dest="command", metavar="{watch,status,play}")
     sub.required = True
     w = sub.add_parser("watch", parents=[common], help="print what the daemon sends", epilog=EPILOG,
@@ -136,3 +140,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         return EXIT_LOST
     except BrokenPipeError:  # `… | head`: the reader left
         return 0
+
+
+def watch_main(argv: Optional[List[str]] = None) -> int:
+    """``tiltd-watch [OPTIONS]``, the console script: ``python3 -m tiltd watch [OPTIONS]``."""
+    return main(["watch", *(sys.argv[1:] if argv is None else argv)])

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The blocking client: one socket, no threads. Use it from one thread.
 
     import tiltd
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import socket
 import time
+from socket import socket as _Socket
 from typing import Any, Iterator, Optional
 
 from ._core import Commands, Reconnect, RequestId
@@ -20,7 +22,7 @@ from .lines import Hello, Line, Reply
 __all__ = ["Client"]
 
 
-class Client(Commands):
+class Client(Commands[Reply]):
     """A blocking connection to tiltd.
 
     ``socket``: the socket path (default ``$TILTD_SOCKET``, else /run/tiltd/tiltd.sock).
@@ -36,10 +38,10 @@ class Client(Commands):
 
     def __init__(self, socket: Optional[str] = None, *, reconnect: bool = True,
                  connect_timeout: float = 10.0, reply_timeout: float = 10.0,
-                 reconnect_timeout: float = 60.0, keepalive_s: float = 15.0, queue_lines: int = 1024):
+                 reconnect_timeout: float = 60.0, keepalive_s: float = 15.0, queue_lines: int = 1024) -> None:
         self._configure(socket, reconnect, connect_timeout, reply_timeout, reconnect_timeout, keepalive_s,
                         queue_lines, time.monotonic())
-        self._sock: Optional[socket.socket] = None
+        self._sock: Optional[_Socket] = None
 
     # ---- connection --------------------------------------------------------------------------
     @property

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Exceptions of the tiltd client. All derive from :class:`TiltdError`."""
 
 from __future__ import annotations
@@ -6,7 +7,7 @@ import errno
 import grp
 import os
 import stat
-from typing import Optional
+from typing import Optional, Tuple
 
 from .lines import Reply
 
@@ -26,7 +27,7 @@ class TiltdError(Exception):
 class ConnectError(TiltdError):
     """The socket could not be opened. ``path`` is the socket, ``errno`` the system's code."""
 
-    def __init__(self, message: str, path: str, errno_: Optional[int] = None):
+    def __init__(self, message: str, path: str, errno_: Optional[int] = None) -> None:
         super().__init__(message)
         self.path = path
         self.errno = errno_
@@ -39,7 +40,7 @@ class SocketMissing(ConnectError):
 class PermissionDenied(ConnectError):
     """The socket exists but this user may not open it. ``group`` is the group to join."""
 
-    def __init__(self, message: str, path: str, errno_: Optional[int], group: str):
+    def __init__(self, message: str, path: str, errno_: Optional[int], group: str) -> None:
         super().__init__(message, path, errno_)
         self.group = group
 
@@ -57,7 +58,7 @@ class CommandError(TiltdError):
     """The daemon refused a command: ``code`` (``round_in_progress``, ``forbidden``, …) and
     ``message`` are its error; ``reply`` the whole reply; ``cmd`` the command."""
 
-    def __init__(self, reply: Reply, cmd: str):
+    def __init__(self, reply: Reply, cmd: str) -> None:
         self.reply = reply
         self.cmd = cmd
         self.code: str = reply.error_code or "unknown"
@@ -86,7 +87,7 @@ def connect_error(path: str, err: OSError) -> ConnectError:
     return ConnectError(f"cannot connect to {path}: {os.strerror(code) if code else err}", path, code)
 
 
-def _socket_group(path: str):
+def _socket_group(path: str) -> Tuple[str, str, bool]:
     """The socket file's group, a '(group …, mode …)' note, and whether that group may connect
     (connecting needs write permission); the packaged default when the file cannot be examined
     (its directory is closed to us)."""

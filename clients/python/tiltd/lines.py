@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The lines the daemon sends, one dataclass per line class (docs/protocol.md, "Events").
 
 Every class keeps what it does not know: fields a newer daemon adds land in ``extra``, and a
@@ -11,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Dict, List, Optional, Type, Union
+from typing import Any, ClassVar, Dict, FrozenSet, List, Optional, Tuple, Type, Union
 
 __all__ = [
     "Line", "Hello", "Status", "Attitude", "Sample", "Game", "Fix", "Place", "Quest", "Credit",
@@ -250,12 +251,11 @@ class Gap(Line):
     local: bool = False
 
 
-LINE_CLASSES: Dict[str, Type[Line]] = {
-    c.CLASS: c for c in (Hello, Status, Attitude, Sample, Game, Fix, Place, Quest, Credit, Reply, Gap)
-}
+_LINE_TYPES: Tuple[Type[Line], ...] = (Hello, Status, Attitude, Sample, Game, Fix, Place, Quest, Credit, Reply, Gap)
+LINE_CLASSES: Dict[str, Type[Line]] = {c.CLASS: c for c in _LINE_TYPES}
 # The wire names each dataclass takes from the object (everything but our own bookkeeping).
 _OWN = {"line_class", "extra", "raw", "local"}
-_FIELDS: Dict[Type[Line], frozenset] = {
+_FIELDS: Dict[Type[Line], FrozenSet[str]] = {
     c: frozenset(f.name for f in dataclasses.fields(c) if f.name not in _OWN)
     for c in list(LINE_CLASSES.values()) + [Line]
 }

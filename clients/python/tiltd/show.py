@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Lines as one readable line of text each, for ``python3 -m tiltd watch`` and ``play``."""
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ def _game(g: Game) -> str:
         return f'prompt "{g.prompt}" ({left})'
     if g.is_decision:
         how = f" by {g.gesture}" if g.gesture else f", tilt {_num(g.tilt_deg, '.0f')}°"
-        return f'{g.kind.upper()} "{g.prompt}" after {_secs(g.decision_ms)}{how} ({left})'
+        kind = (g.kind or "").upper()
+        return f'{kind} "{g.prompt}" after {_secs(g.decision_ms)}{how} ({left})'
     if g.kind in ("round_ended", "stopped"):
         r = g.result or {}
         return (f"round {g.round} {'ended' if g.kind == 'round_ended' else 'stopped'} ({r.get('reason')}): "
