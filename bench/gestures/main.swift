@@ -138,8 +138,8 @@ if let everydayDir {
     learnEveryday(everydayDir)
     let results = runEveryday(everydayDir)
     let on = printEveryday(results, dir: everydayDir)
-    // Issue 30's targets, reported (not part of the exit status).
-    print("\n| issue 30 | measured | target |\n|---|---|---|")
+    // The targets, reported (not part of the exit status).
+    print("\n| figure | measured | target |\n|---|---|---|")
     for f in everydayFrames where f != "assumed" {
         print("| everyday glasses on, \(f) frames, nod /h | \(perHour(on, "\(f)/nod")) | ≤ 2 |")
         print("| everyday glasses on, \(f) frames, tilt /h | \(perHour(on, "\(f)/tilt")) | ≤ 5 |")
