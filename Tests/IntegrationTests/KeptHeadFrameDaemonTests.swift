@@ -37,11 +37,7 @@ final class KeptHeadFrameDaemonTests: XCTestCase {
         d = try DaemonProcess(["run", "--config", config, "--replay", still], logPath: "\(dir)/log2")
         c = try LineClient(path: "\(dir)/tiltd.sock")
         let o = try XCTUnwrap(c.next("hello")["game"]?["orientation"])
-        XCTAssertEqual(o["source"], "learned", "\(o)")
-        let keptUp = try XCTUnwrap(Wear.vector(o["up"]))
-        let keptForward = try XCTUnwrap(Wear.vector(o["forward"]))
-        XCTAssertLessThan(Wear.degrees(keptUp, Wear.mount.rotate(Wear.headUp)), 10, "\(o)")
-        XCTAssertLessThan(Wear.degrees(keptForward, Wear.mount.rotate(Wear.headForward)), 10, "\(o)")
+        try Wear.assertLearnedTheMount(o)
         // Still in use once the still samples have been played: the learner that saw nothing
         // does not withdraw it.
         _ = try c.next("attitude", timeout: 10) { ($0["t_ns"]?.intValue ?? 0) >= Wear.t0 + 1_500_000_000 }

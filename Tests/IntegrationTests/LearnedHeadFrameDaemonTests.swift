@@ -60,6 +60,15 @@ final class LearnedHeadFrameDaemonTests: XCTestCase {
         return Vector3(x, y, z)
     }
 
+    /// `orientation` (of a hello) says `learned`, its axes within 10° of the mount's.
+    static func assertLearnedTheMount(_ o: JSONValue, file: StaticString = #filePath, line: UInt = #line) throws {
+        XCTAssertEqual(o["source"], "learned", "\(o)", file: file, line: line)
+        let up = try XCTUnwrap(vector(o["up"]), file: file, line: line)
+        let forward = try XCTUnwrap(vector(o["forward"]), file: file, line: line)
+        XCTAssertLessThan(degrees(up, mount.rotate(headUp)), 10, "\(o)", file: file, line: line)
+        XCTAssertLessThan(degrees(forward, mount.rotate(headForward)), 10, "\(o)", file: file, line: line)
+    }
+
     /// Reads game lines until a `head_frame` event; returns it.
     func headFrameEvent(_ c: LineClient, timeout: Double) throws -> JSONValue {
         try c.next("game", timeout: timeout) { $0["kind"] == "head_frame" }
@@ -80,11 +89,7 @@ final class LearnedHeadFrameDaemonTests: XCTestCase {
         // A client joining now sees it in hello, the frame's axes within 10° of the mount's.
         let late = try LineClient(path: "\(dir)/tiltd.sock")
         let o = try XCTUnwrap(late.next("hello")["game"]?["orientation"])
-        XCTAssertEqual(o["source"], "learned", "\(o)")
-        let up = try XCTUnwrap(Self.vector(o["up"]))
-        let forward = try XCTUnwrap(Self.vector(o["forward"]))
-        XCTAssertLessThan(Self.degrees(up, Self.mount.rotate(Self.headUp)), 10, "\(o)")
-        XCTAssertLessThan(Self.degrees(forward, Self.mount.rotate(Self.headForward)), 10, "\(o)")
+        try Self.assertLearnedTheMount(o)
 
         // `[game] head_frame = "assumed"` by reload: back to the convention, said in a game line.
         _ = try writeDaemonConfig(in: dir, "[log]\nlevel = \"warning\"\n[game]\nhead_frame = \"assumed\"")
