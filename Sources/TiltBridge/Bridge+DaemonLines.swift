@@ -28,7 +28,7 @@ extension Bridge {
             room?.daemon(up: true, now: now)
         case .attitude:
             room?.attitude(o, now: now)
-            guard m.attitudeHz > 0, now - lastAttitudeAt >= Int64(1e9 / m.attitudeHz) else { return }
+            guard m.attitudeHz > 0, now - lastAttitudeAt >= nanoseconds(ofSeconds: 1 / m.attitudeHz) else { return }
             lastAttitudeAt = now
             send(OutgoingMessage(topic: topics.events(name), payload: raw, qos: qos(name), retain: true))
         case .status:

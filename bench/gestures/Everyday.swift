@@ -29,6 +29,13 @@ let benchLimits: AnswerLimits = {
         l.minTiltTurn = v[0]; l.bodyWaitSeconds = v[1]
         if v.count >= 3 { l.minAnswerPeakDps = v[2] }
     }
+    // GESTURE_BENCH_GAIT="gaitPeakRatio[,gaitCycles]".
+    if let v = ProcessInfo.processInfo.environment["GESTURE_BENCH_GAIT"]?.split(separator: ",").compactMap({
+        Double($0)
+    }), !v.isEmpty {
+        l.gaitPeakRatio = v[0]
+        if v.count >= 2 { l.gaitCycles = Int(v[1]) }
+    }
     return l
 }()
 

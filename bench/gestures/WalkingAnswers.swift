@@ -97,15 +97,16 @@ func cutGestures(_ samples: [IMUSample], kind: HeadGesture.Kind) -> [CutGesture]
     return cuts
 }
 
-/// The walk's rate stays under 60 °/s for `seconds` from `t` (the rows are in time order).
-func quiet(_ walk: [IMUSample], from t: Nanoseconds, seconds: Double) -> Bool {
+/// The walk's rate stays under `dps` for `seconds` from `t` (the rows are in time order).
+func quiet(_ walk: [IMUSample], from t: Nanoseconds, seconds: Double, dps: Double = 60) -> Bool {
+    guard dps.isFinite else { return true }
     let end = t + Nanoseconds(seconds * 1e9)
     var lo = 0
     var hi = walk.count
     while lo < hi { let m = (lo + hi) / 2; if walk[m].t < t { lo = m + 1 } else { hi = m } }
     var k = lo
     while k < walk.count, walk[k].t <= end {
-        if walk[k].gyro.norm >= 60 * .pi / 180 { return false }
+        if walk[k].gyro.norm >= dps * .pi / 180 { return false }
         k += 1
     }
     return true
@@ -133,15 +134,24 @@ struct WalkingAnswers {
     }
 }
 
-/// Plays `gestures` (alternating, cycled) onto `walk` every 7 s from 6 s on, seen through `frame`
-/// (sensor frame), and judges the composite with the nod vocabulary.
-func playGestures(_ gestures: [CutGesture], onto walk: [IMUSample], frame: HeadFrame, first: Int) -> WalkingAnswers {
+/// One gesture placed in a composite: where it starts and ends (sample time) and what it is.
+struct PlacedGesture {
+    var start: Nanoseconds
+    var end: Nanoseconds
+    var gesture: CutGesture
+}
+
+/// Plays `gestures` (cycled from `first`) onto `walk` every 7 s from 6 s on, seen through `frame`
+/// (sensor frame): the composite samples and where each gesture went.
+func composite(
+    _ gestures: [CutGesture], onto walk: [IMUSample], frame: HeadFrame, first: Int, quietDps: Double = 60
+) -> (samples: [IMUSample], placed: [PlacedGesture]) {
     let right = frame.left * -1
     let back = frame.forward * -1
     func toSensor(_ v: Vector3) -> Vector3 { right * v.x + frame.up * v.y + back * v.z }
     func toHead(_ v: Vector3) -> Vector3 { Vector3(v.dot(right), v.dot(frame.up), v.dot(back)) }
     var samples = walk
-    var placed: [(start: Nanoseconds, end: Nanoseconds, gesture: CutGesture)] = []
+    var placed: [PlacedGesture] = []
     let t0 = walk[0].t
     var at: Nanoseconds = t0 + 6_000_000_000
     var k = first
@@ -153,7 +163,10 @@ func playGestures(_ gestures: [CutGesture], onto walk: [IMUSample], frame: HeadF
         // A player answers while looking ahead, not in the middle of looking around: the walk's
         // own rate stays under 60 °/s (a walking head's swings are 10–40 °/s) from 1 s before
         // the gesture to 1 s after it.
-        while i < samples.count, !quiet(walk, from: samples[i].t - 1_000_000_000, seconds: g.seconds + 2) { i += 10 }
+        while i < samples.count, !quiet(walk, from: samples[i].t - 1_000_000_000, seconds: g.seconds + 2, dps: quietDps)
+        {
+            i += 10
+        }
         guard i < samples.count, Double(samples[samples.count - 1].t - samples[i].t) * 1e-9 > g.seconds + 2 else {
             break
         }
@@ -178,9 +191,16 @@ func playGestures(_ gestures: [CutGesture], onto walk: [IMUSample], frame: HeadF
         }
         // The cut starts and ends at rest, so what the gesture turned away it has mostly turned
         // back: the rest of the walk goes on in the walk's own orientation.
-        placed.append((samples[i].t, samples[min(j, samples.count - 1)].t, g))
+        placed.append(PlacedGesture(start: samples[i].t, end: samples[min(j, samples.count - 1)].t, gesture: g))
         at = samples[min(j, samples.count - 1)].t + 5_000_000_000
     }
+    return (samples, placed)
+}
+
+/// Plays `gestures` onto `walk` (`composite`) and judges the composite with the nod vocabulary,
+/// the game told `frame`.
+func playGestures(_ gestures: [CutGesture], onto walk: [IMUSample], frame: HeadFrame, first: Int) -> WalkingAnswers {
+    let (samples, placed) = composite(gestures, onto: walk, frame: frame, first: first)
     var options = GameJudge.Options()
     options.frontEnd = SampleFrontEnd(calibration: IMUCalibration(headUp: frame.up, headForward: frame.forward))
     options.gestures = .nod
@@ -209,9 +229,8 @@ func playGestures(_ gestures: [CutGesture], onto walk: [IMUSample], frame: HeadF
     return r
 }
 
-/// The table: the head-gestures logs' nods and shakes played onto each person's walking
-/// recordings, with the given and the learned frames.
-func printWalkingAnswers(_ everydayDir: String, logs: [(String, [IMUSample])], mount: Matrix3) {
+/// The nods and the shakes of the head-gestures logs, cut out (`cutGestures`).
+func cutPools(_ logs: [(String, [IMUSample])], mount: Matrix3) -> (nods: [CutGesture], shakes: [CutGesture]) {
     let frontEnd = SampleFrontEnd(mount: mount)
     var nods: [CutGesture] = []
     var shakes: [CutGesture] = []
@@ -228,6 +247,13 @@ func printWalkingAnswers(_ everydayDir: String, logs: [(String, [IMUSample])], m
             shakes += cutGestures(mounted, kind: .shake)
         }
     }
+    return (nods, shakes)
+}
+
+/// The table: the head-gestures logs' nods and shakes played onto each person's walking
+/// recordings, with the given and the learned frames.
+func printWalkingAnswers(_ everydayDir: String, logs: [(String, [IMUSample])], mount: Matrix3) {
+    let (nods, shakes) = cutPools(logs, mount: mount)
     // Alternate nod, shake, nod, … (each pool cycled on its own).
     var both: [CutGesture] = []
     for k in 0..<(2 * max(nods.count, shakes.count)) {

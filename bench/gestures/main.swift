@@ -29,6 +29,12 @@ func ms(_ d: Double?) -> String { d.map { String(format: "%.0f ms", $0) } ?? "â€
 
 let logs = (try! FileManager.default.contentsOfDirectory(atPath: dir)).filter { $0.hasSuffix(".txt") }.sorted()
 if sweep { runSweep(logs.map { ($0, load($0)) }); exit(0) }
+// GESTURE_BENCH_COMPOSITE_ONLY=1: only the game-on-the-move table (minutes instead of the whole bench).
+if let everydayDir, ProcessInfo.processInfo.environment["GESTURE_BENCH_COMPOSITE_ONLY"] != nil {
+    let pools = cutPools(logs.map { ($0, load($0)) }, mount: headsetMount)
+    printComposites(everydayDir, nods: pools.nods, shakes: pools.shakes)
+    exit(0)
+}
 var failures: [String] = []
 // Head-gestures totals for the summary: nod logs' nod-game decisions and correct ones, shake
 // logs' decisions and skips, decisions under 0.25 s.
@@ -145,6 +151,8 @@ if let everydayDir {
     print(
         "\nhead-gestures: the nod game learned a head frame in \(learnedIn.count) of \(logs.count) logs: \(learnedIn)")
     printWalkingAnswers(everydayDir, logs: logs.map { ($0, load($0)) }, mount: headsetMount)
+    let pools = cutPools(logs.map { ($0, load($0)) }, mount: headsetMount)
+    printComposites(everydayDir, nods: pools.nods, shakes: pools.shakes)
 }
 print("")
 if failures.isEmpty {

@@ -128,7 +128,7 @@ final class HostRoom {
                 _ = core.stop(at: now)
                 publishState(now: now)
             }
-            outcome = core.start(prompts: prompts, roundMs: Int64(seconds * 1000), at: now)
+            outcome = core.start(prompts: prompts, roundMs: Int64(saturating: seconds * 1000), at: now)
         case "room.stop":
             outcome = core.stop(at: now)
         default:

@@ -22,6 +22,16 @@ public struct AnswerLimits: Sendable, Equatable {
     /// 98 % of the answers the game took kept at 60 °/s).
     public var minAnswerPeakDps = 60.0
 
+    /// Cycles a nod or shake needs to answer while walking or running (1 otherwise): one
+    /// down-up can be the gait's head bob, one left-right-left a walker looking both ways.
+    public var gaitCycles = 2
+
+    /// While walking or running, a gesture the whole-body test would refuse still answers when
+    /// its peak is this many times the RMS rate about its axis just before it began
+    /// (`GaitBackground`): a deliberate nod peaks near 100 °/s, a walker's head swings at 15–40
+    /// °/s RMS (docs/game-everyday.md).
+    public var gaitPeakRatio = 3.0
+
     /// The defaults.
     public init() {}
 

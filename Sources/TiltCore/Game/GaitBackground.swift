@@ -8,7 +8,7 @@
 /// ear-to-ear axis and 25–60 °/s about the vertical (the everyday set's walking recordings),
 /// a deliberate nod peaks near 100 °/s or more (the head-gestures logs). So while the gait is
 /// seen a gesture answers when its peak stands well above what the head was doing just before
-/// it began (`TiltGame.gaitPeakRatio`). Pure; constant cost per sample.
+/// it began (`AnswerLimits.gaitPeakRatio`). Pure; constant cost per sample.
 struct GaitBackground: Sendable {
     static let binNs: Nanoseconds = 40_000_000
     static let bins = 100

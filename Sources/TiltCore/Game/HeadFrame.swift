@@ -87,4 +87,20 @@ public struct HeadFrame: Sendable, Equatable {
     }
 
     private func round4(_ d: Double) -> Double { (d * 1e4).rounded() / 1e4 }
+
+    /// The frame as kept between runs: `{"up":[x,y,z],"forward":[x,y,z]}` at full precision.
+    public var stateJSON: JSONObject {
+        ["up": .vector(up), "forward": .vector(forward), "source": .string(source.rawValue)]
+    }
+
+    /// A frame kept by `stateJSON`, with `source`; nil for anything else (a damaged file).
+    public init?(stateJSON o: JSONValue, source: Source) {
+        func vector(_ key: String) -> Vector3? {
+            guard case .array(let a)? = o[key], a.count == 3 else { return nil }
+            let d = a.compactMap(\.doubleValue)
+            return d.count == 3 ? Vector3(d[0], d[1], d[2]) : nil
+        }
+        guard let u = vector("up"), let f = vector("forward") else { return nil }
+        self.init(up: u, forward: f, source: source)
+    }
 }

@@ -27,8 +27,12 @@ extension TiltGame {
                 // Clients hear of each change (`head_frame`).
                 if learnedFrame == nil { events += restartCheck(at: a.t) }
                 learnedFrame = f
+                learnedFrameRestored = false
                 events.append(headFrameEvent(at: a.t))
-            } else if learner.frame == nil, learnedFrame != nil {
+            } else if learner.frame != nil {
+                // This run's learner agrees with the kept frame: from now on it is the learner's.
+                learnedFrameRestored = false
+            } else if learner.frame == nil, learnedFrame != nil, !learnedFrameRestored {
                 // Withdrawn (its sign became unclear): back to the assumed frame, checked afresh.
                 learnedFrame = nil
                 events += restartCheck(at: a.t)
@@ -95,14 +99,6 @@ extension TiltGame {
     /// mid-shake with the head low held a 30° tilt for 0.45 s, another looked down 45° 0.4 s after
     /// shaking; a deliberate tilt hardly turns, and 1 s is a short wait after looking around.
     static let maxTurnDuringTilt = 60 * Double.pi / 180
-    /// Cycles a nod or shake needs to answer while walking or running (1 otherwise).
-    static let gaitCycles = 2
-    /// While walking or running, a gesture the whole-body test would refuse still answers when
-    /// its peak is this many times the RMS rate about its axis just before it began
-    /// (`GaitBackground`): a deliberate nod peaks near 100 °/s, a walker's head swings at 15–40
-    /// °/s RMS. Chosen before measuring; on the everyday set 2.5 let false nods through (walking,
-    /// stairs) and 3.5 answered fewer of the shakes played onto walks (docs/game-everyday.md).
-    static let gaitPeakRatio = 3.0
     /// A gesture or tilt begun within this long of a whole-body move is part of it, ns.
     static let bodyMoveMarginNs: Nanoseconds = 1_000_000_000
     static let turnSettleNs: Nanoseconds = 1_000_000_000
@@ -196,17 +192,17 @@ extension TiltGame {
             // left-right-left a walker looking both ways: a nod or shake answers from its second
             // cycle (`gaitCycles`). The whole-body test then sees the gait carry the head and
             // lets almost nothing through, so a gesture also answers when it stands out of the
-            // gait (`GaitBackground`, `gaitPeakRatio`). That only ever adds answers: a head
+            // gait (`GaitBackground`, `AnswerLimits.gaitPeakRatio`). That only ever adds answers: a head
             // nodding without pause reads as walking in part, and that must take none away.
             let gait = activityTracker.activity == .walking || activityTracker.activity == .running
             if let g = gestures.first(where: {
                 guard $0.start >= countFrom, $0.peakDps >= limits.minAnswerPeakDps else { return false }
-                if gait, $0.cycle < Self.gaitCycles { return false }
+                if gait, $0.cycle < limits.gaitCycles { return false }
                 if (activityTracker.lastBodyMove ?? .min) < $0.start - Self.bodyMoveMarginNs { return true }
                 guard gait else { return false }
                 let background = gaitBackground.rms(at: $0.start)
                 let own = ($0.kind == .nod ? background.pitch : background.yaw) * 180 / .pi
-                return $0.peakDps >= Self.gaitPeakRatio * own
+                return $0.peakDps >= limits.gaitPeakRatio * own
             }) {
                 return decide(g.kind == .nod ? .correct : .skip, at: t, enteredAt: g.start, tilt: tilt, gesture: g.kind)
             }

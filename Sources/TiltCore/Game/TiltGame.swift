@@ -71,6 +71,10 @@ public struct TiltGame: Sendable {
     /// The head frame learned from wear (`HeadFrameLearner`), once confident; used only while
     /// no calibrated frame is set.
     public internal(set) var learnedFrame: HeadFrame?
+    /// True while `learnedFrame` is one kept from an earlier run (`restoreLearnedFrame`) that
+    /// this run's learner has not yet confirmed or replaced: a learner that has seen nothing yet
+    /// has no frame, which must not withdraw the kept one.
+    public internal(set) var learnedFrameRestored = false
     /// Whether the game learns a head frame from wear while none is calibrated (off: the
     /// assumed convention stays). Off here (a game judged on a recording learns nothing unless
     /// asked); the daemon sets it from `[game] head_frame` (default `learn`). Set it with
@@ -177,8 +181,25 @@ public struct TiltGame: Sendable {
         guard on != learnsHeadFrame else { return [] }
         learnsHeadFrame = on
         learner = HeadFrameLearner()
+        learnedFrameRestored = false
         guard learnedFrame != nil else { return [] }
         learnedFrame = nil
+        let t = lastT ?? 0
+        return restartCheck(at: t) + [headFrameEvent(at: t)]
+    }
+
+    /// Uses `frame`, learned from wear in an earlier run and kept (the daemon keeps it under the
+    /// store's directory), as the learned frame until this run's learner gives one of its own:
+    /// a restart need not walk and look down again before nods are read about the right axis.
+    /// The learner's frame replaces it once it is `learnedFrameRefreshDeg` away (the frame is
+    /// re-checked by the wear itself), and the orientation check judges it as any other.
+    /// Ignored while a calibrated frame is set or learning is off. Returns `head_frame`.
+    public mutating func restoreLearnedFrame(_ frame: HeadFrame) -> [GameEvent] {
+        guard calibratedFrame == nil, learnsHeadFrame, learnedFrame == nil else { return [] }
+        var f = frame
+        f.source = .learned
+        learnedFrame = f
+        learnedFrameRestored = true
         let t = lastT ?? 0
         return restartCheck(at: t) + [headFrameEvent(at: t)]
     }

@@ -211,7 +211,8 @@ public struct GPSDSource: FixSource {
         func known(_ value: Double) -> Double? { value.isFinite ? value : nil }
         var fix = Fix(mode: Int(raw.mode))
         if (set & TIME_SET) != 0 && raw.time.tv_sec != 0 {
-            fix.time = Int64(raw.time.tv_sec) * 1_000_000_000 + Int64(raw.time.tv_nsec)
+            // A receiver's time outside the years 1678–2262 is no time (it would overflow).
+            fix.time = nanoseconds(seconds: Int64(raw.time.tv_sec), nanoseconds: Int64(raw.time.tv_nsec))
         }
         if raw.latitude.isFinite && raw.longitude.isFinite {
             fix.lat = raw.latitude

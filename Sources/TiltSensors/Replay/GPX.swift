@@ -186,7 +186,8 @@ public enum GPX {
         guard i == b.count else { return nil }
         let days = daysFromCivil(y, mo, d)
         let secs = Int64(days) * 86_400 + Int64(h * 3600 + mi * 60 + sec) - Int64(offset)
-        return secs * 1_000_000_000 + frac
+        // Years outside 1678–2262 do not fit in nanoseconds since 1970: not a time we can use.
+        return nanoseconds(seconds: secs, nanoseconds: frac)
     }
 
     /// Days since 1970-01-01 of a proleptic Gregorian date (the classic era-based algorithm).

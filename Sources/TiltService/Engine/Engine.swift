@@ -82,11 +82,15 @@ public final class Engine: RequestHandler {
     public struct Startup: Sendable {
         let places: PlacesComponent.Staged
         let seeds: StoreWorker.Seeds
+        /// The head frame learned from wear in an earlier run, or why the kept one is ignored.
+        var keptHeadFrame: (frame: HeadFrame?, problem: String?) = (nil, nil)
     }
 
     /// Loads the `Startup` for `config` (file and database I/O: call off the loop).
     public static func load(_ config: Configuration, store: StoreWorker) throws(ConfigError) -> Startup {
-        Startup(places: try PlacesComponent.stage(config), seeds: store.seeds(cellSize: config.quests.options.cellSize))
+        Startup(
+            places: try PlacesComponent.stage(config), seeds: store.seeds(cellSize: config.quests.options.cellSize),
+            keptHeadFrame: store.path.map { KeptHeadFrame.load(KeptHeadFrame.path(storePath: $0)) } ?? (nil, nil))
     }
 
     /// Takes up `startup`, before serving. On the loop.
@@ -94,7 +98,8 @@ public final class Engine: RequestHandler {
         places.apply(startup.places, config: config)
         credits.prepare(lastCredits: startup.seeds.lastCredits)
         quests.prepare(cells: startup.seeds.questCells)
-        game.prepare(lastRound: startup.seeds.lastRound, neutral: config.calibration.neutral)
+        game.prepare(
+            lastRound: startup.seeds.lastRound, neutral: config.calibration.neutral, kept: startup.keptHeadFrame)
     }
 
     // MARK: sensor input (on the loop)

@@ -18,6 +18,8 @@ final class GameComponent: Component {
     private var roundsInFlight = 0
     /// Called when `game.start` starts a round (a held replay goes on).
     var onRoundStarted: (() -> Void)?
+    /// Where the frame learned from wear is kept across restarts.
+    private let keptFrame: KeptHeadFrame?
 
     init(context: EngineContext) {
         self.context = context
@@ -27,16 +29,23 @@ final class GameComponent: Component {
         game = (try? TiltGame(configuration: config.rules, seed: seed)) ?? (try! TiltGame(seed: seed))
         // Without a calibrated frame the game learns one from wear (`[game] head_frame`).
         game.learnsHeadFrame = config.learnsHeadFrame
+        keptFrame = KeptHeadFrame(store: context.store, logger: context.logger)
     }
 
-    /// Seeds from the store and the calibration file, at start.
-    func prepare(lastRound: Int?, neutral: Quaternion?) {
+    /// Seeds from the store, the calibration file and the head frame kept from the last run, at start.
+    func prepare(lastRound: Int?, neutral: Quaternion?, kept: (frame: HeadFrame?, problem: String?) = (nil, nil)) {
         if let lastRound { game.nextRoundID = lastRound + 1 }
         // The head frame `tiltd calibrate neutral` learnt from the nod; without it the
         // convention is assumed (and the game state says so).
         game.setHeadFrame(context.config.calibration.headFrame)
         // The pose `tiltd calibrate neutral` measured: relative mode starts from it.
         if let n = neutral { _ = game.captureNeutral(Attitude(t: 0, q: n, atRest: true, gyroBias: .zero)) }
+        // Without a calibration, the frame learned from wear in the last run, until this run's
+        // learner confirms or replaces it.
+        if let problem = kept.problem { context.logger.warning("\(problem)") }
+        if let f = kept.frame, !game.restoreLearnedFrame(f).isEmpty {
+            context.logger.info("game: the head frame learned from wear in an earlier run is in use")
+        }
     }
 
     var snapshot: JSONObject { game.snapshot }
@@ -225,6 +234,10 @@ final class GameComponent: Component {
     /// once a round is over.
     func emit(_ events: [GameEvent]) {
         context.stats.count(events)
+        // A new learned frame (or none) is kept for the next run; a kept one restored needs no write.
+        if events.contains(where: { $0.kind == .headFrame }), !game.learnedFrameRestored {
+            keptFrame?.save(game.learnedFrame)
+        }
         publish(events)
         applyPendingRules()
     }

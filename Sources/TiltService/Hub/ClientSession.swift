@@ -152,8 +152,14 @@ public final class ClientSession: RingWriter {
         hub.recountWatchers()
     }
 
-    /// The attitude period of a rate, ns; 0 for none.
-    private static func period(_ hz: Double) -> Int64 { hz > 0 ? Int64(1e9 / hz) : 0 }
+    /// The attitude period of a rate, ns; 0 for none. At most a day: a rate of 1e-300 Hz (which
+    /// the catalogue's `0...1000` admits) is a line a day, not an overflow in the pacing below.
+    static func period(_ hz: Double) -> Int64 {
+        hz > 0 ? nanoseconds(ofSeconds: 1 / hz, limit: maxAttitudePeriod) : 0
+    }
+
+    /// The longest attitude period, ns: one day.
+    static let maxAttitudePeriod: Int64 = 86_400 * 1_000_000_000
 
     /// Whether this client gets `event`; also paces attitude to the client's rate.
     func wants(_ event: Event) -> Bool {

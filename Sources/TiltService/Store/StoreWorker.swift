@@ -15,7 +15,9 @@ import TiltCore
 public final class StoreWorker: Sendable {
     let path: String?
     let logger: Logger
-    private let queue = DispatchQueue(label: "tiltd.store")
+    /// The serial queue of every store operation (and of the kept head frame's writes, so that
+    /// `drain` at shutdown waits for them too).
+    let queue = DispatchQueue(label: "tiltd.store")
     /// The open store. Used only on `queue`, so the lock is never contended; it lets the
     /// compiler check that.
     private let store = Mutex<Store?>(nil)
