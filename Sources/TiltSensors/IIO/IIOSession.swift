@@ -362,7 +362,7 @@ final class IIOSession {
         let read = meanReadNs > 0 ? Int64(meanReadNs) : lastReadNs
         let head =
             "polled reads deliver \(IIOText.rateText(reported)) Hz of the \(asked) Hz asked: one read of every "
-            + "axis takes \(Self.millisecondsText(read)) of the \(Self.millisecondsText(Int64(period))) period"
+            + "axis takes \(Self.millisecondsText(read)) of the \((period / 1e5).rounded() / 10) ms period"
         return Double(read) > Self.slowReadShare * period
             ? head + " (the driver waits for fresh data; wire the interrupt for buffered reads, docs/hardware.md)"
             : head + ", so the rest is scheduling: the reading thread woke late (a busy or throttled CPU)"
