@@ -101,7 +101,8 @@ public enum IIOUnits {
 /// gyroscope, if any, turns by under 0.1 rad/s. A window of zeros (a chip not yet updated, free
 /// fall) is not judged.
 struct IIOAccelUnitWatch {
-    private let windowSize: Int
+    /// Samples in one window (half a second, at least 8).
+    let windowSize: Int
     private var magnitudes: [Double] = []
     /// Set once a window at rest was judged.
     private(set) var verdict: IIOUnits.Verdict?
