@@ -51,9 +51,6 @@ final class IIOSession {
     var accelUnitWatch: IIOAccelUnitWatch?
     /// Set when the accelerometer's unit was refused: the stream ends with it as the error.
     var unitRefusal: String?
-    /// Samples held back while the first window at rest is judged (at most one window), so that
-    /// a corrected unit reaches the estimator from the first sample.
-    var heldSamples: [IMUSample] = []
 
     init(configuration: IIOSource.Settings, logger: Logger?) throws {
         self.configuration = configuration
