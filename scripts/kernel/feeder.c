@@ -5,7 +5,7 @@
  * drivers bound to those chips read real motion. Test tooling for scripts/kernel-test (runs
  * inside the VM, built static); not part of tiltd. MIT, like the rest of the test tooling.
  *
- *   feeder --bus N --addr 0x68 --chip mpu6050|lsm6dsx|bmi160|nxp9dof --accel-dir D [--gyro-dir D]
+ *   feeder --bus N --addr 0x68 --chip mpu6050|lsm6dsx|bmi160|nxp9dof|bmx055 --accel-dir D [--gyro-dir D]
  *          [--gyro-addr A]
  *          [--mag-chip lis3mdl|hmc5883l --mag-addr 0x1e --mag-dir D [--mag-log FILE]]
  *          --csv FILE [--secs S] [--once] [--fire PATH]
@@ -20,6 +20,8 @@
  * bus, at the chip's own output rate (its sampling_frequency, read again every half second, as
  * the driver or tiltd may change it): at each output period the latest row is written, with the
  * chip's per-axis scale (gauss per LSB), the inverse of its mount matrix and its register layout.
+ * bmx055: Bosch's BMX055/BMI055, a bmc150_accel (at --addr; 12 bits left-justified) and a bmg160
+ * (gyro, at --gyro-addr), both little-endian from 0x02.
  * nxp9dof: the NXP 9-DOF board, an FXOS8700 (accel, at --addr; 14 bits left-justified, which
  * 6.1's driver shifts right by 2) and an FXAS21002C (gyro, at --gyro-addr), both big-endian from
  * OUT_X_MSB 0x01; Linux 6.1's drivers print their scales in g and in millidegrees/s, which the
@@ -181,7 +183,7 @@ static int64_t now_ns(void)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: feeder --bus N --addr A --chip mpu6050|lsm6dsx|bmi160|nxp9dof --accel-dir D [--gyro-dir D] "
+    fprintf(stderr, "usage: feeder --bus N --addr A --chip mpu6050|lsm6dsx|bmi160|nxp9dof|bmx055 --accel-dir D [--gyro-dir D] "
                     "[--gyro-addr A] "
                     "[--mag-chip lis3mdl|hmc5883l --mag-addr A --mag-dir D] --csv FILE [--secs S] [--once] "
                     "[--fire PATH]\n");
@@ -305,6 +307,15 @@ int main(int argc, char **argv)
         } else if (!strcmp(chip, "bmi160")) { /* DATA_GYRO_XOUT_L 0x0c: gyro then accel; little-endian */
             for (int k = 0; k < 3; k++) { put_le(b + 2 * k, g[k]); put_le(b + 6 + 2 * k, a[k]); }
             rc = block_write(fd, 0x0c, b, 12);
+        } else if (!strcmp(chip, "bmx055") && gfd >= 0) { /* ACCD_X_LSB / RATE_X_LSB 0x02; little-endian */
+            /* the accel is 12 bits, left-justified: bmc150_accel shifts the word right by 4 */
+            for (int k = 0; k < 3; k++) {
+                int v = a[k] > 2047 ? 2047 : a[k] < -2048 ? -2048 : a[k];
+                put_le(b + 2 * k, (int16_t)(v * 16));
+                put_le(b + 6 + 2 * k, g[k]);
+            }
+            rc = block_write(fd, 0x02, b, 6);
+            if (rc >= 0) rc = block_write(gfd, 0x02, b + 6, 6);
         } else if (!strcmp(chip, "nxp9dof") && gfd >= 0) { /* OUT_X_MSB 0x01 on each chip; big-endian */
             /* the FXOS8700's accel is 14 bits, left-justified: 6.1's driver shifts the word right by 2 */
             for (int k = 0; k < 3; k++) {
