@@ -39,6 +39,9 @@ public struct SourceStatus: Sendable, Equatable {
     /// arrival times on, so they cannot step (`SampleTimeline.Parameters.detectsJumps`); nil when
     /// not known. Not sent to clients (the status message names the clock).
     public var timestampsMonotonic: Bool?
+    /// True when the samples before this status must not shape the attitude (they were in a unit
+    /// since corrected, `IIOUnits`): the daemon restarts its estimator. Not sent to clients.
+    public var restartsFusion = false
 
     /// A status; the optional fields only when known.
     public init(

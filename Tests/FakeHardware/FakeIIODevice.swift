@@ -43,6 +43,9 @@ public enum FakeFrequencyAttribute: Sendable {
     case device(initial: String, available: [String]?)
     /// `in_<type>_sampling_frequency` per channel type (+ `_available`).
     case perType(initial: String, available: [String]?)
+    /// `in_<type>_sampling_frequency` per channel type, but the list once for the device
+    /// (`sampling_frequency_available`), as fxas21002c, bmc150_accel, bmg160 and mma8452 have it.
+    case perTypeListedByDevice(initial: String, available: [String])
     case none
 }
 
@@ -139,7 +142,7 @@ extension FakeIIODevice {
                 scanType: ScanType(bigEndian: true, signed: true, realBits: 20, storageBits: 32, shift: 4),
                 firstIndex: 0),
             gyro: FakeChannelGroup(
-                type: "anglvel", scale: "0.000000266",
+                type: "anglvel", scale: "0.0000000266",
                 scanType: ScanType(bigEndian: true, signed: true, realBits: 32, storageBits: 32),
                 firstIndex: 3),
             timestampIndex: 6,

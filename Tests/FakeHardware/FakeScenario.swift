@@ -191,6 +191,11 @@ public final class FakeScenario: Sendable {
                     try writeFile("\(base)/in_\(g.type)_sampling_frequency_available", available.joined(separator: " "))
                 }
             }
+        case .perTypeListedByDevice(let initial, let available):
+            for g in [d.accel, d.gyro].compactMap({ $0 }) {
+                try writeFile("\(base)/in_\(g.type)_sampling_frequency", initial)
+            }
+            try writeFile("\(base)/sampling_frequency_available", available.joined(separator: " "))
         case .none: break
         }
         if let m = d.deviceMountMatrix { try writeFile("\(base)/mount_matrix", Self.sysfsMatrix(m)) }

@@ -131,6 +131,36 @@ final class KernelQuirksDaemonTests: XCTestCase {
             "\(elapsedMs) ms since the start: \(after["game"]!.jsonText)")
     }
 
+    // MARK: a clock believed monotonic steps back
+
+    func testStampsSteppingBackAnHourOnAClockBelievedMonotonicKeepStreaming() throws {
+        // Linux 6.6's inv_mpu6050: tiltd switches current_timestamp_clock to monotonic, then the
+        // stamps step back an hour anyway (a chip's own timestamps reset, a replay's recording).
+        let d = FakeIIODevice.mpu6050()
+        let (s, c) = try start([d], rateHz: 50)
+        let log = try XCTUnwrap(log)
+        let writer = try ScanWriter(scenario: s, device: d, timeout: 15)
+        let feeder = PacedFeeder(
+            writer: writer, device: d, rateHz: 50, accel: head(d, rollDeg: 90), t0: 7_200_000_000_000)
+        defer { feeder.stop() }
+        try waitUntil("attitude flowing", timeout: 15) { log.attitudes.count >= 25 }
+        XCTAssertEqual(s.timestampClock(d), "monotonic")
+        let before = try c.request(#"{"cmd":"status","id":2}"#, id: 2)
+        let imu = before["sources"]?.arrayValue?.first { $0["source"] == "imu" }
+        XCTAssertTrue(imu?["message"]?.stringValue?.contains("CLOCK_MONOTONIC") == true, before.jsonText)
+
+        feeder.step(by: -3_600_000_000_000)
+        let n = log.attitudes.count
+        try waitUntil("150 attitudes after the step back", timeout: 10) { log.attitudes.count >= n + 150 }
+        let steps = log.lines.filter { $0["class"] == "status" && $0["state"] == "clock_step" }
+        XCTAssertEqual(steps.count, 1, steps.map(\.jsonText).joined(separator: "\n"))
+        XCTAssertEqual(Double(steps.first?["step_ns"]?.intValue ?? 0) / 1e9, -3600, accuracy: 1)
+        // After it, t_ns advances at the sample rate (not 1 ns a sample).
+        let times = log.attitudes.suffix(100).compactMap { $0["t_ns"]?.intValue }
+        let spanS = Double(times.last! - times.first!) / 1e9
+        XCTAssertEqual(Double(times.count - 1) / spanS, 50, accuracy: 5, "\(times.count) lines over \(spanS) s")
+    }
+
     // MARK: BMI160 without its interrupt
 
     func testBMI160WithoutInterruptGivesAttitudeByPollingWithinTwoSeconds() throws {

@@ -103,4 +103,25 @@ final class SampleTimelineTests: XCTestCase {
         XCTAssertEqual(monotonic.place(1_199_000_000, arrival: 1_201_000_000).t, 1_200_000_001, "never decreasing")
         XCTAssertEqual(monotonic.jumps, 0)
     }
+
+    func testAStepBackOnAClockBelievedMonotonicIsAJumpAndDisprovesIt() {
+        var params = SampleTimeline.Parameters(rateHz: 50)
+        params.detectsJumps = false
+        var line = SampleTimeline(parameters: params)
+        _ = line.place(10_000_000_000, arrival: 10_000_000_000)
+        _ = line.place(10_020_000_000, arrival: 10_020_000_000)
+        // An hour back (a chip's own timestamp reset, a clock switch that did not take).
+        let back = line.place(10_040_000_000 - 3_600_000_000_000, arrival: 10_040_000_000)
+        XCTAssertEqual(back.jump?.summary, "back 3600 s")
+        XCTAssertEqual(back.t, 10_040_000_000, "continues one period on")
+        XCTAssertTrue(line.monotonicDisproved)
+        // Later samples advance at their own pace, not 1 ns each.
+        let next = line.place(10_060_000_000 - 3_600_000_000_000, arrival: 10_060_000_000)
+        XCTAssertEqual(next.t, 10_060_000_000)
+        // And a step forward on it is now a jump too.
+        let forward = line.place(10_080_000_000 + 86_400_000_000_000, arrival: 10_080_000_000)
+        XCTAssertNotNil(forward.jump)
+        XCTAssertEqual(forward.t, 10_080_000_000)
+        XCTAssertEqual(line.jumps, 2)
+    }
 }

@@ -154,6 +154,24 @@ final class IIOTriggerAndRateTests: XCTestCase {
         XCTAssertFalse(rate.isShort)
     }
 
+    func testDeliveredRateIsJudgedAfterTheFirstSecondNotCountingTheWakeUp() {
+        var rate = DeliveredRate(nominalHz: 60)
+        var t: Int64 = 0
+        var changes: [Double] = []
+        // The drivers' wake-up: 0.6 s with a handful of samples, then 60 Hz.
+        for _ in 0..<5 {
+            t += 120_000_000
+            if let r = rate.add(at: t) { changes.append(r) }
+        }
+        for _ in 0..<(60 * 4) {
+            t += 16_666_667
+            if let r = rate.add(at: t) { changes.append(r) }
+        }
+        XCTAssertEqual(changes, [], "the wake-up is not counted as a short rate")
+        XCTAssertEqual(rate.reportedHz, 60)
+        XCTAssertNotNil(rate.measuredHz)
+    }
+
     func testMagnetometerPaceReportsWhatSlowOneShotReadsDeliver() {
         // st_magn at 80 Hz: one read of x, y and z sleeps 3 × 2 output periods, 75 ms; polled at 60.
         var pace = MagnetometerPace(polledHz: 60)

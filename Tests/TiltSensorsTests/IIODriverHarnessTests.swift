@@ -124,6 +124,17 @@ final class IIODriverHarnessTests: XCTestCase {
         XCTAssertEqual(s.timestampClock(d), "realtime")
     }
 
+    func testRatesListedOnceForTheDeviceAreTheOnlyRatesWritten() throws {
+        // Linux 6.1's adxl345 (and fxas21002c, bmc150_accel, bmg160, mma8452): the rate per type,
+        // the list for the device. Polled at 60, the chip goes to the lowest listed rate above.
+        let d = FakeIIODevice.adxl345Linux61()
+        let (s, r) = try start([d], .init(device: "auto", rateHz: 60))
+        try s.setRaw(d, d.accel!, [-3, 5, 256])
+        let streaming = try XCTUnwrap(r.waitForStatus(.streaming), "\(r.statuses)")
+        XCTAssertEqual(s.attribute(d, "in_accel_sampling_frequency"), "100", "a listed rate, not the 60 asked")
+        XCTAssertEqual(streaming.rateHz, 60)
+    }
+
     func testADXL345IsPolledAccelOnly() throws {
         let d = FakeIIODevice.adxl345()
         let (s, r) = try start([d], .init(device: "auto", rateHz: 50))

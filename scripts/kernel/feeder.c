@@ -5,7 +5,8 @@
  * drivers bound to those chips read real motion. Test tooling for scripts/kernel-test (runs
  * inside the VM, built static); not part of tiltd. MIT, like the rest of the test tooling.
  *
- *   feeder --bus N --addr 0x68 --chip mpu6050|lsm6dsx|bmi160 --accel-dir D [--gyro-dir D]
+ *   feeder --bus N --addr 0x68 --chip mpu6050|lsm6dsx|bmi160|nxp9dof|bmx055 --accel-dir D [--gyro-dir D]
+ *          [--gyro-addr A]
  *          [--mag-chip lis3mdl|hmc5883l --mag-addr 0x1e --mag-dir D [--mag-log FILE]]
  *          --csv FILE [--secs S] [--once] [--fire PATH]
  *
@@ -19,6 +20,12 @@
  * bus, at the chip's own output rate (its sampling_frequency, read again every half second, as
  * the driver or tiltd may change it): at each output period the latest row is written, with the
  * chip's per-axis scale (gauss per LSB), the inverse of its mount matrix and its register layout.
+ * bmx055: Bosch's BMX055/BMI055, a bmc150_accel (at --addr; 12 bits left-justified) and a bmg160
+ * (gyro, at --gyro-addr), both little-endian from 0x02.
+ * nxp9dof: the NXP 9-DOF board, an FXOS8700 (accel, at --addr; 14 bits left-justified, which
+ * 6.1's driver shifts right by 2) and an FXAS21002C (gyro, at --gyro-addr), both big-endian from
+ * OUT_X_MSB 0x01; Linux 6.1's drivers print their scales in g and in millidegrees/s, which the
+ * feeder turns into m/s² and rad/s per LSB (and prints, so that analyze compares in SI).
  * --mag-log FILE lists each of those writes as "END_NS ROW" (CLOCK_MONOTONIC when the write had
  * ended, the recording's data row from 0), so that a value read can be traced to the row the
  * registers held, however late the feeder ran.
@@ -176,7 +183,8 @@ static int64_t now_ns(void)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: feeder --bus N --addr A --chip mpu6050|lsm6dsx|bmi160 --accel-dir D [--gyro-dir D] "
+    fprintf(stderr, "usage: feeder --bus N --addr A --chip mpu6050|lsm6dsx|bmi160|nxp9dof|bmx055 --accel-dir D [--gyro-dir D] "
+                    "[--gyro-addr A] "
                     "[--mag-chip lis3mdl|hmc5883l --mag-addr A --mag-dir D] --csv FILE [--secs S] [--once] "
                     "[--fire PATH]\n");
     exit(2);
@@ -184,7 +192,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-    int bus = -1, addr = -1, maddr = -1, once = 0;
+    int bus = -1, addr = -1, gaddr = -1, maddr = -1, once = 0;
     struct mag mag = { 0 };
     double secs = 1e9;
     const char *chip = NULL, *adir = NULL, *gdir = NULL, *csv = NULL, *fire = NULL, *mag_log = NULL;
@@ -198,6 +206,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--chip")) chip = v;
         else if (!strcmp(a, "--accel-dir")) adir = v;
         else if (!strcmp(a, "--gyro-dir")) gdir = v;
+        else if (!strcmp(a, "--gyro-addr")) gaddr = (int)strtol(v, NULL, 0);
         else if (!strcmp(a, "--csv")) csv = v;
         else if (!strcmp(a, "--secs")) secs = atof(v);
         else if (!strcmp(a, "--fire")) fire = v;
@@ -221,6 +230,10 @@ int main(int argc, char **argv)
     if (read_double(gdir, "in_anglvel_scale", &gscale) || gscale <= 0) {
         fprintf(stderr, "feeder: cannot read %s/in_anglvel_scale\n", gdir);
         return 1;
+    }
+    if (!strcmp(chip, "nxp9dof")) { /* the drivers' units: g and millidegrees/s per LSB */
+        ascale *= 9.80665;
+        gscale *= M_PI / 180000.0;
     }
     read_mount(adir, "in_accel", am);
     read_mount(gdir, "in_anglvel", gm);
@@ -251,6 +264,11 @@ int main(int argc, char **argv)
     int fd = open(dev, O_RDWR);
     /* FORCE: the driver owns the address; i2c-stub serves both */
     if (fd < 0 || ioctl(fd, I2C_SLAVE_FORCE, addr) < 0) { perror(dev); return 1; }
+    int gfd = -1; /* the gyro's own chip (nxp9dof) */
+    if (gaddr >= 0 && ((gfd = open(dev, O_RDWR)) < 0 || ioctl(gfd, I2C_SLAVE_FORCE, gaddr) < 0)) {
+        perror(dev);
+        return 1;
+    }
     if (mag.chip) {
         if ((mag.fd = open(dev, O_RDWR)) < 0 || ioctl(mag.fd, I2C_SLAVE_FORCE, maddr) < 0) { perror(dev); return 1; }
         if (!s[0].has_mag) { fprintf(stderr, "feeder: %s has no mx,my,mz columns\n", csv); return 1; }
@@ -289,6 +307,24 @@ int main(int argc, char **argv)
         } else if (!strcmp(chip, "bmi160")) { /* DATA_GYRO_XOUT_L 0x0c: gyro then accel; little-endian */
             for (int k = 0; k < 3; k++) { put_le(b + 2 * k, g[k]); put_le(b + 6 + 2 * k, a[k]); }
             rc = block_write(fd, 0x0c, b, 12);
+        } else if (!strcmp(chip, "bmx055") && gfd >= 0) { /* ACCD_X_LSB / RATE_X_LSB 0x02; little-endian */
+            /* the accel is 12 bits, left-justified: bmc150_accel shifts the word right by 4 */
+            for (int k = 0; k < 3; k++) {
+                int v = a[k] > 2047 ? 2047 : a[k] < -2048 ? -2048 : a[k];
+                put_le(b + 2 * k, (int16_t)(v * 16));
+                put_le(b + 6 + 2 * k, g[k]);
+            }
+            rc = block_write(fd, 0x02, b, 6);
+            if (rc >= 0) rc = block_write(gfd, 0x02, b + 6, 6);
+        } else if (!strcmp(chip, "nxp9dof") && gfd >= 0) { /* OUT_X_MSB 0x01 on each chip; big-endian */
+            /* the FXOS8700's accel is 14 bits, left-justified: 6.1's driver shifts the word right by 2 */
+            for (int k = 0; k < 3; k++) {
+                int v = a[k] > 8191 ? 8191 : a[k] < -8192 ? -8192 : a[k];
+                put_be(b + 2 * k, (int16_t)(v * 4));
+                put_be(b + 6 + 2 * k, g[k]);
+            }
+            rc = block_write(fd, 0x01, b, 6);
+            if (rc >= 0) rc = block_write(gfd, 0x01, b + 6, 6);
         } else {
             fprintf(stderr, "feeder: unknown chip %s\n", chip);
             return 2;

@@ -32,11 +32,15 @@ public struct SampleTimeline: Sendable {
         /// An arrival gap longer than this (and than the jump limit) across a jump is a real
         /// pause and is kept; shorter ones are the reader's latency, ns.
         public var pause: Nanoseconds = 500_000_000
-        /// False when the sensor's timestamps are on the host's monotonic clock (an IIO device
-        /// whose `current_timestamp_clock` is `monotonic`, polled reads): that clock never steps,
-        /// so nothing is re-anchored — a gap in the data is a real gap, even when the reader
-        /// fetched the samples on either side of it late and together, which the arrival-time
-        /// test below would take for a step. Output still never decreases.
+        /// False when the sensor's timestamps are believed to be on the host's monotonic clock
+        /// (an IIO device whose `current_timestamp_clock` is `monotonic`, polled reads): that
+        /// clock never steps forward beyond the time that passed, so a gap in the data is a real
+        /// gap, even when the reader fetched the samples on either side of it late and together,
+        /// which the arrival-time test below would take for a step. A step *back* is still a
+        /// jump: a monotonic clock never goes back, so one proves the belief wrong (hardware
+        /// timestamps that reset with the chip, a clock switch that did not take) — held at the
+        /// last output instead, the time line would crawl 1 ns a sample and everything
+        /// downstream would freeze. After such a step, forward steps are jumps too.
         public var detectsJumps = true
 
         /// Parameters for samples every `period` ns.
@@ -86,6 +90,8 @@ public struct SampleTimeline: Sendable {
     private var lastOut: Nanoseconds?
     private var lastArrival: Nanoseconds?
     private var resuming = false
+    /// Set by a step back on a clock believed monotonic: from then on it is not trusted to be.
+    public private(set) var monotonicDisproved = false
 
     /// A time line before its first sample.
     public init(parameters: Parameters) { self.parameters = parameters }
@@ -110,7 +116,9 @@ public struct SampleTimeline: Sendable {
         let elapsed: Nanoseconds? = arrival.flatMap { a in lastArrival.map { max(0, a &- $0) } }
         let limit = parameters.limit
         let forwardLimit = (elapsed ?? parameters.period) &+ limit
-        let isJump = parameters.detectsJumps && (dt < -limit || (dt > forwardLimit && !resuming))
+        let detects = parameters.detectsJumps || monotonicDisproved
+        let isJump = dt < -limit || (detects && dt > forwardLimit && !resuming)
+        if isJump && !detects { monotonicDisproved = true }
         resuming = false
         guard isJump else {
             // Not a jump; small steps back are held just after the previous output.

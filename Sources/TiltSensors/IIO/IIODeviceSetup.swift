@@ -11,7 +11,7 @@ struct IIOAxes {
     let type: String
     /// x, y, z channels.
     let channels: [OpaquePointer]
-    let scales: [IIOChannelScale]
+    private(set) var scales: [IIOChannelScale]
     /// Sensor frame → the frame tiltd reports (the device's mount matrix or the config's override).
     let mount: Matrix3
 
@@ -20,20 +20,40 @@ struct IIOAxes {
     func vector(_ x: Int64, _ y: Int64, _ z: Int64) -> Vector3 {
         mount * Vector3(scales[0].si(x), scales[1].si(y), scales[2].si(z))
     }
+
+    /// The same axes with every scale multiplied by `factor` (a driver's unit put right).
+    func scaled(by factor: Double) -> IIOAxes {
+        var a = self
+        a.scales = scales.map { IIOChannelScale(scale: $0.scale * factor, offset: $0.offset) }
+        return a
+    }
+
+    /// Significant bits of the values (the scan type's; 16, the common width, for a channel
+    /// that is no scan element).
+    var bits: Int {
+        iio_channel_is_scan_element(channels[0]) ? IIOChannel.format(channels[0]).bits : 16
+    }
 }
 
 /// One IIO device as the source uses it: which halves it provides, its timestamp channel and the
 /// rate it was set to.
 final class IIOConfiguredDevice {
     let ref: IIODeviceRef
-    let accel: IIOAxes?
+    /// Variable: a unit mistake found at rest is corrected in place (`IIOUnits`).
+    var accel: IIOAxes?
     let gyro: IIOAxes?
     let timestamp: OpaquePointer?
     /// The sampling rate now configured on the device (read back after writing), Hz.
     let rateHz: Double
+    /// Unit mistakes of the driver that were corrected, for the status message.
+    var unitNotes: [String]
 
-    init(ref: IIODeviceRef, accel: IIOAxes?, gyro: IIOAxes?, timestamp: OpaquePointer?, rateHz: Double) {
+    init(
+        ref: IIODeviceRef, accel: IIOAxes?, gyro: IIOAxes?, timestamp: OpaquePointer?, rateHz: Double,
+        unitNotes: [String] = []
+    ) {
         self.ref = ref; self.accel = accel; self.gyro = gyro; self.timestamp = timestamp; self.rateHz = rateHz
+        self.unitNotes = unitNotes
     }
 
     /// "mpu6050 (iio:device0)".
@@ -123,11 +143,22 @@ enum IIODeviceSetup {
     ) throws -> IIOConfiguredDevice {
         let ref = choice.ref
         let accel = choice.accel ? try axes("accel", of: ref, mountOverride: mountOverride) : nil
-        let gyro = choice.gyro ? try axes("anglvel", of: ref, mountOverride: mountOverride) : nil
+        var gyro = choice.gyro ? try axes("anglvel", of: ref, mountOverride: mountOverride) : nil
+        var notes: [String] = []
+        if let g = gyro {
+            switch IIOUnits.judgeGyro(scale: g.scales[0].scale, bits: g.bits, driver: ref.name) {
+            case .plausible: break
+            case .corrected(let c):
+                gyro = g.scaled(by: c.factor)
+                notes.append(c.note)
+                if IIOUnits.firstTime(c.note) { logger?.warning("\(c.note)", metadata: ["device": "\(ref.id)"]) }
+            case .refused(let why): throw IIOError(why)
+            }
+        }
         let actual = setRate(rateHz, on: ref, types: [accel, gyro].compactMap { $0 }, logger: logger)
         return IIOConfiguredDevice(
             ref: ref, accel: accel, gyro: gyro, timestamp: ref.channel("timestamp"),
-            rateHz: actual)
+            rateHz: actual, unitNotes: notes)
     }
 
     static func axes(_ type: String, of ref: IIODeviceRef, mountOverride: Matrix3?) throws -> IIOAxes {
@@ -172,18 +203,21 @@ enum IIODeviceSetup {
         return m
     }
 
-    /// Sets `sampling_frequency` (device-level, else per channel type) to the requested rate or
-    /// the nearest offered one; returns the rate the device reports afterwards (the request when
-    /// the device has no such attribute). A refused write is logged, not fatal: the device still
-    /// streams at its own rate.
+    /// Sets `sampling_frequency` (device-level, else per channel type) to the offered rate
+    /// nearest the requested one (`offeredRateList`); the requested rate is written only to a
+    /// driver that lists no rates at all (adxl345 before 6.1, HID sensors: they take any value and
+    /// round it). Returns the rate the device reports afterwards (the request when the device has
+    /// no such attribute). A refused write is logged, not fatal: the device still streams at its
+    /// own rate.
     static func setRate(_ requested: Double, on ref: IIODeviceRef, types: [IIOAxes], logger: Logger?) -> Double {
-        func choose(_ available: String?) -> String {
-            available.flatMap { IIOText.nearestRate(to: requested, available: $0)?.text } ?? IIOText.rateText(requested)
+        func choose(_ axes: IIOAxes?) -> String {
+            offeredRateList(ref, for: axes).flatMap { IIOText.nearestRate(to: requested, available: $0)?.text }
+                ?? IIOText.rateText(requested)
         }
         if ref.hasAttribute("sampling_frequency") {
-            let value = choose(ref.attribute("sampling_frequency_available"))
+            let value = choose(nil)
             do { try ref.writeAttribute("sampling_frequency", value) } catch {
-                logger?.warning("cannot set the sampling rate", metadata: ["error": "\(error)"])
+                logger?.warning("cannot set the sampling rate", metadata: ["error": "\(error)", "rate": "\(value)"])
             }
             return ref.attribute("sampling_frequency").flatMap {
                 Double($0.trimmingWhitespace())
@@ -193,9 +227,9 @@ enum IIODeviceSetup {
         for axes in types {
             let x = axes.channels[0]
             guard IIOChannel.hasAttribute(x, "sampling_frequency") else { continue }
-            let value = choose(IIOChannel.attribute(x, "sampling_frequency_available"))
+            let value = choose(axes)
             do { try IIOChannel.writeAttribute(x, "sampling_frequency", value) } catch {
-                logger?.warning("cannot set the sampling rate", metadata: ["error": "\(error)"])
+                logger?.warning("cannot set the sampling rate", metadata: ["error": "\(error)", "rate": "\(value)"])
             }
             if let r = IIOChannel.attribute(x, "sampling_frequency").flatMap({
                 Double($0.trimmingWhitespace())
@@ -206,12 +240,21 @@ enum IIODeviceSetup {
         return rates.min() ?? requested
     }
 
-    /// The sampling rates the device offers (`sampling_frequency_available`, device-level or of
-    /// the first channel type that has one); empty when it lists none.
+    /// The text of the rates a driver offers, wherever it lists them: for a channel type
+    /// (`axes`), `in_<type>_sampling_frequency_available`, else the device's
+    /// `sampling_frequency_available` (fxas21002c, bmc150_accel, bmg160, mma8452 and adxl345 list
+    /// their rates once for the device though the rate itself is per type); for the device
+    /// (`axes` nil), the other way round. Nil when it lists none.
+    static func offeredRateList(_ ref: IIODeviceRef, for axes: IIOAxes?) -> String? {
+        let typeList = axes.flatMap { IIOChannel.attribute($0.channels[0], "sampling_frequency_available") }
+        let deviceList = ref.attribute("sampling_frequency_available")
+        return axes == nil ? deviceList ?? typeList : typeList ?? deviceList
+    }
+
+    /// The sampling rates the device offers (`offeredRateList`, of the device or of the first
+    /// channel type that has a list); empty when it lists none.
     static func offeredRates(_ ref: IIODeviceRef, types: [IIOAxes]) -> [Double] {
-        let text =
-            ref.attribute("sampling_frequency_available")
-            ?? types.lazy.compactMap { IIOChannel.attribute($0.channels[0], "sampling_frequency_available") }.first
+        let text = offeredRateList(ref, for: nil) ?? types.lazy.compactMap { offeredRateList(ref, for: $0) }.first
         return (text ?? "").split(whereSeparator: { $0 == " " || $0 == "\n" || $0 == "\t" })
             .compactMap { Double($0) }.filter { $0 > 0 && $0.isFinite }
     }

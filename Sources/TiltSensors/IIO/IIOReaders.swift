@@ -9,6 +9,9 @@ struct IIOReading {
     var t: Nanoseconds
     var accel: Vector3?
     var gyro: Vector3?
+    /// Why the gyroscope half could not be read (polled reads: its attributes failed while the
+    /// accelerometer's did not), nil when it was read or there is none.
+    var gyroError: String?
 }
 
 /// Reads a device's scans through a libiio buffer in non-blocking mode: the caller waits on
@@ -116,7 +119,9 @@ final class IIOBufferedReader {
 struct IIOPolledReader {
     let device: IIOConfiguredDevice
 
-    /// One reading of every axis; throws when an attribute cannot be read (device gone).
+    /// One reading of every axis; throws when an accelerometer attribute cannot be read (device
+    /// gone). A gyroscope that cannot be read is no error here: `gyroError` says why, and the
+    /// session carries on with the accelerometer's tilt (`IIOSession`, "degrade, don't stop").
     func read(at t: Nanoseconds) throws -> IIOReading {
         var reading = IIOReading(t: t)
         if let a = device.accel {
@@ -126,10 +131,14 @@ struct IIOPolledReader {
                 try IIOChannel.readInteger(a.channels[2], "raw"))
         }
         if let g = device.gyro {
-            reading.gyro = g.vector(
-                try IIOChannel.readInteger(g.channels[0], "raw"),
-                try IIOChannel.readInteger(g.channels[1], "raw"),
-                try IIOChannel.readInteger(g.channels[2], "raw"))
+            do {
+                reading.gyro = g.vector(
+                    try IIOChannel.readInteger(g.channels[0], "raw"),
+                    try IIOChannel.readInteger(g.channels[1], "raw"),
+                    try IIOChannel.readInteger(g.channels[2], "raw"))
+            } catch {
+                reading.gyroError = "\(error)"
+            }
         }
         return reading
     }

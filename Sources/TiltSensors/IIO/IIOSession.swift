@@ -26,12 +26,17 @@ final class IIOSession {
     var tuneNote: String?
     /// How long the last polled read of every axis took, ns.
     var lastReadNs: Int64 = 0
+    /// A moving average of polled reads' time, ns (for the cause of a short rate).
+    private var meanReadNs: Double = 0
     /// Set when split devices' slow reads are made side by side (`IIOPolledPace`).
     var sideBySide: IIOSideBySideReads?
     /// "mpu6050 (iio:device0)" or "lsm6ds3_accel (iio:device0) + lsm6ds3_gyro (iio:device1)".
     let deviceSummary: String
     /// False for an accelerometer alone: samples carry no gyro and attitude is tilt only.
     let hasGyro: Bool
+    /// Why the gyroscope cannot be read now (polled reads whose gyro attributes fail while the
+    /// accelerometer's work): attitude is the accelerometer's tilt until it reads again.
+    var gyroFault: String?
     /// How samples are read, for the status message.
     private(set) var mode: String
     /// Which clock timestamps come from, for the status message.
@@ -41,7 +46,11 @@ final class IIOSession {
     /// `IIOTimestampClock` set.
     private var timestampsMonotonic = true
     /// Samples emitted so far.
-    private(set) var delivered = 0
+    var delivered = 0
+    /// Judges the accelerometer's unit at its first rest (`IIOUnits`); nil once judged.
+    var accelUnitWatch: IIOAccelUnitWatch?
+    /// Set when the accelerometer's unit was refused: the stream ends with it as the error.
+    var unitRefusal: String?
 
     init(configuration: IIOSource.Settings, logger: Logger?) throws {
         self.configuration = configuration
@@ -56,6 +65,7 @@ final class IIOSession {
         deliveredRate = DeliveredRate(nominalHz: rateHz)
         deviceSummary = devices.map(\.summary).joined(separator: " + ")
         hasGyro = devices.contains { $0.gyro != nil }
+        accelUnitWatch = IIOAccelUnitWatch(rateHz: rateHz)
         mode = ""
         clockNote = ""
         let bufferable = devices.allSatisfy(\.isBufferCapable)
@@ -100,14 +110,15 @@ final class IIOSession {
     func status(_ state: SourceStatus.State, _ detail: String? = nil) -> SourceStatus {
         var s = SourceStatus(
             source: "imu", state: state, message: detail.map { "\($0); \(message)" } ?? message,
-            device: deviceSummary, rateHz: deliveredRate.reportedHz, hasGyroscope: hasGyro)
+            device: deviceSummary, rateHz: deliveredRate.reportedHz, hasGyroscope: hasGyro && gyroFault == nil)
         s.timestampsMonotonic = timestampsMonotonic
         return s
     }
 
     /// "buffered, 1 scan per buffer, trigger mpu6050-dev0; timestamps CLOCK_MONOTONIC".
     var message: String {
-        [mode, rateNote, clockNote, hasGyro ? nil : SourceStatus.noGyroscopeNote].compactMap { $0 }
+        ([mode, rateNote, clockNote] + devices.flatMap(\.unitNotes)
+            + [hasGyro ? nil : SourceStatus.noGyroscopeNote, gyroFault.map(Self.gyroFaultNote)]).compactMap { $0 }
             .joined(separator: "; ")
     }
 
@@ -210,20 +221,18 @@ final class IIOSession {
                 }
                 got += try reader.drain { reading in
                     if let a = reading.accel, let g = reading.gyro {
-                        emit(.sample(IMUSample(t: reading.t, accel: a, gyro: g)))
-                        delivered += 1
-                    } else if !hasGyro, let a = reading.accel {
-                        emit(.sample(IMUSample(t: reading.t, accelOnly: a)))
-                        delivered += 1
+                        deliver(IMUSample(t: reading.t, accel: a, gyro: g), emit: emit, logger: logger)
+                    } else if !hasGyro || gyroFault != nil, let a = reading.accel {
+                        deliver(IMUSample(t: reading.t, accelOnly: a), emit: emit, logger: logger)
                     } else {
                         let done =
                             reading.accel.map { pairer.addAccel(t: reading.t, $0) }
                             ?? reading.gyro.map { pairer.addGyro(t: reading.t, $0) } ?? []
-                        for s in done { emit(.sample(s)) }
-                        delivered += done.count
+                        for s in done { deliver(s, emit: emit, logger: logger) }
                     }
                 }
             }
+            if let unitRefusal { throw IIOError(unitRefusal) }
             let now = Nanoseconds(MonotonicClock.nanoseconds())
             if got > 0 {
                 lastData = now
@@ -239,8 +248,17 @@ final class IIOSession {
             if now - lastCheck >= (got > 0 ? 1_000_000_000 : 200_000_000) {
                 lastCheck = now
                 for reader in buffered where !reader.isPresent() {
-                    throw IIOError("\(reader.device.summary) vanished")
+                    // A split gyro device that went: carry on with the accelerometer's tilt.
+                    guard reader.device.accel == nil, buffered.count > 1 else {
+                        throw IIOError("\(reader.device.summary) vanished")
+                    }
+                    reader.close()
+                    buffered.removeAll { $0 === reader }
+                    fds = buffered.map { pollfd(fd: $0.pollFD, events: Int16(POLLIN), revents: 0) }
+                    fds.append(pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0))
+                    noteGyro("\(reader.device.summary) vanished", emit: emit, logger: logger)
                 }
+                try watchForGyro()
             }
             if !silent && now - lastData > silenceLimit {
                 if delivered == 0 && canFallBack { return true }
@@ -269,38 +287,43 @@ final class IIOSession {
         var lastCheck = next
         while !stop.isStopped {
             let start = Nanoseconds(MonotonicClock.nanoseconds())
-            var accel: Vector3?, gyro: Vector3?
+            var accel: Vector3?, gyro: Vector3?, gyroError: String?
             // The per-sample path: no array unless the reads go side by side.
             if let sideBySide {
                 for r in try sideBySide.read(at: start) {
                     accel = accel ?? r.accel
                     gyro = gyro ?? r.gyro
+                    gyroError = gyroError ?? r.gyroError
                 }
             } else {
                 for reader in polled {
                     let r = try reader.read(at: start)
                     accel = accel ?? r.accel
                     gyro = gyro ?? r.gyro
+                    gyroError = gyroError ?? r.gyroError
                 }
             }
+            if hasGyro { noteGyro(gyro != nil ? nil : gyroError, emit: emit, logger: logger) }
             let end = Nanoseconds(MonotonicClock.nanoseconds())
             lastReadNs = end - start
+            meanReadNs = meanReadNs == 0 ? Double(lastReadNs) : 0.95 * meanReadNs + 0.05 * Double(lastReadNs)
             // The values were read one file after another over [start, end] (six one-shot reads
             // of 5-10 ms each on st_lsm6dsx): the middle of that span is when they were taken.
             let t = start + (end - start) / 2
             if let accel, let gyro {
-                emit(.sample(IMUSample(t: t, accel: accel, gyro: gyro)))
-                delivered += 1
-            } else if !hasGyro, let accel {
-                emit(.sample(IMUSample(t: t, accelOnly: accel)))
-                delivered += 1
+                deliver(IMUSample(t: t, accel: accel, gyro: gyro), emit: emit, logger: logger)
+            } else if !hasGyro || gyroFault != nil, let accel {
+                deliver(IMUSample(t: t, accelOnly: accel), emit: emit, logger: logger)
             }
+            if let unitRefusal { throw IIOError(unitRefusal) }
             noteDeliveries(1, at: Nanoseconds(MonotonicClock.nanoseconds()), emit: emit)
             if t - lastCheck >= 1_000_000_000 {
                 lastCheck = t
-                for reader in polled where !reader.isPresent() {
+                // A gyroscope device that went is a gyro fault (its reads fail), not the end.
+                for reader in polled where reader.device.accel != nil && !reader.isPresent() {
                     throw IIOError("\(reader.device.summary) vanished")
                 }
+                try watchForGyro()
             }
             next += period
             let now = Nanoseconds(MonotonicClock.nanoseconds())
@@ -325,13 +348,23 @@ final class IIOSession {
         emit(.status(status(.streaming)))
     }
 
-    /// Why the rate reported is below the one asked, for the status message.
+    /// Why the rate reported is below the one asked, for the status message: the driver's own
+    /// rate (buffered: the chip or its interrupt runs slower than it was set to), the time a read
+    /// takes (polled: over half the period, a driver that waits for fresh data), or else
+    /// scheduling (reads are quick, so the reading thread woke late: a busy or throttled CPU).
     private func shortRateNote(_ reported: Double) -> String {
         let asked = IIOText.rateText(rateHz)
-        return polled.isEmpty
-            ? "the device delivers \(IIOText.rateText(reported)) Hz of the \(asked) Hz it was set to"
-            : "polled reads deliver \(IIOText.rateText(reported)) Hz of the \(asked) Hz asked: one read of "
-                + "every axis takes \(Self.millisecondsText(lastReadNs)) (wire the interrupt for buffered "
-                + "reads, docs/hardware.md)"
+        guard !polled.isEmpty else {
+            return "the device delivers \(IIOText.rateText(reported)) Hz of the \(asked) Hz it was set to "
+                + "(the driver's own rate: its chip or interrupt runs slower)"
+        }
+        let period = 1e9 / max(rateHz, 0.1)
+        let read = meanReadNs > 0 ? Int64(meanReadNs) : lastReadNs
+        let head =
+            "polled reads deliver \(IIOText.rateText(reported)) Hz of the \(asked) Hz asked: one read of every "
+            + "axis takes \(Self.millisecondsText(read)) of the \((period / 1e5).rounded() / 10) ms period"
+        return Double(read) > Self.slowReadShare * period
+            ? head + " (the driver waits for fresh data; wire the interrupt for buffered reads, docs/hardware.md)"
+            : head + ", so the rest is scheduling: the reading thread woke late (a busy or throttled CPU)"
     }
 }

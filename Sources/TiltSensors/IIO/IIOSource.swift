@@ -119,6 +119,10 @@ public final class IIOSource: SampleSource {
                 try s.stream(stop: stop, wake: wake, emit: { emit($0) }, logger: logger)
                 s.close()
                 return
+            } catch let restart as IIOSessionRestart {
+                session?.close()
+                backoff.reset()
+                logger?.notice("IMU restarting", metadata: ["reason": "\(restart)"])
             } catch {
                 if (session?.delivered ?? 0) > 0 { backoff.reset() }
                 session?.close()

@@ -112,7 +112,7 @@ public final class SensorPipeline: Sendable {
                             engine.execute { $0.ingest(status: st) }
                         case .status(let st):
                             state.fusion.withLock { f in
-                                if st.state == .retrying || st.state == .starting {
+                                if st.state == .retrying || st.state == .starting || st.restartsFusion {
                                     f.estimator.reset()
                                     f.tilt.reset()
                                 }
