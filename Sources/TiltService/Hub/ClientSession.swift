@@ -105,6 +105,10 @@ public final class ClientSession: RingWriter {
 
     // Incoming.
     var badLines = 0
+    /// Requests handed to the engine and not answered yet (`beginRequest`, `answer`).
+    var pendingReplies = 0
+    /// The peer shut down its write side: the session ends once every reply is out (`inputEnded`).
+    var inputClosed = false
 
     init(
         id: Int, context: ChannelHandlerContext, fd: CInt, hub: Hub, credentials: Credentials?, trusted: Bool,
@@ -321,6 +325,7 @@ public final class ClientSession: RingWriter {
             guard case .success = result else { return }
             sentTotal += 1
             flush()
+            endIfAnswered()
         }
         context.writeAndFlush(NIOAny(buffer), promise: promise)
     }
@@ -379,7 +384,10 @@ public final class ClientSession: RingWriter {
     }
 
     /// True once the daemon has decided to drop this client.
-    private(set) var isClosing = false
+    var isClosing = false
+
+    /// Nothing of this client's waits in NIO or in the queue (the half-close ending, `endIfAnswered`).
+    var isDrained: Bool { queue.isEmpty && !waitingForSocket }
 
     /// Ends a misbehaving client without losing the replies already sent: half-close our side
     /// (the client reads them, then EOF) and close fully a little later. Closing at once while

@@ -226,8 +226,9 @@ public final class Hub {
     }
 
     func dispatch(_ request: Request, from client: ClientSession) {
+        client.beginRequest()
         guard let handler else {
-            client.reply(
+            client.answer(
                 .reply(
                     id: request.id, cmd: request.command.name,
                     error: ProtocolError(.unavailable, "the daemon is starting")))

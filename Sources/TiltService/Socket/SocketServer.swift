@@ -73,6 +73,9 @@ public final class SocketServer: Sendable {
         }
         ClientBootstrap(group: hub.loop)
             .channelOption(ChannelOptions.maxMessagesPerRead, value: 4)
+            // A client's EOF ends its commands, not its session: replies still due go out first
+            // (`ClientSession.inputEnded`).
+            .channelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
@@ -259,6 +262,14 @@ final class ClientHandler: ChannelInboundHandler {
             logger.notice("client \(s.id) sent \(s.badLines) bad lines; disconnected")
             s.closeGracefully()
         }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let e = event as? ChannelEvent, e == .inputClosed {
+            session?.inputEnded()
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
