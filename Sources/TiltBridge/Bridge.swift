@@ -82,7 +82,7 @@ public final class Bridge {
         try client.setReconnectDelay(initial: 1, maximum: 30)
         if m.room != nil {
             room = try RoomLink(
-                config: config, topics: topics, session: String(Int64(Date().timeIntervalSince1970 * 1000)),
+                config: config, topics: topics, session: String(Int64(saturating: Date().timeIntervalSince1970 * 1000)),
                 publish: { [unowned self] in self.send($0) },
                 subscribe: { [unowned self] in self.subscribe($0) }, logger: logger)
             room?.onView = { [unowned self] in self.showRoom($0) }

@@ -67,7 +67,8 @@ public final class Pairing: Sendable {
                 if now - f.since >= Self.lockout {
                     s.failures[address] = nil
                 } else if f.count >= Self.maxFailures {
-                    return .failure(.lockedOut(retryAfter: Int((Self.lockout - (now - f.since)).rounded(.up))))
+                    return .failure(
+                        .lockedOut(retryAfter: Int(saturating: (Self.lockout - (now - f.since)).rounded(.up))))
                 }
             }
             guard Self.constantTimeEqual(Self.normalized(attempt), Self.normalized(code)) else {
