@@ -60,4 +60,16 @@ extension ClientSession {
             }
         }
     }
+
+    /// Ends a misbehaving client without losing the replies already sent: half-close our side
+    /// (the client reads them, then EOF) and close fully a little later. Closing at once while
+    /// its garbage is still unread would make the kernel reset the connection and discard them.
+    func closeGracefully(after seconds: Int64 = 2) {
+        guard !isClosing else { return }
+        isClosing = true
+        flush()  // the replies just queued must go out before the half-close
+        let ctx = context
+        ctx.close(mode: .output, promise: nil)
+        ctx.eventLoop.assumeIsolated().scheduleTask(in: .seconds(seconds)) { ctx.close(promise: nil) }
+    }
 }

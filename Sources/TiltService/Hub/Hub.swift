@@ -57,7 +57,11 @@ public final class Hub {
     /// Latest sample time seen: stamps events that have no time of their own (replies, status).
     public private(set) var lastSampleTime: Nanoseconds?
     /// The socket settings in force (limits, trust); replaced on reload. On `loop`.
-    public var socketConfig = Configuration.Socket()
+    public var socketConfig = Configuration.Socket() {
+        didSet { clientSlots?.maxClients = socketConfig.maxClients }
+    }
+    /// The socket server's client count and cap (nil without a server, in tests).
+    public var clientSlots: ClientSlots?
 
     /// A hub confined to `loop`.
     public init(loop: any EventLoop) {
