@@ -28,8 +28,8 @@ final class BoundsDaemonTests: XCTestCase {
     }
 
     /// 1,000 clients connect (the default cap); the next one gets one line, a reply with
-    /// `unavailable` and no id, and EOF. The first client still answers; once one leaves, a
-    /// newcomer is served again.
+    /// `unavailable` and no id, and EOF, and so do 4,000 more (5,000 in all). The first client
+    /// still answers `credits` within 1 s; once one leaves, a newcomer is served again.
     func testAThousandClientsConnectAndTheNextIsRefusedWithOneLine() throws {
         let first = try startDaemon()
         var clients: [LineClient] = [first]
@@ -51,6 +51,15 @@ final class BoundsDaemonTests: XCTestCase {
         XCTAssertTrue(refusal["error"]?["message"]?.stringValue?.contains("max_clients") ?? false, "\(refusal)")
         XCTAssertNil(try extra.readJSON(timeout: 10), "then EOF")
 
+        // 4,000 more try while the 1,000 stay (5,000 in all): each is refused with its line.
+        let t2 = Date()
+        var refused: [LineClient] = []
+        for _ in 0..<4000 {
+            let c = try LineClient(path: "\(dir)/tiltd.sock")
+            XCTAssertEqual(try c.readJSON(timeout: 10)?["error"]?["code"], "unavailable")
+            refused.append(c)
+        }
+        let refuseSeconds = Date().timeIntervalSince(t2)
         let t1 = Date()
         XCTAssertEqual(try first.request(#"{"cmd":"credits","id":2000}"#, id: 2000)["ok"], .bool(true))
         let creditsSeconds = Date().timeIntervalSince(t1)
@@ -63,7 +72,7 @@ final class BoundsDaemonTests: XCTestCase {
         }
         XCTAssertTrue(daemon!.isRunning, daemon!.log)
         print(
-            "tiltd bounds: 1000 clients connected in \(String(format: "%.2f", connectSeconds)) s; credits in \(String(format: "%.3f", creditsSeconds)) s with 1000 connected"
+            "tiltd bounds: 1000 clients connected in \(String(format: "%.2f", connectSeconds)) s, 4000 more refused in \(String(format: "%.2f", refuseSeconds)) s; credits in \(String(format: "%.3f", creditsSeconds)) s with 1000 connected"
         )
     }
 
