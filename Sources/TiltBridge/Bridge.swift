@@ -82,9 +82,10 @@ public final class Bridge {
         try client.setReconnectDelay(initial: 1, maximum: 30)
         if m.room != nil {
             room = try RoomLink(
-                config: config, topics: topics, session: String(Int64(Date().timeIntervalSince1970 * 1000)),
+                config: config, topics: topics, session: String(Int64(saturating: Date().timeIntervalSince1970 * 1000)),
                 publish: { [unowned self] in self.send($0) },
-                subscribe: { [unowned self] in self.subscribe($0) }, logger: logger)
+                subscribe: { [unowned self] in self.subscribe($0) },
+                unsubscribe: { [unowned self] in self.unsubscribe($0) }, logger: logger)
             room?.onView = { [unowned self] in self.showRoom($0) }
         }
         // Every sample when a room needs the head's answers; else the published rate. The client
@@ -207,6 +208,11 @@ public final class Bridge {
 
     private func subscribe(_ pattern: String) {
         do { try client.subscribe(pattern, qos: 1) } catch { logger.warning("\(error)") }
+    }
+
+    /// A player's device status the host no longer watches (the player left the room).
+    private func unsubscribe(_ pattern: String) {
+        do { try client.unsubscribe(pattern) } catch { logger.warning("\(error)") }
     }
 
     /// The buffer dropped messages: log the first drop and every 100 more; the count goes out

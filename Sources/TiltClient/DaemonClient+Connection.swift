@@ -9,7 +9,7 @@ extension DaemonClient {
         let loop = eventLoop
         let maxLine = options.maxLineBytes
         ClientBootstrap(group: loop)
-            .connectTimeout(.nanoseconds(Int64(options.connectTimeout * 1e9)))
+            .connectTimeout(.nanoseconds(Int64(saturating: options.connectTimeout * 1e9)))
             .channelInitializer { ch in
                 ch.eventLoop.makeCompletedFuture {
                     try ch.pipeline.syncOperations.addHandler(
@@ -53,7 +53,7 @@ extension DaemonClient {
         line["id"] = .string(id)
         let p = eventLoop.makePromise(of: ReplyBody.self)
         // The timer fails the request if no reply came; whichever comes first removes the entry.
-        let timer = eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(timeout * 1e9))) {
+        let timer = eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(saturating: timeout * 1e9))) {
             if let w = self.state.value.pending.removeValue(forKey: id) { w.promise.fail(Failure.timedOut(timeout)) }
         }
         state.value.pending[id] = (p, timer)
@@ -110,7 +110,9 @@ extension DaemonClient {
         let retry = state.value.retry
         state.value.retry = min(retry * 2, options.maxRetry)
         onEvent(.disconnected(reason: reason, retryIn: retry))
-        state.value.retryTimer = eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(Int64(retry * 1e9))) {
+        state.value.retryTimer = eventLoop.assumeIsolated().scheduleTask(
+            in: .nanoseconds(Int64(saturating: retry * 1e9))
+        ) {
             guard !self.state.value.closed else { return }
             self.connect()
         }

@@ -139,7 +139,7 @@ public final class DaemonClient: Sendable {
             if self.state.value.closed { return self.eventLoop.makeFailedFuture(Failure.closed) }
             let p = self.eventLoop.makePromise(of: Void.self)
             self.state.value.connectWaiters.append(p)
-            let timer = self.eventLoop.scheduleTask(in: .nanoseconds(Int64(timeout * 1e9))) {
+            let timer = self.eventLoop.scheduleTask(in: .nanoseconds(Int64(saturating: timeout * 1e9))) {
                 p.fail(Failure.timedOut(timeout))
             }
             p.futureResult.whenComplete { _ in timer.cancel() }

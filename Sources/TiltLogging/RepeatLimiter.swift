@@ -1,3 +1,5 @@
+import TiltCore
+
 /// How many lines one log statement may write in a time window before its repeats are only counted.
 public struct RepeatLimit: Sendable, Equatable {
     /// Lines let through per key and window.
@@ -9,8 +11,9 @@ public struct RepeatLimit: Sendable, Equatable {
     public init(burst: Int, window: Duration) {
         let (seconds, attoseconds) = window.components
         self.burst = max(1, burst)
+        // A window past Int64's nanoseconds (292 years) is that long: never a trap on a config's value.
         self.windowNanoseconds = max(
-            1, UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds)) / 1_000_000_000)
+            1, UInt64(clamping: nanoseconds(seconds: seconds, nanoseconds: attoseconds / 1_000_000_000) ?? .max))
     }
 
     /// 5 lines per 10 s: enough to see what is going on, while a device failing at 60 Hz writes
@@ -46,7 +49,8 @@ public struct RepeatSummary: Sendable, Equatable {
     /// `5 more lines from the same statement held back in 10 s, the last: …` when they differed.
     public var text: String {
         let seconds = Double(windowNanoseconds) / 1e9
-        let window = seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+        let window =
+            seconds == seconds.rounded() && abs(seconds) < 1e15 ? String(Int64(saturating: seconds)) : String(seconds)
         guard allSame else {
             let lines = suppressed == 1 ? "line" : "lines"
             return

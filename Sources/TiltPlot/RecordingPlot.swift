@@ -53,7 +53,8 @@ public struct RecordingPlot {
         for raw in samples {
             let s = calibrator.apply(raw)
             let a = estimator.update(s)
-            let ts = Double(s.t - t0) * 1e-9
+            // In Double: recording times from a file may be any Int64, and their difference overflow.
+            let ts = (Double(s.t) - Double(t0)) * 1e-9
             t.append(ts)
             ax.append(s.accel.x); ay.append(s.accel.y); az.append(s.accel.z)
             gx.append(s.gyro.x * deg); gy.append(s.gyro.y * deg); gz.append(s.gyro.z * deg)
@@ -61,7 +62,7 @@ public struct RecordingPlot {
             guard var game = g else { continue }
             if roundStart == nil || game.phase == .idle {
                 // One long round from the first sample (rounds last at most an hour: start another).
-                let left = Double(samples.last!.t - s.t) * 1e-9
+                let left = (Double(samples.last!.t) - Double(s.t)) * 1e-9
                 if left >= 1 {
                     _ = try game.start(at: s.t, roundSeconds: min(3600, max(5, left + 1)), deck: Self.deck)
                     roundStart = s.t

@@ -197,7 +197,7 @@ public struct SVGChart {
     }
 
     static func label(_ v: Double) -> String {
-        v == v.rounded() ? String(Int(v)) : cFormat("%.2g", v)
+        v == v.rounded() && abs(v) < 1e15 ? String(Int64(saturating: v)) : cFormat("%.2g", v)
     }
 }
 

@@ -39,3 +39,13 @@ public func nanoseconds(seconds: Int64, nanoseconds: Int64) -> Nanoseconds? {
 public func nanoseconds(ofSeconds seconds: Double, limit: Nanoseconds = .max) -> Nanoseconds {
     max(0, min(limit, Nanoseconds(saturating: seconds * 1e9)))
 }
+
+extension FixedWidthInteger {
+    /// `self + other`, clamped to the type's range where `+` would trap: a time plus a duration
+    /// from outside (a cooldown of 1e300 s is "never", not the end of the process).
+    @inlinable
+    public func addingSaturated(_ other: Self) -> Self {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? (other > 0 ? .max : .min) : sum
+    }
+}

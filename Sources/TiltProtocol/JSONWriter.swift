@@ -178,6 +178,7 @@ public struct JSONWriter: ~Copyable {
         separate()
         // Round half away from zero, as `rounded()` does, without the libm call.
         let negative = scaled <= -0.5  // what rounds to 0 is written "0", not "-0"
+        // bounded: finite and under 9e15 (the guard above).
         let n = UInt64(abs(scaled) + 0.5)
         var (whole, fraction) = Self.split(n, digits: digits)
         var fractionDigits = digits

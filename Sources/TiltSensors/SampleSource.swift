@@ -119,7 +119,7 @@ public final class StopSignal: Sendable {
     /// Sleeps up to `seconds`, returning early (true) when stopped.
     @discardableResult
     public func sleep(seconds: Double) -> Bool {
-        let deadline = ContinuousClock.now.advanced(by: .nanoseconds(Int64(seconds * 1e9)))
+        let deadline = ContinuousClock.now.advanced(by: .nanoseconds(Int64(saturating: seconds * 1e9)))
         while ContinuousClock.now < deadline {
             if isStopped { return true }
             let left = ContinuousClock.now.duration(to: deadline)

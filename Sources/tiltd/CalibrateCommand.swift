@@ -44,7 +44,7 @@ struct CalibrateGyro: ParsableCommand {
         let session = try CalibrationSession(common)
         let skip = settle ?? (session.isLive ? 1 : 0)
         if session.isLive {
-            print("Put the device down (or hold it very still) for \(Int(seconds.rounded())) s…")
+            print("Put the device down (or hold it very still) for \(Int(saturating: seconds.rounded())) s…")
         }
         final class State {
             var cal: GyroBiasCalibration; var first: Nanoseconds?; var last = ""; var noGyro = false
@@ -180,7 +180,7 @@ struct CalibrateAccel: ParsableCommand {
         }
         if !finished, let e = st.cal.finish() { handle(e) }
         session.endStatus(&st.last)
-        if st.timedOut { print("timed out after \(Int(timeout)) s") }
+        if st.timedOut { print("timed out after \(Int(saturating: timeout)) s") }
 
         let before = session.config.calibration
         let fit: AccelCalibration.Fit

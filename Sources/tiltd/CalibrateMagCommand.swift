@@ -108,7 +108,8 @@ struct CalibrateMag: ParsableCommand {
                 fit.residual))
         var strength = cFormat("  field strength %.2f µT", fit.fieldStrength)
         if let lat, let lon {
-            let year = WorldMagneticModel.decimalYear(unixNanoseconds: Int64(Date.now.timeIntervalSince1970 * 1e9))
+            let year = WorldMagneticModel.decimalYear(
+                unixNanoseconds: Int64(saturating: Date.now.timeIntervalSince1970 * 1e9))
             let expected =
                 WorldMagneticModel.wmm2025.field(latitude: lat, longitude: lon, decimalYear: year).total / 1000
             strength += cFormat(

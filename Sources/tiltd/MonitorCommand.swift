@@ -136,7 +136,7 @@ final class MonitorLoop {
             var deadline = state.connected ? nextStatus : now + 1
             if fullScreen && dirty { deadline = min(deadline, lastDraw + 1 / Self.maxRedrawHz) }
             if !fullScreen && state.connected { deadline = min(deadline, nextSummary) }
-            let timeoutMs = Int32(max(0, min(1000, (deadline - monotonic()) * 1000)).rounded(.up))
+            let timeoutMs = Int32(saturating: max(0, min(1000, (deadline - monotonic()) * 1000)).rounded(.up))
 
             var fds = [
                 pollfd(fd: signalPipe.read, events: Int16(POLLIN), revents: 0),

@@ -14,6 +14,7 @@ final class HostRoom {
     private let config: Configuration
     private let publish: (OutgoingMessage) -> Void
     private let subscribe: (String) -> Void
+    private let unsubscribe: (String) -> Void
     private let logger: Logger
     private var watchedStatus = Set<String>()
     private var rng: SplitMix64
@@ -23,7 +24,7 @@ final class HostRoom {
     init(
         config: Configuration, topics: Topics, session: String, qos: Int32,
         publish: @escaping (OutgoingMessage) -> Void,
-        subscribe: @escaping (String) -> Void, logger: Logger
+        subscribe: @escaping (String) -> Void, unsubscribe: @escaping (String) -> Void = { _ in }, logger: Logger
     ) throws {
         let m = config.mqtt
         core = RoomHost(room: m.room!, host: m.name, hostStatusTopic: topics.availability, session: session)
@@ -32,6 +33,7 @@ final class HostRoom {
         self.config = config
         self.publish = publish
         self.subscribe = subscribe
+        self.unsubscribe = unsubscribe
         self.logger = logger
         rng = SplitMix64(seed: m.roomSeed ?? UInt64.random(in: 0...UInt64.max))
     }
@@ -90,11 +92,17 @@ final class HostRoom {
         return false
     }
 
-    /// Subscribes to each player's device status, to notice it dropping out.
+    /// Subscribes to each player's device status, to notice it dropping out: only topics the
+    /// core accepted (`RoomHost.statusTopicProblem`), at most one per player of the room (so at
+    /// most `RoomState.maxPlayers`), and a player gone from the room is unsubscribed.
     private func watchPlayers() {
+        var wanted = Set<String>()
         for p in core.state.players where p.id != core.state.host {
-            if let s = p.statusTopic, watchedStatus.insert(s).inserted { subscribe(s) }
+            if let s = p.statusTopic, core.statusTopicProblem(s) == nil { wanted.insert(s) }
         }
+        for s in wanted.subtracting(watchedStatus) { subscribe(s) }
+        for s in watchedStatus.subtracting(wanted) { unsubscribe(s) }
+        watchedStatus = wanted
     }
 
     private func refuse(_ r: RoomRefusal, player: String, kind: String, payload: [UInt8]) {

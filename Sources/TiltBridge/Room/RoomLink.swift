@@ -39,7 +39,7 @@ final class RoomLink {
 
     init(
         config: Configuration, topics: Topics, session: String, publish: @escaping (OutgoingMessage) -> Void,
-        subscribe: @escaping (String) -> Void, logger: Logger
+        subscribe: @escaping (String) -> Void, unsubscribe: @escaping (String) -> Void = { _ in }, logger: Logger
     ) throws {
         let m = config.mqtt
         room = m.room!
@@ -55,7 +55,7 @@ final class RoomLink {
         if m.roomHost {
             host = try HostRoom(
                 config: config, topics: topics, session: session, qos: qos, publish: publish,
-                subscribe: subscribe, logger: logger)
+                subscribe: subscribe, unsubscribe: unsubscribe, logger: logger)
         }
     }
 

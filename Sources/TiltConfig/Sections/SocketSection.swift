@@ -17,6 +17,10 @@ extension Configuration {
         public var attitudeHz: Double = 10
         /// Lines queued per client before the oldest are dropped.
         public var queueLines = 1024
+        /// Bytes queued per client before the oldest lines are dropped (a line alone may be longer).
+        public var queueBytes = 262_144
+        /// Clients connected at once; more are refused with one line (`ClientSlots`).
+        public var maxClients = 1000
         /// Longest command line accepted, bytes.
         public var maxLineBytes = 4096
         /// Bad lines a client may send before it is disconnected.
@@ -82,7 +86,18 @@ extension Configuration {
                     "queue_lines", \.queueLines, in: 16...1_000_000,
                     "lines held for a client that does not read; past that its oldest are dropped and it gets a `gap` event"
                 ),
-                .integer("max_line_bytes", \.maxLineBytes, in: 256...1_048_576, "longest command line"),
+                .integer(
+                    "queue_bytes", \.queueBytes, in: 4096...1_073_741_824,
+                    "bytes held for a client that does not read, as `queue_lines` counts lines: past either bound its oldest lines are dropped (a single longer line is still sent whole). With `max_clients` it bounds the memory all clients' queues can take (1000 × 256 KiB by default)"
+                ),
+                .integer(
+                    "max_clients", \.maxClients, in: 1...100_000,
+                    "clients connected at once; one more gets one line, a reply with `unavailable` and no id, and is closed. The daemon also keeps half of its descriptors (`LimitNOFILE`) free of clients for the store, the IMU and gpsd, and says so in its log when that lowers the cap"
+                ),
+                .integer(
+                    "max_line_bytes", \.maxLineBytes, in: 256...1_048_576,
+                    "longest command line, but for `room.show`, whose line may always be as long as its view allows (64 KiB and the command around it)"
+                ),
                 .integer(
                     "max_bad_lines", \.maxBadLines, in: 1...1_000_000,
                     "bad lines a client may send before it is disconnected"),

@@ -6,6 +6,8 @@ extension Configuration {
     public struct Store: Sendable, Equatable, ConfigDefaults {
         /// The SQLite database (WAL mode; relative paths from the config's directory).
         public var path = "/var/lib/tiltd/tiltd.sqlite"
+        /// Reads (`history`, `credits`) waiting for the store at once; more are answered `unavailable`.
+        public var maxQueuedReads = 64
         /// The defaults.
         public init() {}
     }
@@ -38,7 +40,13 @@ extension Configuration {
             "SQLite database (WAL) for rounds, visits, credits and quests",
             read: { (t, v, ctx) throws(ConfigError) in ctx.resolve(try t.string("path", default: v)) },
             render: { ["path = \(TOMLText.quote($0))"] })
-        return .table("store", onReload: "a new `path` needs a restart and is refused", keys: [path.lifted(\.store)])
+        let reads = ConfigKey<Store>.integer(
+            "max_queued_reads", \.maxQueuedReads, in: 1...100_000,
+            "reads (`history`, `credits`) waiting for the store at once, from all clients; one more is answered at once with `unavailable`. Writes (credits, rounds, quests) are never refused and go before every waiting read, so a client flooding `history` cannot delay a commit"
+        )
+        return .table(
+            "store", onReload: "a new `path` needs a restart and is refused; `max_queued_reads` applies at once",
+            keys: [path.lifted(\.store), reads.lifted(\.store)])
     }
 
     static var gpsTable: ConfigTable {

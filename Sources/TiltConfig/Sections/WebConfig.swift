@@ -16,6 +16,8 @@ extension Configuration {
         public var allowedOrigins: [String] = []
         /// `max_connections`: open TCP connections accepted at once (HTTP and WebSocket).
         public var maxConnections = 128
+        /// `idle_timeout_s`: an HTTP connection silent this long is closed (WebSocket ones ping).
+        public var idleTimeoutSeconds = 30.0
         /// `max_clients`: WebSocket clients at once; more are refused with 503.
         public var maxClients = 64
         /// `max_messages_per_s`: messages a browser may send per second (burst: twice that);
@@ -80,6 +82,10 @@ extension Configuration {
                 .integer(
                     "max_connections", \.maxConnections, in: 2...100_000, reload: .otherProcess,
                     "TCP connections at once (pages, WebSocket, metrics)"),
+                .number(
+                    "idle_timeout_s", \.idleTimeoutSeconds, in: 1...3600, reload: .otherProcess,
+                    "seconds an HTTP connection may stay silent (no request, or a request not finished) before it is closed, so silent connections cannot hold every one of `max_connections` and lock the page out; a WebSocket is not closed for it"
+                ),
                 .integer(
                     "max_clients", \.maxClients, in: 1...100_000, reload: .otherProcess,
                     "WebSocket clients at once; more are refused"),

@@ -125,7 +125,7 @@ public struct HeadFrameCalibration: Sendable {
                 } else if best == nil, Double(s.t - upKnownAt) * 1e-9 > nodTimeoutSeconds {
                     progress = .refused(
                         bestRefusal?.reason
-                            ?? "no nod within \(Int(nodTimeoutSeconds)) s of holding still; look ahead, then nod down once"
+                            ?? "no nod within \(Int(saturating: nodTimeoutSeconds)) s of holding still; look ahead, then nod down once"
                     )
                 }
             }
@@ -194,7 +194,7 @@ public struct HeadFrameCalibration: Sendable {
             return .failure(
                 Refusal(
                     reason:
-                        "the head turned about an axis \(Int((asin(min(1, abs(axis.dot(up)))) * 180 / .pi).rounded()))° from horizontal: that was a turn or a shake, not a nod; nod down once",
+                        "the head turned about an axis \(Int(saturating: (asin(min(1, abs(axis.dot(up)))) * 180 / .pi).rounded()))° from horizontal: that was a turn or a shake, not a nod; nod down once",
                     size: turned))
         }
         // The nod's size is its largest swing (the logs' wearers nod 4–10° per swing, fast).

@@ -51,7 +51,7 @@ public struct AnswerLimits: Sendable, Equatable {
     /// The defaults.
     public init() {}
 
-    var bodyWaitNs: Nanoseconds { Nanoseconds((bodyWaitSeconds * 1e9).rounded()) }
+    var bodyWaitNs: Nanoseconds { Nanoseconds(saturating: (bodyWaitSeconds * 1e9).rounded()) }
 }
 
 /// A tilt answer held long enough, waiting for `AnswerLimits.bodyWaitSeconds`.

@@ -72,7 +72,7 @@ extension TiltGame {
         if lastT != nil, !motion.isStill {
             var e = makeEvent(.neutralRejected, t: attitude.t)
             e.reason =
-                "the head is moving (\(Int(motion.rateDps.rounded())) °/s, still means under \(Int(configuration.stillDps.rounded())) °/s); hold it still and try again"
+                "the head is moving (\(Int(saturating: motion.rateDps.rounded())) °/s, still means under \(Int(saturating: configuration.stillDps.rounded())) °/s); hold it still and try again"
             return [e]
         }
         return capture(attitude)

@@ -221,7 +221,7 @@ public struct TiltGame: Sendable {
         minReactionNs = Self.nanoseconds(configuration.minReactionSeconds)
     }
 
-    static func nanoseconds(_ s: Double) -> Nanoseconds { Nanoseconds((s * 1e9).rounded()) }
+    static func nanoseconds(_ s: Double) -> Nanoseconds { Nanoseconds(saturating: (s * 1e9).rounded()) }
 
     // MARK: read-only views
 

@@ -75,7 +75,7 @@ public enum ForeignLogFormat: String, Sendable, CaseIterable {
                 }
                 v[k] = d
             }
-            let t = startNs + Nanoseconds((Double(row) * 1e9 / rateHz).rounded())
+            let t = startNs.addingSaturated(Nanoseconds(saturating: (Double(row) * 1e9 / rateHz).rounded()))
             row += 1
             out.append(
                 IMUSample(

@@ -171,7 +171,7 @@ public struct WorldMagneticModel: Sendable {
             let doe = yoe * 365 + yoe / 4 - yoe / 100 + 306
             return era * 146_097 + doe - 719_468
         }
-        var year = 1970 + Int((Double(days) / 365.2425).rounded(.down))
+        var year = 1970 + Int(saturating: (Double(days) / 365.2425).rounded(.down))
         while daysFromCivil(year) > days { year -= 1 }
         while daysFromCivil(year + 1) <= days { year += 1 }
         let start = daysFromCivil(year), length = daysFromCivil(year + 1) - start

@@ -43,14 +43,14 @@ public struct GeoGrid: Sendable, Equatable {
         precondition(cellSize.isFinite && cellSize >= 1, "cell size must be ≥ 1 m")
         self.cellSize = cellSize
         let halfCircumference = Double.pi * Geo.earthRadius
-        bandCount = max(1, Int((halfCircumference / cellSize).rounded()))
+        bandCount = max(1, Int(saturating: (halfCircumference / cellSize).rounded()))
         bandHeight = 180.0 / Double(bandCount)
     }
 
     /// Band index (0 = southernmost) for a latitude; ±90° belong to the polar bands.
     @inlinable
     public func row(lat: Double) -> Int {
-        min(bandCount - 1, max(0, Int(((lat + 90) / bandHeight).rounded(.down))))
+        min(bandCount - 1, max(0, Int(saturating: ((lat + 90) / bandHeight).rounded(.down))))
     }
 
     /// Number of cells in band `row`: the band's centre circumference over the cell size,
@@ -58,14 +58,14 @@ public struct GeoGrid: Sendable, Equatable {
     public func columns(row: Int) -> Int {
         let centreLat = -90 + (Double(row) + 0.5) * bandHeight
         let circumference = 2 * Double.pi * Geo.earthRadius * cos(centreLat * Geo.rad)
-        return max(1, Int((circumference / cellSize).rounded()))
+        return max(1, Int(saturating: (circumference / cellSize).rounded()))
     }
 
     /// The column in a band with `n` columns for a longitude (any value; wrapped).
     @inlinable
     public func column(lon: Double, columns n: Int) -> Int {
         let l = Geo.normalizedLongitude(lon) + 180  // 0 ..< 360
-        return min(n - 1, Int((l / 360 * Double(n)).rounded(.down)))
+        return min(n - 1, Int(saturating: (l / 360 * Double(n)).rounded(.down)))
     }
 
     /// The cell holding a point.

@@ -130,7 +130,7 @@ public struct GeofenceMonitor: Sendable {
         for i in exits { inside[i] = nil }
         for i in inside.keys.sorted() {
             let f = fences[Int(i)]
-            if !inside[i]!.dwelled, t - inside[i]!.enteredAt >= Nanoseconds(f.dwell * 1e9) {
+            if !inside[i]!.dwelled, t - inside[i]!.enteredAt >= Nanoseconds(saturating: f.dwell * 1e9) {
                 inside[i]!.dwelled = true
                 out.append(
                     Event(
@@ -218,7 +218,8 @@ public struct CreditPolicy: Sendable {
     /// The grant a fence event earns, if any.
     public mutating func consider(_ e: GeofenceMonitor.Event) -> Grant? {
         guard e.kind == .dwell, e.fence.credit else { return nil }
-        if let last = lastCredit[e.fence.key], e.t >= last, e.t - last < Nanoseconds(e.fence.cooldown * 1e9) {
+        if let last = lastCredit[e.fence.key], e.t >= last, e.t - last < Nanoseconds(saturating: e.fence.cooldown * 1e9)
+        {
             return nil
         }
         lastCredit[e.fence.key] = e.t

@@ -93,6 +93,7 @@ public struct NearbyPlaces: Sendable {
                 for bucket in buckets {
                     for i in bucket {
                         let d2 = local.distanceSquared(lat: la[Int(i)], lon: lo[Int(i)])
+                        // bounded: a Float's bit pattern (UInt32), not its value.
                         if d2 <= r2 { hits.append(UInt64(Float(d2).bitPattern) << 32 | UInt64(UInt32(bitPattern: i))) }
                     }
                 }

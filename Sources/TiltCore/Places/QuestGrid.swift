@@ -195,7 +195,7 @@ public struct QuestGrid: Sendable {
         let xp = reward(visits: s.visits)
         s.visits += 1
         s.xp += xp
-        s.cooldownUntil = t + Nanoseconds(options.cooldown * 1e9)
+        s.cooldownUntil = t.addingSaturated(Nanoseconds(saturating: options.cooldown * 1e9))
         cells[c.id] = s
         announced = true
         return .success(

@@ -98,6 +98,9 @@ public struct RoomHost: Sendable {
     public mutating func presence(_ p: RoomPresence, topicPlayer: String, at t: Int64) -> Outcome {
         if let r = checkSender(room: p.room, player: p.player, topicPlayer: topicPlayer) { return .refused(r) }
         if p.player == state.host { return .unchanged }
+        if let s = p.statusTopic, let why = statusTopicProblem(s) {
+            return .refused(RoomRefusal("bad_argument", "status_topic \(why)"))
+        }
         if let i = state.players.firstIndex(where: { $0.id == p.player }) {
             declared[p.player] = p.presence
             if let s = p.statusTopic { state.players[i].statusTopic = s }
@@ -112,6 +115,24 @@ public struct RoomHost: Sendable {
         declared[p.player] = p.presence
         state.players.append(RoomState.Player(id: p.player, statusTopic: p.statusTopic))
         return update(state.players.count - 1, force: true)
+    }
+
+    /// Why the host must not subscribe to a player's `status_topic`, or nil. The host subscribes
+    /// to it as sent: `#` once gave a player's presence all of the broker's topics under the
+    /// host's ACL. A status topic is one topic (no `#`, `+` or NUL), at most 256 bytes, a
+    /// device's `<prefix>/status` under the same first level as the host's own (`tiltd/…`).
+    public func statusTopicProblem(_ s: String) -> String? {
+        if s.utf8.contains(where: { $0 == UInt8(ascii: "#") || $0 == UInt8(ascii: "+") || $0 == 0 }) {
+            return "must be one topic, without the wildcards # and +"
+        }
+        if s.utf8.count > 256 { return "is longer than 256 bytes" }
+        guard s.hasSuffix("/status") else { return "must be a device's <prefix>/status" }
+        if let host = state.hostStatusTopic, let root = host.split(separator: "/").first,
+            !s.hasPrefix(root + "/")
+        {
+            return "must be under \(root)/ as the host's is"
+        }
+        return nil
     }
 
     /// The device status topic `topic` said `online` or `offline`: a player whose device went

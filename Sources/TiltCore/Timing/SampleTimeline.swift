@@ -47,10 +47,10 @@ public struct SampleTimeline: Sendable {
         public init(period: Nanoseconds) { self.period = max(1, period) }
 
         /// Parameters for a sampling rate in Hz.
-        public init(rateHz: Double) { self.init(period: Nanoseconds(1e9 / max(rateHz, 1e-3))) }
+        public init(rateHz: Double) { self.init(period: Nanoseconds(saturating: 1e9 / max(rateHz, 1e-3))) }
 
         /// The disagreement that makes a jump, ns.
-        public var limit: Nanoseconds { max(minimumJump, Nanoseconds(Double(period) * periods)) }
+        public var limit: Nanoseconds { max(minimumJump, Nanoseconds(saturating: Double(period) * periods)) }
     }
 
     /// A timestamp discontinuity, reported once when it happens.
@@ -66,7 +66,7 @@ public struct SampleTimeline: Sendable {
         /// "back 3600.0 s" / "forward 259200.0 s".
         public var summary: String {
             let s = Double(abs(step)) / 1e9
-            let text = s >= 10 ? String(Int(s.rounded())) : String((s * 1000).rounded() / 1000)
+            let text = s >= 10 ? String(Int(saturating: s.rounded())) : String((s * 1000).rounded() / 1000)
             return "\(step < 0 ? "back" : "forward") \(text) s"
         }
     }

@@ -54,7 +54,7 @@ public struct FixReplaySource: FixSource {
                 anchor = origin
                 // A recording may step backwards (a GPS glitch): such a fix is not waited for.
                 let offsetSeconds = Double(t - origin) / 1e9 / factor
-                let due = started.advanced(by: .nanoseconds(Int64(offsetSeconds * 1e9)))
+                let due = started.advanced(by: .nanoseconds(Int64(saturating: offsetSeconds * 1e9)))
                 let wait = ContinuousClock.now.duration(to: due)
                 if wait > .zero {
                     let seconds = Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18
@@ -71,7 +71,7 @@ public struct FixReplaySource: FixSource {
     }
 
     private static func format(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : String(value)
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(saturating: value)) : String(value)
     }
 }
 

@@ -28,7 +28,7 @@ public enum FixTimeCheck {
         let direction = offset < 0 ? "behind" : "ahead of"
         let periods = (abs(offset) / rolloverPeriod).rounded()
         if offset < 0, periods >= 1, abs(abs(offset) - periods * rolloverPeriod) <= tolerance {
-            let weeks = Int(periods) * 1024
+            let weeks = Int(saturating: periods * 1024)
             return
                 "fix time is \(weeks) weeks behind the system clock: the receiver's GPS week number rolled over (its firmware needs an update)"
         }

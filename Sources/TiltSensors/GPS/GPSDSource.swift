@@ -146,14 +146,14 @@ public struct GPSDSource: FixSource {
         }
         emit(.status(status(.starting, "connected to gpsd at \(endpoint), waiting for a fix report")))
 
-        let timeoutMicroseconds = Int32(max(1_000, config.pollInterval * 1e6))
+        let timeoutMicroseconds = Int32(saturating: max(1_000, config.pollInterval * 1e6))
         var message = [CChar](repeating: 0, count: 4096)
         var streaming = false
         // Whether the last status said the fix time is far from the system clock.
         var clockFlagged = false
         // Wall time only guards the connection here; fixes carry the receiver's own time.
         var lastReport = ContinuousClock.now
-        let silenceLimit = Duration.milliseconds(Int64(config.silenceTimeout * 1000))
+        let silenceLimit = Duration.milliseconds(Int64(saturating: config.silenceTimeout * 1000))
         while !stop.isStopped {
             if lastReport.duration(to: .now) > silenceLimit {
                 return .failed(
@@ -243,7 +243,7 @@ public struct GPSDSource: FixSource {
     }
 
     private static func seconds(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : String(value)
+        value == value.rounded() && abs(value) < 1e15 ? String(Int64(saturating: value)) : String(value)
     }
 
     /// libgps returns its own negative codes (e.g. -6: cannot connect) and errno values.

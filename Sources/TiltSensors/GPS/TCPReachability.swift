@@ -29,7 +29,7 @@ enum TCPReachability {
         let rc = getaddrinfo(host, String(port), &hints, &list)
         guard rc == 0, let first = list else { return "cannot resolve \(host): \(String(cString: gai_strerror(rc)))" }
         defer { freeaddrinfo(list) }
-        let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
+        let deadline = ContinuousClock.now + .milliseconds(Int64(saturating: timeout * 1000))
         var lastError = "no address"
         var next: UnsafeMutablePointer<addrinfo>? = first
         while let ai = next {
@@ -68,6 +68,6 @@ enum TCPReachability {
     }
 
     private static func format(_ s: Double) -> String {
-        s == s.rounded() ? String(Int(s)) : cFormat("%.1f", s)
+        s == s.rounded() && abs(s) < 1e15 ? String(Int64(saturating: s)) : cFormat("%.1f", s)
     }
 }

@@ -31,7 +31,7 @@ struct MagnetometerPace {
     }
 
     /// The polling period, ns.
-    var periodNs: Int64 { Int64(1e9 / max(polledHz, 0.1)) }
+    var periodNs: Int64 { Int64(saturating: 1e9 / max(polledHz, 0.1)) }
 
     /// True when a read of `ns` is slow against the polling period.
     func isSlow(_ ns: Int64) -> Bool { Double(ns) > Self.slowReadShare * Double(periodNs) }
@@ -46,7 +46,9 @@ struct MagnetometerPace {
     /// Counts one reading that took `ns`, at `now`; returns true when the rate to report changed
     /// (a new `streaming` status is due).
     mutating func add(readNs ns: Int64, at now: Nanoseconds) -> Bool {
-        readNs = readNs == 0 ? ns : Int64(Double(readNs) * (1 - Self.readTimeWeight) + Double(ns) * Self.readTimeWeight)
+        readNs =
+            readNs == 0
+            ? ns : Int64(saturating: Double(readNs) * (1 - Self.readTimeWeight) + Double(ns) * Self.readTimeWeight)
         return delivered.add(1, at: now) != nil
     }
 

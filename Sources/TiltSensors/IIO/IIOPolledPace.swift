@@ -85,7 +85,7 @@ extension IIOSession {
     /// "410 ms", "2.5 ms".
     static func millisecondsText(_ ns: Int64) -> String {
         let ms = Double(ns) / 1e6
-        return ms >= 10 ? "\(Int(ms.rounded())) ms" : "\((ms * 10).rounded() / 10) ms"
+        return ms >= 10 ? "\(Int(saturating: ms.rounded())) ms" : "\((ms * 10).rounded() / 10) ms"
     }
 
     /// One reading of every polled device: side by side when `sideBySide` is set.

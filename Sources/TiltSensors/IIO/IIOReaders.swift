@@ -80,7 +80,7 @@ final class IIOBufferedReader {
             guard let start = iio_buffer_start(buffer) else { break }
             let scans = n / step
             let now = Nanoseconds(MonotonicClock.nanoseconds())
-            let period = Int64(1e9 / max(device.rateHz, 1))
+            let period = Int64(saturating: 1e9 / max(device.rateHz, 1))
             for i in 0..<scans {
                 let scan = UnsafeRawPointer(start + i * step)
                 // Without a timestamp element, the best time is "now" for the newest scan.

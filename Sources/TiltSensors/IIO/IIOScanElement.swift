@@ -121,7 +121,7 @@ public enum IIOText {
     /// A rate as text for sysfs: integral rates without a fraction ("60"), others with three
     /// decimals ("12.500") as drivers print them.
     public static func rateText(_ hz: Double) -> String {
-        hz == hz.rounded() ? String(Int(hz)) : cFormat("%.3f", hz)
+        hz == hz.rounded() && abs(hz) < 1e15 ? String(Int64(saturating: hz)) : cFormat("%.3f", hz)
     }
 
     /// The name of device `number`'s own trigger among `triggers`: "<name>-dev<N>" (the kernel's

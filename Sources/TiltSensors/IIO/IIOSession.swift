@@ -132,7 +132,7 @@ final class IIOSession {
         mode = why
         clockNote = "timestamps CLOCK_MONOTONIC at each read"
         pacePolledReads(logger: logger)
-        let period = Int64(1e9 / max(rateHz, 0.1))
+        let period = Int64(saturating: 1e9 / max(rateHz, 0.1))
         _ = try tunePolledReads(period: period, logger: logger)
         rateNote = tuneNote
         if lastReadNs > period, deliveredRate.expect(1e9 / Double(lastReadNs)) {
@@ -187,11 +187,11 @@ final class IIOSession {
 
     /// How long a buffer may stay silent before it counts as `no_data` (and, in auto mode
     /// before any sample, as not working): a second, or ten periods at slow rates.
-    var silenceLimit: Int64 { max(1_000_000_000, Int64(10e9 / max(rateHz, 0.1))) }
+    var silenceLimit: Int64 { max(1_000_000_000, Int64(saturating: 10e9 / max(rateHz, 0.1))) }
 
     static func silenceText(_ ns: Int64) -> String {
         let s = Double(ns) / 1e9
-        return s == s.rounded() ? "\(Int(s)) s" : "\(s) s"
+        return s == s.rounded() && abs(s) < 1e15 ? "\(Int64(saturating: s)) s" : "\(s) s"
     }
 
     /// Streams buffered scans. Returns true when it stopped because the buffer never delivered
@@ -282,7 +282,7 @@ final class IIOSession {
     private func streamPolled(
         stop: StopSignal, wake: IIOWakeup, emit: @Sendable (SourceOutput) -> Void, logger: Logger?
     ) throws {
-        let period = Int64(1e9 / max(rateHz, 0.1))
+        let period = Int64(saturating: 1e9 / max(rateHz, 0.1))
         var next = Nanoseconds(MonotonicClock.nanoseconds())
         var lastCheck = next
         while !stop.isStopped {

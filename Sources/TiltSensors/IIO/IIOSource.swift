@@ -52,7 +52,7 @@ public final class IIOSource: SampleSource {
         /// Scans per buffer actually used. Reads never wait for a full buffer (see
         /// `IIOBufferedReader`), so this only caps a single read; ~10 ms keeps each read short.
         public var samplesPerBuffer: Int {
-            max(1, bufferSamples ?? Int((rateHz * 0.010).rounded()))
+            max(1, bufferSamples ?? Int(saturating: (rateHz * 0.010).rounded()))
         }
     }
 

@@ -18,7 +18,7 @@ public struct IMUPairer: Sendable {
 
     /// - Parameter rateHz: the streams' sampling rate; pairs must lie within half a period.
     public init(rateHz: Double, capacity: Int = 256) {
-        tolerance = Nanoseconds(0.5e9 / max(rateHz, 1e-3))
+        tolerance = Nanoseconds(saturating: 0.5e9 / max(rateHz, 1e-3))
         self.capacity = capacity
     }
 

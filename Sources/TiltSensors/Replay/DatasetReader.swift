@@ -144,7 +144,7 @@ public enum DatasetReader {
                                 "t is not a number of seconds: '\(String(decoding: fields[0], as: UTF8.self))'")
                         return
                     }
-                    t = Int64((seconds * 1e9).rounded())
+                    t = Int64(saturating: (seconds * 1e9).rounded())
                 }
                 samples.append(IMUSample(t: t, accel: Vector3(v[0], v[1], v[2]), gyro: Vector3(v[3], v[4], v[5])))
                 if hasMag {

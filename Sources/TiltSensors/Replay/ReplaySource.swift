@@ -98,10 +98,10 @@ public struct ReplaySource: SampleSource {
                         SourceStatus(
                             source: "imu", state: .streaming, message: "replaying \(samples.count) samples",
                             device: summary, rateHz: rate.isFinite ? (rate * 10).rounded() / 10 : nil)))
-                start = clock.now - .nanoseconds(Int64(Double(s.t - first.t) / (speed ?? 1)))
+                start = clock.now - .nanoseconds(Int64(saturating: Double(s.t - first.t) / (speed ?? 1)))
             }
             if let speed {
-                let due = start.advanced(by: .nanoseconds(Int64(Double(s.t - first.t) / speed)))
+                let due = start.advanced(by: .nanoseconds(Int64(saturating: Double(s.t - first.t) / speed)))
                 let wait = clock.now.duration(to: due)
                 if wait > .zero {
                     if stop.sleep(

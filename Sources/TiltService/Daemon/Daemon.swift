@@ -62,8 +62,10 @@ public struct Daemon: Sendable {
         let hub = HubHandle(loop: loop)
         let handle = EngineHandle(loop: loop)
         let store = StoreWorker(path: config.store.path, logger: logger)
+        store.maxQueuedReads = config.store.maxQueuedReads
         // File and database reads happen here, before the loop serves anyone.
         let startup = try Engine.load(config, store: store)
+        if let failure = startup.seeds.failure { throw StoreStartError(description: failure) }
         let sampler = SamplerService(input: input, engine: handle, exitWhenDone: exitWhenDone, logger: logger)
         let first = try sampler.prepare(config)
         sampler.firstPipeline.withLock { $0 = first }
@@ -130,4 +132,11 @@ public struct Daemon: Sendable {
                     logOutput: logOutput)),
         ]
     }
+}
+
+/// The store's file exists but its state (round ids, credit cooldowns, quest cells) could not be
+/// read: the daemon does not start without it (`StoreWorker.Seeds.failure`).
+public struct StoreStartError: Error, CustomStringConvertible {
+    /// Why, with the file.
+    public var description: String
 }

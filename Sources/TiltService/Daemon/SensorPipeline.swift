@@ -136,7 +136,7 @@ public final class SensorPipeline: Sendable {
     /// The magnetometer reads the model's dip at a strength far from the model's: its driver's
     /// unit is off. The heading works (the check then uses the measured strength); said once.
     static func reportScaleMismatch(_ ratio: Double, logger: Logger) {
-        let times = ratio < 1 ? "1/\(Int((1 / ratio).rounded()))" : "\(Int(ratio.rounded()))×"
+        let times = ratio < 1 ? "1/\(Int(saturating: (1 / ratio).rounded()))" : "\(Int(saturating: ratio.rounded()))×"
         logger.warning(
             "the magnetometer's field is \(times) the World Magnetic Model's at the fix, with the model's dip: its driver's scale is off (Linux 6.1's hmc5843 reports 1/100), not the place's field; the heading is unaffected, but field strengths (tiltd calibrate mag) are in the driver's unit"
         )

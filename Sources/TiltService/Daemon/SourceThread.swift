@@ -37,7 +37,7 @@ final class SourceThread: Sendable {
     /// for good (the case the watchdog exists for) is left behind rather than waited on forever.
     func shutdown(timeout: Double = 3) {
         stop.stop()
-        let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int64(timeout * 1000)))
+        let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int64(saturating: timeout * 1000)))
         while !done.isStopped && ContinuousClock.now < deadline { usleep(10_000) }
     }
 }

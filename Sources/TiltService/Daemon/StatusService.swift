@@ -56,7 +56,7 @@ public final class StatusService: Service {
         // The tick: STATUS= for systemctl, and the watchdog, fed only while the sampler beats.
         let watchdog = SystemdWatchdog.interval()
         let period: Duration = watchdog.map { max(.milliseconds(100), $0 / 4) } ?? .seconds(1)
-        let aliveWindow = UInt64(watchdog.map { Double($0.components.seconds) * 0.5e9 } ?? 5e9)
+        let aliveWindow = UInt64(saturating: watchdog.map { Double($0.components.seconds) * 0.5e9 } ?? 5e9)
         let (engine, sampler, notifier, logOutput, reloader) = (
             self.engine, self.sampler, self.notifier, self.logOutput, self.reloader
         )

@@ -28,18 +28,19 @@ extension Component {
     func addStatus(to o: inout JSONObject) {}
 }
 
-/// The one reply to one request. On the loop.
+/// The one reply to one request (`ClientSession.answer`: a half-closed client's session waits
+/// for it). On the loop.
 struct Reply {
     let client: ClientSession
     let id: JSONValue?
     let cmd: String
 
     /// `ok: true` with `fields`.
-    func ok(_ fields: JSONObject = JSONObject()) { client.reply(.reply(id: id, cmd: cmd, result: fields)) }
+    func ok(_ fields: JSONObject = JSONObject()) { client.answer(.reply(id: id, cmd: cmd, result: fields)) }
 
     /// `ok: false` with a code from `ProtocolError.Code` and a message for people.
     func fail(_ code: ProtocolError.Code, _ message: String) {
-        client.reply(.reply(id: id, cmd: cmd, error: ProtocolError(code, message)))
+        client.answer(.reply(id: id, cmd: cmd, error: ProtocolError(code, message)))
     }
 }
 

@@ -184,7 +184,7 @@ public final class Engine: RequestHandler {
         var parts: [String] = []
         if let imu = context.statuses["imu"] {
             if imu.state == .streaming, let r = attitude.rateHz {
-                parts.append("\(Int(r.rounded())) Hz from \(imu.device ?? "imu")")
+                parts.append("\(Int(saturating: r.rounded())) Hz from \(imu.device ?? "imu")")
             } else {
                 parts.append("imu \(imu.state.rawValue): \(imu.message)")
             }

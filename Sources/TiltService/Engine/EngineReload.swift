@@ -44,6 +44,7 @@ extension Engine {
         let new = staged.config
         var notes: [String] = []
         context.config = new
+        context.store.maxQueuedReads = new.store.maxQueuedReads
         clients.apply(new, notes: &notes)
         places.apply(staged.places, config: new)
         quests.apply(staged.quests, config: new)

@@ -269,17 +269,25 @@ final class GameComponent: Component {
         context.store.write(
             { try $0.saveRound(record) },
             then: { [self] result in
+                let committed: Bool
                 if case .failure(let error) = result {
                     context.storeFailed("saving round \(r.round)", error)
+                    committed = false
                 } else {
                     context.storeSucceeded()
+                    committed = true
                 }
                 roundsInFlight -= 1
                 // The committed round's end goes out first; what waited behind it is published in
-                // order (a further round end in it waits for its own commit).
+                // order (a further round end in it waits for its own commit). A round whose commit
+                // failed (a full disk) is not announced as ended and stored: clients have the
+                // store's `retrying` status instead, and `history` never lacks a round they saw end.
                 var held = heldEvents
                 heldEvents = []
-                if !held.isEmpty { context.publish(held.removeFirst().event) }
+                if !held.isEmpty {
+                    let end = held.removeFirst()
+                    if committed { context.publish(end.event) }
+                }
                 publish(held)
             }, on: context.loop)
     }

@@ -98,6 +98,8 @@ public final class ClientSession: RingWriter {
     // Outgoing.
     let context: ChannelHandlerContext
     let queueLimit: Int
+    /// `[socket] queue_bytes`: the queue's bytes bound (a line alone may be longer).
+    let queueByteLimit: Int
     private var headWritten = 0
     /// Lines dropped for this client since it connected (its queue was full).
     public private(set) var droppedTotal = 0
@@ -105,13 +107,18 @@ public final class ClientSession: RingWriter {
 
     // Incoming.
     var badLines = 0
+    /// Requests handed to the engine and not answered yet (`beginRequest`, `answer`).
+    var pendingReplies = 0
+    /// The peer shut down its write side: the session ends once every reply is out (`inputEnded`).
+    var inputClosed = false
 
     init(
         id: Int, context: ChannelHandlerContext, fd: CInt, hub: Hub, credentials: Credentials?, trusted: Bool,
-        attitudeHz: Double, queueLimit: Int
+        attitudeHz: Double, queueLimit: Int, queueByteLimit: Int = .max
     ) {
         self.id = id; self.context = context; self.fd = fd; self.hub = hub; self.credentials = credentials
         self.trusted = trusted; self.attitudeHz = attitudeHz; self.queueLimit = queueLimit
+        self.queueByteLimit = queueByteLimit
         self.attitudePeriod = Self.period(attitudeHz)
         self.classes = EventClass.defaultStream
         self.watchesAttitude = EventClass.defaultStream.contains(.attitude)
@@ -203,12 +210,15 @@ public final class ClientSession: RingWriter {
     func send(_ line: SharedLine) {
         guard fd >= 0 else { return }
         reclaimDirect()
-        if queue.count >= queueLimit {
+        // Lines and bytes are both bounded: 1024 replies of a MB each were a GB for one client.
+        while queue.count >= queueLimit || (queue.count > 0 && queue.bytes + line.bytes.count > queueByteLimit) {
             // The oldest whole line goes; a line partly written must be finished, and a gap
             // notice still queued stays (dropping it would lose the count it carries).
             var victim = headWritten > 0 ? 1 : 0
             while victim < queue.count - 1 && queue[victim].isGapNotice { victim += 1 }
-            hub.countDropped(queue.remove(at: min(victim, queue.count - 1)))
+            // Only the partly written head is left: it goes out whole, and the new line after it.
+            guard victim < queue.count else { break }
+            hub.countDropped(queue.remove(at: victim))
             dropped += 1
             droppedTotal += 1
         }
@@ -321,6 +331,7 @@ public final class ClientSession: RingWriter {
             guard case .success = result else { return }
             sentTotal += 1
             flush()
+            endIfAnswered()
         }
         context.writeAndFlush(NIOAny(buffer), promise: promise)
     }
@@ -379,17 +390,8 @@ public final class ClientSession: RingWriter {
     }
 
     /// True once the daemon has decided to drop this client.
-    private(set) var isClosing = false
+    var isClosing = false
 
-    /// Ends a misbehaving client without losing the replies already sent: half-close our side
-    /// (the client reads them, then EOF) and close fully a little later. Closing at once while
-    /// its garbage is still unread would make the kernel reset the connection and discard them.
-    func closeGracefully(after seconds: Int64 = 2) {
-        guard !isClosing else { return }
-        isClosing = true
-        flush()  // the replies just queued must go out before the half-close
-        let ctx = context
-        ctx.close(mode: .output, promise: nil)
-        ctx.eventLoop.assumeIsolated().scheduleTask(in: .seconds(seconds)) { ctx.close(promise: nil) }
-    }
+    /// Nothing of this client's waits in NIO or in the queue (the half-close ending, `endIfAnswered`).
+    var isDrained: Bool { queue.isEmpty && !waitingForSocket }
 }

@@ -57,7 +57,11 @@ public final class Hub {
     /// Latest sample time seen: stamps events that have no time of their own (replies, status).
     public private(set) var lastSampleTime: Nanoseconds?
     /// The socket settings in force (limits, trust); replaced on reload. On `loop`.
-    public var socketConfig = Configuration.Socket()
+    public var socketConfig = Configuration.Socket() {
+        didSet { clientSlots?.maxClients = socketConfig.maxClients }
+    }
+    /// The socket server's client count and cap (nil without a server, in tests).
+    public var clientSlots: ClientSlots?
 
     /// A hub confined to `loop`.
     public init(loop: any EventLoop) {
@@ -226,8 +230,9 @@ public final class Hub {
     }
 
     func dispatch(_ request: Request, from client: ClientSession) {
+        client.beginRequest()
         guard let handler else {
-            client.reply(
+            client.answer(
                 .reply(
                     id: request.id, cmd: request.command.name,
                     error: ProtocolError(.unavailable, "the daemon is starting")))

@@ -14,6 +14,8 @@ struct LineQueue {
     private var rest = Deque<SharedLine>()
     /// How many lines are queued (kept here, so that `rest` is not read to learn it).
     private(set) var count = 0
+    /// Their bytes, all of each line (`[socket] queue_bytes` bounds it, not only the count).
+    private(set) var bytes = 0
 
     /// True when nothing is queued.
     var isEmpty: Bool { count == 0 }
@@ -25,6 +27,7 @@ struct LineQueue {
     mutating func append(_ line: SharedLine) {
         if count == 0 { first = line } else { rest.append(line) }
         count += 1
+        bytes += line.bytes.count
     }
 
     /// Removes and returns the first line, if any.
@@ -32,6 +35,7 @@ struct LineQueue {
         guard let head = first else { return nil }
         first = count > 1 ? rest.removeFirst() : nil
         count -= 1
+        bytes -= head.bytes.count
         return head
     }
 
@@ -44,13 +48,16 @@ struct LineQueue {
             rest.insert(line, at: i - 1)
         }
         count += 1
+        bytes += line.bytes.count
     }
 
     /// Removes and returns the line at `i` (0 ≤ i < count).
     mutating func remove(at i: Int) -> SharedLine {
         if i == 0 { return popFirst()! }
         count -= 1
-        return rest.remove(at: i - 1)
+        let line = rest.remove(at: i - 1)
+        bytes -= line.bytes.count
+        return line
     }
 
     /// Empties the queue.
@@ -58,5 +65,6 @@ struct LineQueue {
         first = nil
         if count > 1 { rest.removeAll() }
         count = 0
+        bytes = 0
     }
 }

@@ -89,7 +89,9 @@ public enum MonitorView {
         absRoll: Double?, low: Double, high: Double, lowSide: String = "correct", width: Int
     ) -> [String] {
         let cells = max(width - 2, 20)
-        func cell(_ deg: Double) -> Int { min(cells - 1, max(0, Int((deg / 180 * Double(cells)).rounded(.down)))) }
+        func cell(_ deg: Double) -> Int {
+            min(cells - 1, max(0, Int(saturating: (deg / 180 * Double(cells)).rounded(.down))))
+        }
         let lowCell = cell(low), highCell = cell(high)
         var bar = [Character](repeating: " ", count: cells)
         if let r = absRoll, r.isFinite {
@@ -184,7 +186,7 @@ public enum MonitorView {
             "N", "NNE", "NE", "ENE", "E", "ESE", "SE", "SSE", "S", "SSW", "SW", "WSW", "W", "WNW", "NW", "NNW",
         ]
         guard deg.isFinite else { return "?" }
-        let i = Int((deg / 22.5).rounded()) % 16
+        let i = Int(saturating: (deg / 22.5).rounded()) % 16
         return names[i < 0 ? i + 16 : i]
     }
 

@@ -18,11 +18,18 @@ public final class SocketServer: Sendable {
     let hub: HubHandle
     let logger: Logger
     private let acceptorBox = Mutex<Acceptor?>(nil)
+    /// Clients connected and the cap (`[socket] max_clients`).
+    public let slots = ClientSlots()
 
     /// A server for `hub` with `config`; nothing listens until `start`.
     public init(config: Configuration.Socket, hub: HubHandle, logger: Logger) {
         self.config = config; self.hub = hub; self.logger = logger
-        hub.execute { $0.socketConfig = config }
+        slots.maxClients = config.maxClients
+        let slots = self.slots
+        hub.execute {
+            $0.clientSlots = slots
+            $0.socketConfig = config
+        }
     }
 
     /// Problems that stop the server from starting.
@@ -51,16 +58,24 @@ public final class SocketServer: Sendable {
         let hub = self.hub
         let logger = self.logger
         let counter = Counter()
+        let slots = self.slots
         let acceptor = try Acceptor(listeningFD: fd) { clientFD in
-            Self.adopt(clientFD, id: counter.next(), hub: hub, logger: logger)
+            // Past the cap: one line and the close, before NIO or the hub spend anything on it.
+            guard slots.take() else { return slots.refuse(clientFD) }
+            Self.adopt(clientFD, id: counter.next(), hub: hub, slot: ClientSlot(slots), logger: logger)
         }
         acceptorBox.withLock { $0 = acceptor }
         logger.info("serving on \(inheritedFD != nil ? "socket from systemd" : config.path)")
+        if slots.effectiveLimit < config.maxClients {
+            logger.notice(
+                "at most \(slots.effectiveLimit) clients, not [socket] max_clients = \(config.maxClients): half the descriptors the process may open (LimitNOFILE) stay for the store, the IMU and gpsd"
+            )
+        }
     }
 
     /// Hands an accepted connection to NIO (which reads its commands) and keeps a duplicate of
     /// its descriptor for the session's own writes (see `ClientSession`).
-    static func adopt(_ fd: CInt, id: Int, hub: HubHandle, logger: Logger) {
+    static func adopt(_ fd: CInt, id: Int, hub: HubHandle, slot: ClientSlot, logger: Logger) {
         let credentials = ClientHandler.peerCredentials(fd)
         // The duplicate keeps the socket open until the session closes it too, so a write can
         // never reach a descriptor number NIO has closed and the kernel has given to someone else.
@@ -69,22 +84,28 @@ public final class SocketServer: Sendable {
             logger.warning(
                 "client \(id): cannot duplicate its descriptor (\(String(cString: strerror(errno)))); closed")
             close(fd)
+            slot.release()
             return
         }
         ClientBootstrap(group: hub.loop)
             .channelOption(ChannelOptions.maxMessagesPerRead, value: 4)
+            // A client's EOF ends its commands, not its session: replies still due go out first
+            // (`ClientSession.inputEnded`).
+            .channelOption(ChannelOptions.allowRemoteHalfClosure, value: true)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
                         // The channel is on the hub's loop: the hub is reachable here.
                         ClientHandler(
-                            id: id, hub: hub.value, logger: logger, writeFD: writeFD, credentials: credentials))
+                            id: id, hub: hub.value, logger: logger, writeFD: writeFD, credentials: credentials,
+                            slot: slot))
                 }
             }
             .withConnectedSocket(fd)
             .whenFailure { error in
                 logger.warning("client \(id): \(error); closed")
                 close(writeFD)
+                slot.release()
             }
     }
 
@@ -166,21 +187,24 @@ final class ClientHandler: ChannelInboundHandler {
     /// The session's own descriptor for the socket (a duplicate of NIO's), and the peer's credentials.
     let writeFD: CInt
     let credentials: ClientSession.Credentials?
+    /// The connection's place under `[socket] max_clients`, given back when the channel ends.
+    let slot: ClientSlot
     /// The settings in force now (a reload may change them).
     var config: Configuration.Socket { hub.socketConfig }
     var session: ClientSession?
     /// Splits the client's bytes into lines; over-long ones are answered with an error and skipped.
     private var framer = LineFramer(maxLineBytes: 0)
 
-    init(id: Int, hub: Hub, logger: Logger, writeFD: CInt, credentials: ClientSession.Credentials?) {
+    init(id: Int, hub: Hub, logger: Logger, writeFD: CInt, credentials: ClientSession.Credentials?, slot: ClientSlot) {
         self.id = id; self.hub = hub; self.logger = logger; self.writeFD = writeFD; self.credentials = credentials
+        self.slot = slot
     }
 
     func channelActive(context: ChannelHandlerContext) {
         let trusted = credentials.map { isTrusted($0) } ?? false
         let s = ClientSession(
             id: id, context: context, fd: writeFD, hub: hub, credentials: credentials, trusted: trusted,
-            attitudeHz: config.attitudeHz, queueLimit: config.queueLines)
+            attitudeHz: config.attitudeHz, queueLimit: config.queueLines, queueByteLimit: config.queueBytes)
         session = s
         hub.add(s)
         s.reply(hub.hello(for: s))
@@ -190,6 +214,7 @@ final class ClientHandler: ChannelInboundHandler {
     /// A channel that never became active (closed during setup) still owns the duplicate.
     func handlerRemoved(context: ChannelHandlerContext) {
         if session == nil { close(writeFD) }
+        slot.release()
     }
 
     /// root, the daemon's own user, and the configured uids/gids may change state.
@@ -200,13 +225,17 @@ final class ClientHandler: ChannelInboundHandler {
             hub.remove(s)
             s.ended()
         }
+        slot.release()
         context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buf = unwrapInboundIn(data)
         guard let s = session, !s.isClosing else { return }
-        framer.maxLineBytes = config.maxLineBytes  // a reload may change it
+        // A reload may change the limit. `room.show` may always be as long as its view allows:
+        // framed up to that, and every other command held to `max_line_bytes` once parsed
+        // (`line`), so its error carries the request's id.
+        framer.maxLineBytes = max(config.maxLineBytes, Self.longestRoomShowLine)
         framer.feed(buf.readableBytesView) { piece in
             switch piece {
             case .line(let bytes): line(bytes, session: s)
@@ -214,7 +243,9 @@ final class ClientHandler: ChannelInboundHandler {
                 bad(
                     s,
                     ProtocolError(
-                        .lineTooLong, "line longer than \(config.maxLineBytes) bytes; skipped up to the next newline"))
+                        .lineTooLong,
+                        "line longer than \(max(config.maxLineBytes, Self.longestRoomShowLine)) bytes; skipped up to the next newline"
+                    ))
             }
             return context.channel.isActive && !s.isClosing
         }
@@ -230,6 +261,10 @@ final class ClientHandler: ChannelInboundHandler {
     private func line(_ line: [UInt8], session s: ClientSession) {
         if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }  // blank lines are ignored
         switch Request.parse(line) {
+        case .success(let r) where line.count > config.maxLineBytes && r.command.name != "room.show":
+            bad(s, tooLong, id: r.id, cmd: r.command.name)
+        case .failure(let e) where line.count > config.maxLineBytes:
+            bad(s, tooLong, id: e.id, cmd: e.cmd)
         case .success(let r):
             if r.command.isMutating && !s.trusted {
                 bad(
@@ -246,6 +281,20 @@ final class ClientHandler: ChannelInboundHandler {
         }
     }
 
+    /// The longest line `room.show` needs: its view's bound (`CommandCatalogue`) and the command
+    /// around it. (The bridge sends rooms of ~30 players, which passed the 4 KiB default.)
+    static let longestRoomShowLine: Int = {
+        guard case .object(let maxBytes) = CommandCatalogue.spec("room.show")?.argument("view")?.kind else { return 0 }
+        return maxBytes + 1024
+    }()
+
+    /// The error of a line over `max_line_bytes` that was still read whole (see `channelRead`).
+    private var tooLong: ProtocolError {
+        ProtocolError(
+            .lineTooLong,
+            "line longer than \(config.maxLineBytes) bytes ([socket] max_line_bytes; only room.show may be longer)")
+    }
+
     /// Replies with an error; disconnects a client that keeps sending bad lines.
     private func bad(_ s: ClientSession, _ e: ProtocolError, id: JSONValue? = nil, cmd: String? = nil) {
         s.reply(.reply(id: id, cmd: cmd, error: e))
@@ -259,6 +308,14 @@ final class ClientHandler: ChannelInboundHandler {
             logger.notice("client \(s.id) sent \(s.badLines) bad lines; disconnected")
             s.closeGracefully()
         }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let e = event as? ChannelEvent, e == .inputClosed {
+            session?.inputEnded()
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {

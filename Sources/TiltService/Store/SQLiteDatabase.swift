@@ -61,7 +61,20 @@ final class SQLiteDatabase: @unchecked Sendable {
             case .null: rc = sqlite3_bind_null(statement, index)
             case .integer(let v): rc = sqlite3_bind_int64(statement, index, v)
             case .real(let v): rc = sqlite3_bind_double(statement, index, v)
-            case .text(let v): rc = sqlite3_bind_text(statement, index, v, -1, transient)
+            case .text(let v):
+                // With its length, not as a C string: a text with a NUL (a client's request_id)
+                // was cut there, and two different ids could be stored as one.
+                var text = v
+                rc = text.withUTF8 { bytes in
+                    // An empty text has no base address; bound as "" (a NULL pointer would be NULL).
+                    guard let base = bytes.baseAddress else {
+                        return sqlite3_bind_text(statement, index, "", 0, transient)
+                    }
+                    return base.withMemoryRebound(to: CChar.self, capacity: bytes.count) {
+                        sqlite3_bind_text64(
+                            statement, index, $0, sqlite3_uint64(bytes.count), transient, UInt8(SQLITE_UTF8))
+                    }
+                }
             }
             guard rc == SQLITE_OK else { throw error(rc, sql) }
         }
@@ -79,7 +92,15 @@ final class SQLiteDatabase: @unchecked Sendable {
                 case SQLITE_INTEGER: values.append(.integer(sqlite3_column_int64(statement, c)))
                 case SQLITE_FLOAT: values.append(.real(sqlite3_column_double(statement, c)))
                 case SQLITE_NULL: values.append(.null)
-                default: values.append(.text(String(cString: sqlite3_column_text(statement, c))))
+                default:
+                    // Text (or a blob) with its length: a NUL inside is kept, and a NULL pointer
+                    // (an empty blob, out of memory) is an empty text, not a crash.
+                    let text = sqlite3_column_text(statement, c)
+                    let count = Int(sqlite3_column_bytes(statement, c))
+                    values.append(
+                        .text(
+                            text.map { String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self) }
+                                ?? ""))
                 }
             }
             out.append(SQLiteRow(names: names, values: values))
@@ -103,7 +124,23 @@ final class SQLiteQueue: Sendable {
     /// Opens `path` in WAL mode with `synchronous = FULL` and foreign keys on.
     init(path: String, busyTimeoutMs: Int32 = 10_000) throws(SQLiteError) {
         let db = try SQLiteDatabase(path: path, busyTimeoutMs: busyTimeoutMs)
-        try db.execute(sql: "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON")
+        // journal_mode answers with the mode in force: SQLite keeps the old one when it cannot
+        // switch (a read-only directory for the -wal file), and the store's commits assume WAL.
+        let mode = try db.rows(sql: "PRAGMA journal_mode = WAL").first?.values.first
+        guard mode == .text("wal") else {
+            throw SQLiteError(
+                code: SQLITE_ERROR, message: "journal_mode is \(mode.map { "\($0)" } ?? "unknown"), not wal",
+                sql: "PRAGMA journal_mode = WAL")
+        }
+        try db.execute(sql: "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON")
+        // A damaged file is found at open, not by the first write that needs the damaged page.
+        let check = try db.rows(sql: "PRAGMA quick_check").compactMap { $0.values.first }
+        guard check == [.text("ok")] else {
+            throw SQLiteError(
+                code: SQLITE_CORRUPT,
+                message: "quick_check: " + check.prefix(5).map { "\($0)" }.joined(separator: "; "),
+                sql: "PRAGMA quick_check")
+        }
         database = Mutex(db)
     }
 

@@ -14,6 +14,15 @@ public final class Pairing: Sendable {
     public static let lockout = 60.0
     /// Sessions kept at once (oldest forgotten first): a bound on memory, not a policy.
     public static let maxSessions = 1000
+    /// Wrong codes from all addresses together per `lockout` window; past that every address
+    /// waits. Per address alone was no bound with IPv6, where each guess can come from a new
+    /// address (a /64, link-local, fc00::/7): six digits then fell in minutes. At 30 a minute
+    /// the 10⁶ codes take 23 days on average, and a person who mistypes still gets in a minute
+    /// later. (Someone guessing keeps everyone out while they guess; pairing is for the LAN.)
+    public static let maxFailuresOverall = 30
+    /// Addresses whose failures are remembered at once (oldest forgotten first): a bound on
+    /// memory; with `maxFailuresOverall` it is never reached within one window.
+    public static let maxTrackedAddresses = 1000
 
     /// Why a pairing attempt was refused.
     public enum Refusal: Error, Equatable, CustomStringConvertible {
@@ -32,6 +41,8 @@ public final class Pairing: Sendable {
     private struct State {
         var sessions: [String: Double] = [:]
         var failures: [String: (count: Int, since: Double)] = [:]
+        /// Times of the wrong codes of the current window, from every address (oldest first).
+        var recentFailures: [Double] = []
     }
 
     /// The code people type.
@@ -63,18 +74,32 @@ public final class Pairing: Sendable {
     /// new session token.
     public func pair(_ attempt: String, from address: String, now: Double) -> Result<String, Refusal> {
         state.withLockedValue { s in
+            s.recentFailures.removeAll { now - $0 >= Self.lockout }
+            if s.recentFailures.count >= Self.maxFailuresOverall, let oldest = s.recentFailures.first {
+                return .failure(
+                    .lockedOut(retryAfter: max(1, Int(saturating: (Self.lockout - (now - oldest)).rounded(.up)))))
+            }
             if let f = s.failures[address] {
                 if now - f.since >= Self.lockout {
                     s.failures[address] = nil
                 } else if f.count >= Self.maxFailures {
-                    return .failure(.lockedOut(retryAfter: Int((Self.lockout - (now - f.since)).rounded(.up))))
+                    return .failure(
+                        .lockedOut(retryAfter: Int(saturating: (Self.lockout - (now - f.since)).rounded(.up))))
                 }
             }
             guard Self.constantTimeEqual(Self.normalized(attempt), Self.normalized(code)) else {
                 var f = s.failures[address] ?? (0, now)
                 f.count += 1
                 s.failures[address] = f
-                if s.failures.count > 10_000 { s.failures = s.failures.filter { now - $0.value.since < Self.lockout } }
+                s.recentFailures.append(now)
+                if s.failures.count > Self.maxTrackedAddresses {
+                    s.failures = s.failures.filter { now - $0.value.since < Self.lockout }
+                    while s.failures.count > Self.maxTrackedAddresses,
+                        let oldest = s.failures.min(by: { $0.value.since < $1.value.since })?.key
+                    {
+                        s.failures[oldest] = nil
+                    }
+                }
                 return f.count >= Self.maxFailures
                     ? .failure(.lockedOut(retryAfter: Int(Self.lockout)))
                     : .failure(.wrongCode(attemptsLeft: Self.maxFailures - f.count))
@@ -88,6 +113,9 @@ public final class Pairing: Sendable {
             return .success(token)
         }
     }
+
+    /// Addresses with failures remembered now (for tests: the map is bounded).
+    public var trackedAddresses: Int { state.withLockedValue { $0.failures.count } }
 
     /// True when `token` (a cookie's value) belongs to a paired browser.
     public func isPaired(token: String?) -> Bool {

@@ -11,6 +11,8 @@ struct PlotRoutes: Sendable {
     let directory: String?
     let calibration: IMUCalibration
     let rules: TiltGame.Rules
+    /// Plots drawn already, and the bound on drawing (`PlotCache`).
+    let cache = PlotCache()
 
     func add(to router: Router<WebContext>) {
         router.get("/api/recordings") { _, _ -> Response in
@@ -25,11 +27,30 @@ struct PlotRoutes: Sendable {
             }
             let game = request.uri.queryParameters["game"].map { $0 != "0" } ?? false
             let path = (dir as NSString).appendingPathComponent(name)
-            let svg: String = try await Task.detached { [calibration, rules] in
-                let data = try DatasetReader.read(path: path)
-                let plot = RecordingPlot(calibration: calibration, rules: rules, game: game)
-                return try plot.chart(samples: data.samples, title: name).0.render()
-            }.value
+            guard let key = PlotCache.Key.current(name: name, path: path, game: game) else {
+                throw HTTPError(.notFound, message: "no recording \"\(name)\"")
+            }
+            guard key.size <= PlotCache.maxFileBytes else {
+                throw HTTPError(.contentTooLarge, message: "\(name) is larger than \(PlotCache.maxFileBytes >> 20) MiB")
+            }
+            let svg: String
+            if let kept = cache.plot(key) {
+                svg = kept
+            } else {
+                guard cache.beginDrawing() else {
+                    var h = HTTPFields()
+                    h[.retryAfter] = "2"
+                    return Response(status: .serviceUnavailable, headers: h)
+                }
+                var drawn: String?
+                defer { cache.endDrawing(key, svg: drawn) }
+                svg = try await Task.detached { [calibration, rules] in
+                    let data = try DatasetReader.read(path: path)
+                    let plot = RecordingPlot(calibration: calibration, rules: rules, game: game)
+                    return try plot.chart(samples: data.samples, title: name).0.render()
+                }.value
+                drawn = svg
+            }
             var h = HTTPFields()
             h[.contentType] = "image/svg+xml"
             SecurityHeaders.apply(&h)

@@ -61,7 +61,12 @@ public struct WebServer: Sendable {
         let app = Application(
             router: router,
             server: .http1WebSocketUpgrade(
-                webSocketRouter: router, configuration: .init(ws: .init(maxFrameSize: web.maxMessageBytes))),
+                webSocketRouter: router,
+                configuration: .init(
+                    // Silent connections are closed: 128 of them (max_connections) locked the page.
+                    http1: .init(idleTimeout: .nanoseconds(nanoseconds(ofSeconds: web.idleTimeoutSeconds))),
+                    ws: .init(maxFrameSize: web.maxMessageBytes)),
+                firstRequestTimeout: .nanoseconds(nanoseconds(ofSeconds: web.idleTimeoutSeconds))),
             configuration: .init(
                 address: .hostname(web.host, port: Int(web.port)), serverName: nil,
                 availableConnectionsDelegate: MaximumAvailableConnections(web.maxConnections)),
