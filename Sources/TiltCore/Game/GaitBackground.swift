@@ -43,7 +43,7 @@ struct GaitBackground: Sendable {
     /// Whether the RMS at `t` stands for what the head did: `tau` of samples came before it
     /// (from the start, the mean squares rise from zero, and anything would stand out of them).
     func isKnown(at t: Nanoseconds) -> Bool {
-        since.map { t - $0 >= Nanoseconds(Self.tau * 1e9) } ?? false
+        since.map { t - $0 >= Nanoseconds(saturating: Self.tau * 1e9) } ?? false
     }
 
     /// The RMS rates (rad/s) as they stood at the last snapshot at or before `t` (the oldest kept

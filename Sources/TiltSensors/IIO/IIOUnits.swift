@@ -84,7 +84,7 @@ public enum IIOUnits {
     }
 
     static func rangeText(_ v: Double) -> String {
-        v >= 100 ? String(Int(v.rounded())) : String((v * 1000).rounded() / 1000)
+        v >= 100 ? String(Int(saturating: v.rounded())) : String((v * 1000).rounded() / 1000)
     }
 
     /// Notes already logged: a correction is said once per run, not at every reconnect.
@@ -108,7 +108,7 @@ struct IIOAccelUnitWatch {
     private(set) var verdict: IIOUnits.Verdict?
 
     init(rateHz: Double) {
-        windowSize = max(8, Int(rateHz / 2))
+        windowSize = min(2000, max(8, Int(saturating: rateHz / 2)))
     }
 
     /// Adds one sample; returns the verdict once, when a window at rest has been judged.
