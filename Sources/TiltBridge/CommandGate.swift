@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TiltCore
 
 /// Checks a payload that arrived on `<prefix>/cmd` before anything acts on it: size, JSON, an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A configuration problem, located so a person can fix it: `file:line: key: message`.
 public struct ConfigError: Error, CustomStringConvertible, Equatable {
     /// The file the problem is in.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// docs/config.md's key tables and its reload table, made from `Configuration.tables`.
 ///
 /// The prose of docs/config.md is written by hand; under each table's heading (`## [imu]`,

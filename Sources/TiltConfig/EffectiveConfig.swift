@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TiltCore
 
 /// Renders the effective configuration as TOML (for `tiltd check-config`): every table of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Conversions of outside numbers that never trap. Swift's `Int64(someDouble)` and `a * b` on
 // integers stop the process when the result does not fit: on a value a client sent
 // (`attitude_hz` 1e-300 made a period of 1e309 ns), a file held (a GPX year 9999), a driver or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A client request's command, parsed and checked against its `CommandSpec`: `arguments` holds
 /// only fields the command takes, each of the declared type and within its bounds. Parsing is
 /// pure so it can be fuzzed and tested against docs/protocol.md without a daemon.

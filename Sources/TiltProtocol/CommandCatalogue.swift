@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Every command the daemon answers, declared once. The request parser (`Request.parse`), the
 /// `help` reply, the trust check and the command table in docs/protocol.md come from this list
 /// (`CatalogueDocTests` fails when the table and the list differ). A new command is one entry

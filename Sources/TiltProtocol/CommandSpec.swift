@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Who may send a command.
 public enum Trust: String, Sendable, Equatable {
     /// Anyone who can open the socket (reads and per-connection settings).

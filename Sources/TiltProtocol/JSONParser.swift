@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A strict JSON parser (RFC 8259) for client command lines.
 ///
 /// Written here rather than using Foundation's so that what a client may send is bounded and

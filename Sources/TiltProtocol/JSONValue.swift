@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A JSON value with object keys kept in insertion order, so encoded lines read the same way
 /// every time (and match docs/protocol.md's examples field for field).
 public enum JSONValue: Sendable, Equatable {

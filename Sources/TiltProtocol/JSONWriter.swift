@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Appends JSON text to a byte buffer. Hand-written because it runs once per event on the
 /// per-sample path, where Foundation's encoders cost tens of microseconds.
 ///

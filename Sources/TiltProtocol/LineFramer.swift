@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Splits a byte stream into the protocol's lines (docs/protocol.md: one JSON object per line,
 /// LF-terminated; a CR before the LF is dropped), with a bound on a line's length. The one line
 /// framer of the package: the daemon's socket server, `DaemonClient` (through

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Nanoseconds: `t_ns` on the wire — the IMU's sample clock, or GPS time for the classes that
 /// say so (`EventClass.usesGPSTime`). TiltCore's model uses the same unit.
 public typealias Nanoseconds = Int64

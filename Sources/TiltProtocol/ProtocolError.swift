@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Why a request was refused. `code` is stable (clients switch on it); `message` is for people.
 public struct ProtocolError: Error, Sendable, Equatable {
     /// A stable, machine-readable error code. Every code the daemon can send is declared here,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Version numbers reported in `hello` and `tiltd --version`.
 public enum TiltdVersion {
     /// tiltd's version.

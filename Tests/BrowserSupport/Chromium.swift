@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Foundation
 
 /// A real headless Chromium (Debian's `chromium`) started for a test or a bench, with the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TiltCore
 
 /// Fake devices laid out as the kernel drivers a Raspberry Pi user meets lay them out: the same

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TiltCore
 
 /// Three channels of one IIO type (`accel` or `anglvel`) on a fake device.

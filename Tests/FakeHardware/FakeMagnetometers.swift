@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TiltCore
 
 /// Fake magnetometers laid out as their kernel drivers lay them out (file names, scale text,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TiltCore
 
 /// The NXP 9-DOF board (Adafruit 3463: FXOS8700 accelerometer + magnetometer and FXAS21002C

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The storage format of one IIO scan element, as the kernel writes it in
 /// `scan_elements/*_type`: `[be|le]:[s|u]BITS/STORAGE>>SHIFT`.
 public struct ScanType: Sendable, Equatable {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Foundation
 
 /// A made-up walk past a row of small credit-earning geofences, for the daemon's credit, crash

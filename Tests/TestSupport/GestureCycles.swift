@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TiltCore
 
 /// The reference count of nod and shake cycles in a recording, for benches and tests (not

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Foundation
 
 /// A real Mosquitto broker (Debian's `mosquitto`) on a free loopback port with a generated

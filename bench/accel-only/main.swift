@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What tilt from the accelerometer alone costs, next to the 6-axis estimator, in one run:
 //
 //  1. BROAD (15 real trials with optical ground truth): inclination RMSE (the dataset's metric,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Foundation
 
 /// CLOCK_MONOTONIC in nanoseconds: the clock IIO timestamps use, so scan write times and line

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fan-out benchmark: the real release `tiltd run` reading an inv_mpu6050-like fake device through
 // libiio, with N socket clients watching every attitude plus one client that never reads.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The game for a player on the move: real nods and shakes (the head-gestures logs, cut out by
 // `cutGestures`) played onto every walking, stairs, running and standing recording of the
 // everyday set, at full and at half strength, with the wearer's head frame given (a calibrated

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Everyday head motion (issue 30): recordings of people who are not playing (glasses with an
 // IMU, reading, walking, climbing stairs, …), one round of each vocabulary over every
 // recording; every decision is false. Reported per activity as false decisions per hour, with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Answers while walking (issue 30: "deliberate answers still count, walking included"). Neither
 // data set holds a nod made while walking, so this bench composes one from two real recordings:
 // the nods and shakes of the head-gestures logs (headphones, 30 Hz) are cut out and played onto

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The game on real heads: every log in the head-gestures data set through the real detector
 // and the real game (both vocabularies), with the reference cycle count next to it.
 // Usage: GestureBench DATASET_DIR [--everyday DIR] [--sweep]   (bench/gestures/run finds the

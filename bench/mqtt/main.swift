@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MQTTBench: decision → scoreboard latency of a shared round across a real Mosquitto.
 //
 // Starts Debian's mosquitto on a free loopback port and a real `tiltd mqtt` hosting room

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pipeline benchmark: recorded samples through what the daemon does per sample — calibration,
 // fusion, the tilt game (a round always running, its events encoded), the heading and the JSON
 // line of the `attitude` event every client gets. Prints ns per sample.

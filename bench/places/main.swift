@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PlacesBench: cost per GPS fix of the place pipeline with 100,000 places.
 //
 // 100,000 places are scattered (fixed seed) over a 30 km × 30 km metro area around central Berlin,

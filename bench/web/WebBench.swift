@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // WebBench: what a player sees, measured. The real daemon replays the nodding part of the demo
 // recording; the real `tiltd web` serves it; a real headless Chromium shows the game screen and
 // the live view. Two phases in one run, same processes: (1) the browser alone, (2) the browser

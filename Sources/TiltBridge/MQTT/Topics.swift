@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TiltConfig
 
 /// Every topic the bridge uses, from the config: defined once (docs/mqtt.md lists them).

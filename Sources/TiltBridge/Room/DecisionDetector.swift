@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TiltCore
 
 /// Turns the wearer's attitude into answers for a shared round, with the same rules as the

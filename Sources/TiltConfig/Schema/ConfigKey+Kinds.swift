@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TiltCore
 
 /// The kinds of key tiltd's files have. Each derives the docs' type column from its range or

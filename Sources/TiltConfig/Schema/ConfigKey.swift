@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TiltCore
 
 /// What a reload of the running daemon does with a key (docs/config.md, "Reloading").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TiltCore
 
 /// What the docs and a reload know of one key, without its type parameter.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TiltCore
 
 /// A parsed TOML file: its values as a `JSONValue` tree plus the line each key was set on.

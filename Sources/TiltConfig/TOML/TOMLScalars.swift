@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TiltCore
 
 /// The scalars `TOMLValueReader.readBareValue` hands over once it has the token: dates, times and

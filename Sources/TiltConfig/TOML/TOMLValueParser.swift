@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TiltCore
 
 /// Reads TOML's pieces — spaces, comments, keys and values — from the UTF-8 bytes of a document,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TiltCore
 
 /// Reads one TOML table with checks: each getter validates type and range and remembers the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The user's sensor calibration, as kept in the calibration file.
 ///
 /// Accelerometer: `a_cal = M · (a − offset)`, where `M` is `diag(scale)` unless a full 3×3

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Measures the gyro bias: the mean rate while the IMU is held still for `seconds`.
 ///
 /// Feed it raw samples (before the user's calibration). The measurement starts at the first

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// Learns the head frame from "look ahead, then nod down once" (`tiltd calibrate neutral`).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// Hard- and soft-iron calibration of a magnetometer from readings taken while the device is turned

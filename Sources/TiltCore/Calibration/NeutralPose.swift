@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// Captures the wearer's neutral pose: the mean attitude over the first still stretch of

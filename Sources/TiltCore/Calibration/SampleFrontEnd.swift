@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// What every sample goes through before fusion, live or replayed: the config's
 /// `[imu] mount_matrix` (sensor frame → the frame tiltd reports), then the user's calibration.
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// Thresholds that decide when the IMU is held still, shared by every calibration step.

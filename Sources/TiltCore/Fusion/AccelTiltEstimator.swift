@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// Roll and pitch from an accelerometer alone, for boards with no gyroscope (ADXL345, an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// Estimates orientation from accelerometer and gyroscope samples (roll and pitch; heading is free),

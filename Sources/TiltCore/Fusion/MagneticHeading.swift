@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// The magnetometer's part of `AttitudeEstimator` (docs/fusion.md, "Heading"): a heading offset

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// What the wearer is doing, as the game sees it from the same samples (`TiltGame.activity`).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The limits that tell a deliberate answer from everyday head motion (issue 30; docs/game.md,
 /// "Everyday motion", says where each comes from). Not part of the configuration file: they
 /// describe heads and bodies, not a player's taste. Settable for the gesture bench's checks.

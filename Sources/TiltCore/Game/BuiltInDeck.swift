@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The deck used when none is configured (also by `tiltd mqtt` for hosted rounds).
 public enum BuiltInDeck {
     /// Twenty foods, a deck that works anywhere.

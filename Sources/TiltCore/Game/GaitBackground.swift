@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// How hard the head has been turning about the nod and shake axes lately: the RMS of each
 /// rate over about the last 3 s, as it stood at any moment of the last 4 s (`rms(at:)`).
 ///

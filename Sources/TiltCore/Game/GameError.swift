@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Why a game command was refused. `code` and `message` go into the error reply.
 public enum GameError: Error, Equatable, Sendable, CustomStringConvertible {
     /// `start` while a round runs (use `stop` or `restart`).

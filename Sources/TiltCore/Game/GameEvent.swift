@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A player's answer to one prompt.
 public enum Decision: String, Sendable, CaseIterable {
     /// The prompt was guessed (by default: head tilted down).

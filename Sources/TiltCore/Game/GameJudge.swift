@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// Plays one round over recorded samples, as fast as the CPU allows, through the same steps as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// A head gesture found in the angular rate: a nod (yes) or a shake (no).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// Reads nods and shakes from the head's rate for the `nod` vocabulary, with or without a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// Which way the head points, seen in the sensor frame: the wearer's forward, left and up

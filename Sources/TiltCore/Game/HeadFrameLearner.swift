@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// Learns the head frame from ordinary wear, for a wearer who never ran `tiltd calibrate neutral`

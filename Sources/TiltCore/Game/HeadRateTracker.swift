@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// The head's angular rate and stillness as the game sees them, one sample at a time.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Something that supplies the prompts for a round: a deck file, or (with the GPS issue) the
 /// places near the current fix.
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A small, fast, seedable random number generator (Steele, Lea & Flood's SplitMix64).
 ///
 /// The game shuffles decks with it so that a given seed always yields the same prompt order:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 extension TiltGame {
     /// Starts a round at time `t` (the daemon's latest sample time) with prompts from `deck`,
     /// lasting `roundSeconds` (default: the configuration's), answered with `gestures` (default:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// Sensor logs from other tools, converted to IMU samples (SI units, sensor frame) so they can

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// Which way the wearer faces, and where that comes from (docs/fusion.md, "Heading on the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The World Magnetic Model 2025 coefficients, verbatim (WMM.COF of the WMM2025 release, header
 // "2025.0 WMM-2025 11/13/2024"; 90 rows, degree and order 12, then the file's two end lines).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// The World Magnetic Model (NOAA NCEI / BGS): the Earth's main field at a place and time, for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// A unit quaternion, scalar first. `q.rotate(v)` turns a sensor-frame vector into the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A 3-vector of doubles: accelerations (m/s²), angular rates (rad/s), or unit directions.
 public struct Vector3: Sendable, Equatable, Hashable, Codable, CustomStringConvertible {
     /// The x component (sensor frame: the axis the driver calls x).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TiltCore depends on TiltProtocol, not the reverse: the core builds the lines it emits (game,
 // place, quest and credit events, replies) from the protocol's types, and TiltProtocol — the wire
 // model every client links — stays free of the core's estimator, game and places. Re-exported so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Passes a fix's course (track) only while the wearer is moving, so a still wearer does not get
 /// the random headings GPS noise produces at walking-pace-zero.
 ///

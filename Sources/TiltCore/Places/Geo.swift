@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// A position on the WGS-84 ellipsoid, treated as a sphere of mean radius for distances

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// A deterministic tiling of the whole globe into cells of roughly `cellSize` metres, with no

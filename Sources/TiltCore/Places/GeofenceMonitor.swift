@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Watches fences (config geofences and places) and reports `enter`, `exit` and `dwell`.
 ///
 /// Rules (documented in docs/places.md):

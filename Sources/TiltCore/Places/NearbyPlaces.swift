@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The "places near me" prompt deck: names of places within `radius` of a position, in the
 /// chosen categories, nearest first, each name once. The game shuffles them without repeats in a
 /// round; with no fix the caller falls back to its configured deck (`prompts()` returns nil).

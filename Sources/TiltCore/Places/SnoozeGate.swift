@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Snooze: stops fix and place events until the wearer has moved `distance` metres from where the
 /// snooze began, then wakes by itself.
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Grid buckets over `GeoGrid`: each item is filed under every cell its reach circle touches,
 /// so a point query is one dictionary lookup, and a radius query visits only the cells the
 /// radius touches. Built once (places and fences change only on reload), read many times.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Why a room message was refused. `code` is stable; `message` is for people (and logs).
 public struct RoomRefusal: Error, Sendable, Equatable, CustomStringConvertible {
     /// `invalid_json`, `bad_argument`, `payload_too_large`, `wrong_room`, `forged`,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The host's side of a shared round: the only code that changes a room's state. Pure: no I/O,
 /// no clock — every input carries the host's monotonic time `t` (ns). The caller calls `tick`
 /// before each input and on a timer, and publishes `state` (retained) whenever a call returns

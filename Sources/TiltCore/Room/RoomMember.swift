@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A player's side of a shared round (the host's own device is a member too). Pure: it never
 /// changes the round, it follows the host's state and turns the wearer's local decisions into
 /// `RoomDecision`s, keeping those the host has not yet shown as `pending` so they can be sent

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The shared round of a room, as the host publishes it (retained) after every change: the one
 /// authoritative copy every device shows. Wire format in docs/mqtt.md ("Room protocol").
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Turns a sensor's timestamps into one continuous, never-decreasing time line for everything
 /// downstream (the estimator, the game, the wire).
 ///

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TiltCore
 
 /// The rate a source really delivers, measured over windows of its own deliveries, so that the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TiltCore
 
 /// Joins the accel stream and the gyro stream of split devices (st_lsm6dsx and the like) into

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Which IIO device is the magnetometer for an IMU (`[imu] magnetometer`). Pure logic over what
 /// sysfs says about each device, so the rules are tested without devices.
 ///

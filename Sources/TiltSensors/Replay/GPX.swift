@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TiltCore
 
 /// Reads the track points of a GPX 1.1 (or 1.0) file as fixes.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TiltConfig
 
 /// The files a configuration names and the daemon reads at start and on reload (the places

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TiltCore
 
 /// Shared rounds (docs/mqtt.md): the round of a room that several devices play is run by the

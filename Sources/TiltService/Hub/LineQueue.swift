@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import DequeModule
 
 /// A client's queue of lines to write: the first line kept inline, the rest in a `Deque`.

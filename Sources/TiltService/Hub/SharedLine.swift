@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// One encoded line (JSON and its newline), shared by every client it goes to: the hub encodes
 /// an event once and each client's queue holds a reference, so 1000 clients cost one copy of
 /// the bytes. The storage is stable, so writev(2) can point at it directly. Not `Sendable`: it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TiltCore
 
 /// What `tiltd monitor` knows about the daemon: the latest of everything it has been told.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TiltCore
 
 /// Turns a `MonitorState` into text: the full-screen view of `tiltd monitor` and the one-line

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import Glibc
 
 /// Cross-site checks for the WebSocket handshake and the pairing form: a browser always sends

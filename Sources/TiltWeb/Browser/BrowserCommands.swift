@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import TiltCore
 
 /// What a browser may ask of the daemon through `tiltd web`, decided from the socket's one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import NIOConcurrencyHelpers
 
 /// The browsers connected over WebSocket. Each has its own bounded queue: a browser that falls

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for the configuration parser (built by scripts/fuzz): TOML text through
 // `TOMLParser` (values and key lines) and `TOMLDocument`, which the config loader reads.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for what a client can send and what the monitor reads (built by scripts/fuzz).
 //
 // Properties checked on every input, beyond "does not crash":
