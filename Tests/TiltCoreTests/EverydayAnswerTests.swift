@@ -91,7 +91,7 @@ final class EverydayAnswerTests: XCTestCase {
         // most of the false nods (docs/game-everyday.md).
         XCTAssertEqual(GamePlay.decisions(try Self.gestureRound(pitchDps: 120, nodCycles: 1)), [])
         XCTAssertEqual(GamePlay.decisions(try Self.gestureRound(pitchDps: 120, nodCycles: 2)), ["correct"])
-        // Likewise a left-right-left is a look both ways; a shake answers from its fifth swing.
+        // Likewise a left-right-left is a look both ways; a shake answers from its fourth swing.
         XCTAssertEqual(GamePlay.decisions(try Self.gestureRound(yawDps: 150, swings: 3)), [])
         XCTAssertEqual(GamePlay.decisions(try Self.gestureRound(yawDps: 150, swings: 5)), ["skip"])
     }

@@ -69,7 +69,8 @@ extension Configuration {
                     "consecutive swings differ at most this many times in size"),
                 .integer(
                     "shake_swings", \.rules.nod.shakeSwings, in: 2...9,
-                    "swings before the first shake counts (3 = left-right-left)"),
+                    "swings before the detector reports a shake's first cycle (3 = left-right-left); an answer needs its second, one swing more"
+                ),
                 .custom(
                     "deck", \.deck, type: "path or `\"nearby\"`", default: "built-in list",
                     "a deck file (relative to this file), or `\"nearby\"` for places near the fix",

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/// The limits that tell a deliberate answer from everyday head motion (issue 30; docs/game.md,
-/// "Everyday motion", says where each comes from). Not part of the configuration file: they
+/// The limits that tell a deliberate answer from everyday head motion (docs/game-everyday.md and
+/// docs/dev/game-everyday.md say where each comes from). Not part of the configuration file: they
 /// describe heads and bodies, not a player's taste. Settable for the gesture bench's checks.
 public struct AnswerLimits: Sendable, Equatable {
     /// A `tilt` answer turns the head, from the pose it last rested in within the neutral
@@ -23,8 +23,9 @@ public struct AnswerLimits: Sendable, Equatable {
     /// 98 % of the answers the game took kept at 60 °/s).
     public var minAnswerPeakDps = 60.0
 
-    /// Cycles a nod or shake needs to answer while walking or running (1 otherwise): one
-    /// down-up can be the gait's head bob, one left-right-left a walker looking both ways.
+    /// Cycles a nod or shake needs to answer while walking or running (`nodCycles` and
+    /// `shakeCycles` elsewhere): one down-up can be the gait's head bob, one left-right-left a
+    /// walker looking both ways.
     public var gaitCycles = 2
 
     /// While walking or running, a gesture the whole-body test would refuse still answers when
@@ -45,7 +46,7 @@ public struct AnswerLimits: Sendable, Equatable {
     /// down at a desk or a phone and back (on the everyday set, most of the false nods).
     public var nodCycles = 2
 
-    /// Cycles a shake needs to answer, wherever the wearer is (1: three swings, 2: five): a
+    /// Cycles a shake needs to answer, wherever the wearer is (1: `shake_swings`, three; 2: one swing more, four): a
     /// left-right-left is as often a look both ways.
     public var shakeCycles = 2
 

@@ -40,7 +40,7 @@ public struct HeadGesture: Sendable, Equatable {
 /// **Why these rules** (docs/game.md has the measurements): looking around is one long swing,
 /// or a swing, a pause, and a swing back — the pause or the length ends the run; looking down at
 /// something has a pause at the bottom; a glance left and straight back is two swings, not the
-/// three a shake needs; walking and talking move the head by a few degrees at well under the
+/// three a shake's first cycle needs (the game asks two cycles of an answer: `AnswerLimits`); walking and talking move the head by a few degrees at well under the
 /// 40 °/s a half-swing needs (walking's pitch bobbing is 2–3° at about 2 Hz, ≈ 30 °/s).
 public struct GestureDetector: Sendable {
     /// Limits of a gesture. Defaults chosen on the head-gestures recordings (docs/game.md).
