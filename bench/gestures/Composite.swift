@@ -224,8 +224,10 @@ func describePool(_ gestures: [CutGesture], name: String) {
     func q(_ v: [Double]) -> String {
         let s = v.sorted()
         guard !s.isEmpty else { return "—" }
-        return [0.1, 0.25, 0.5, 0.75, 0.9].map { String(format: "%.1f", s[min(s.count - 1, Int($0 * Double(s.count)))]) }
-            .joined(separator: " / ")
+        return [0.1, 0.25, 0.5, 0.75, 0.9].map {
+            String(format: "%.1f", s[min(s.count - 1, Int($0 * Double(s.count)))])
+        }
+        .joined(separator: " / ")
     }
     print("DIAG pool \(name): \(gestures.count) gestures, \(angles.count) half-swings; p10/p25/p50/p75/p90")
     print("DIAG pool \(name): angle °: \(q(angles)); peak °/s: \(q(peaks)); duration s: \(q(periods))")
