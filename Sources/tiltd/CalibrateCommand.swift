@@ -44,6 +44,9 @@ struct CalibrateGyro: ParsableCommand {
     func run() throws {
         let session = try CalibrationSession(common)
         let skip = settle ?? (session.isLive ? 1 : 0)
+        if session.isLive, let socket = try Self.runningDaemon(session.config) {
+            return try runInDaemon(session, socket: socket, settle: skip)
+        }
         if session.isLive {
             print("Put the device down (or hold it very still) for \(Int(saturating: seconds.rounded())) s…")
         }
