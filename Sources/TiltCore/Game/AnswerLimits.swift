@@ -50,6 +50,18 @@ public struct AnswerLimits: Sendable, Equatable {
     /// left-right-left is as often a look both ways.
     public var shakeCycles = 2
 
+    /// While walking or running, the next prompt (nod vocabulary) shows once no nod or shake
+    /// cycle has been read for this long after an answer, seconds (0: wait for a still head as
+    /// everywhere else). A runner's head never rests under `still_dps`: waiting for it showed a
+    /// prompt every 1.3 minutes while running (docs/dev/game-everyday.md).
+    public var gaitSettleSeconds = 1.0
+
+    /// While walking or running, a shake's half-swings (the mean of a cycle's two) take at most
+    /// this long, seconds: a runner's head sways about the vertical once a step (half-swings of
+    /// 0.3–0.4 s) and read as shakes standing out of the run; the head-gestures logs' shakes
+    /// swing in 0.1–0.3 s (docs/dev/game-everyday.md). 0: no limit.
+    public var gaitShakeSwingSeconds = 0.25
+
     /// The defaults.
     public init() {}
 
