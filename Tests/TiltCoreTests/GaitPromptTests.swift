@@ -5,15 +5,18 @@ import XCTest
 
 /// The nod vocabulary for a runner: the next prompt without a still head
 /// (`AnswerLimits.gaitSettleSeconds`), and the stride's sway about the vertical not taken for a
-/// shake (`AnswerLimits.gaitShakeSwingSeconds`).
+/// shake (`AnswerLimits.gaitShakeSwingSeconds`), a shake that stands out of it twice
+/// (`AnswerLimits.gaitShakePeakRatio`), and a gait kept for a moment when the steps' rhythm breaks
+/// (`ActivityTracker.onFoot`).
 final class GaitPromptTests: XCTestCase {
     /// A nod vocabulary round at a run (2.8 steps/s landing at ±6 m/s², the head bobbing at 35 °/s
     /// about the ear-to-ear axis: never under `still_dps` for the 0.2 s a prompt waits for), with
     /// `nods` (start s, cycles of 0.4 s at 143 °/s) and `shakes` (start s, half-swings, seconds
-    /// per half-swing, at 120 °/s about the vertical).
+    /// per half-swing, at `shakeDps` about the vertical), the stride swaying the head about the
+    /// vertical at `swayDps` (peak).
     static func runningRound(
         nods: [(at: Double, cycles: Int)] = [], shakes: [(at: Double, swings: Int, halfSwing: Double)] = [],
-        seconds: Double, limits: AnswerLimits = AnswerLimits()
+        seconds: Double, swayDps: Double = 0, shakeDps: Double = 120, limits: AnswerLimits = AnswerLimits()
     ) throws -> (events: [GameEvent], game: TiltGame, decidedAt: [Double]) {
         var game = try TiltGame(configuration: .absoluteMode)
         game.limits = limits
@@ -27,12 +30,13 @@ final class GaitPromptTests: XCTestCase {
             let s = Double(i) / 100
             let run = s >= 3
             var pitch = (run ? 35.0 : 0.5) * .pi / 180 * sin(2 * .pi * 2.8 * s)
-            var yaw = 0.0
+            // The stride's sway about the vertical (1.4 strides/s).
+            var yaw = (run ? swayDps : 0) * .pi / 180 * sin(2 * .pi * 1.4 * s)
             for n in nods where s >= n.at && s < n.at + 0.4 * Double(n.cycles) {
                 pitch = 143 * .pi / 180 * sin(2 * .pi * (s - n.at) / 0.4)
             }
             for k in shakes where s >= k.at && s < k.at + k.halfSwing * Double(k.swings) {
-                yaw = 120 * .pi / 180 * sin(.pi * (s - k.at) / k.halfSwing)
+                yaw = shakeDps * .pi / 180 * sin(.pi * (s - k.at) / k.halfSwing)
             }
             let a = Attitude(t: 1_000_000_000 + Nanoseconds(i) * 10_000_000, q: q, atRest: false, gyroBias: .zero)
             let new = game.update(
@@ -81,5 +85,40 @@ final class GaitPromptTests: XCTestCase {
         open.gaitShakeSwingSeconds = 0
         let before = try Self.runningRound(shakes: [(8, 4, 0.35)], seconds: 11, limits: open)
         XCTAssertEqual(GamePlay.decisions(before.events), ["skip"], "\(GamePlay.kinds(before.events))")
+    }
+
+    func testOnFootAShakeAnswersAtTwiceTheBackgroundAboutTheVertical() throws {
+        // The stride sways the head at 38 °/s peak about the vertical (24 °/s RMS 5 s into the
+        // run, under the detector's 40 °/s: no swings of its own): a shake of 65 °/s is over
+        // 2 × that and under 3 ×.
+        let played = try Self.runningRound(shakes: [(8, 5, 0.15)], seconds: 11, swayDps: 38, shakeDps: 65)
+        XCTAssertEqual(played.game.activity, .running)
+        XCTAssertEqual(GamePlay.decisions(played.events), ["skip"], "\(GamePlay.kinds(played.events))")
+        var three = AnswerLimits()
+        three.gaitShakePeakRatio = 3
+        let before = try Self.runningRound(
+            shakes: [(8, 5, 0.15)], seconds: 11, swayDps: 38, shakeDps: 65, limits: three)
+        XCTAssertEqual(GamePlay.decisions(before.events), [], "\(GamePlay.kinds(before.events))")
+    }
+
+    func testTheGaitIsKeptForAMomentAfterTheStepsRhythmBreaks() {
+        var tracker = ActivityTracker()
+        ActivityTests.feed(
+            &tracker, seconds: 6, rate: { Vector3(0.3 * sin(2 * .pi * 1.8 * $0), 0, 0) },
+            accel: { Vector3(0, 0, 9.81 + 1.5 * sin(2 * .pi * 1.8 * $0)) })
+        XCTAssertEqual(tracker.activity, .walking)
+        // Stopped (a crossing): the rhythm is gone from the 4 s window within 3.6 s; on foot for
+        // 4 s after the steps were last seen, then not.
+        ActivityTests.feed(
+            &tracker, from: 6, seconds: 3.6, rate: { ActivityTests.jitter($0, dps: 1) },
+            accel: { _ in Vector3(0, 0, 9.81) })
+        let t9: Nanoseconds = 1_000_000_000 + 9_600_000_000
+        XCTAssertNotEqual(tracker.activity, .walking)
+        XCTAssertTrue(tracker.onFoot(at: t9))
+        ActivityTests.feed(
+            &tracker, from: 9.6, seconds: 4.5, rate: { ActivityTests.jitter($0, dps: 1) },
+            accel: { _ in Vector3(0, 0, 9.81) })
+        XCTAssertNotEqual(tracker.activity, .walking)
+        XCTAssertFalse(tracker.onFoot(at: t9 + 4_500_000_000))
     }
 }

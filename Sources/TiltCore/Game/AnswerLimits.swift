@@ -28,11 +28,18 @@ public struct AnswerLimits: Sendable, Equatable {
     /// walker looking both ways.
     public var gaitCycles = 2
 
-    /// While walking or running, a gesture the whole-body test would refuse still answers when
+    /// While walking or running, a nod the whole-body test would refuse still answers when
     /// its peak is this many times the RMS rate about its axis just before it began
     /// (`GaitBackground`): a deliberate nod peaks near 100 °/s, a walker's head swings at 15–40
     /// °/s RMS (docs/game-everyday.md).
     public var gaitPeakRatio = 3.0
+
+    /// `gaitPeakRatio` for a shake while on foot (`ActivityTracker.onFoot`). A walker's head
+    /// turns about the vertical at 25–60 °/s RMS: the stride's sway and looks around, both slower
+    /// than a shake and refused by `gaitShakeSwingSeconds` on their own; 3 × that background
+    /// refused a quarter of the real shakes played onto walks, 2 × refuses 2 % with no more
+    /// false decisions on the everyday set (docs/dev/game-everyday.md has all four values tried).
+    public var gaitShakePeakRatio = 2.0
 
     /// A nod or shake of this many cycles or more answers though the whole body moved around
     /// it, when it stands out of what the head did just before (`gaitPeakRatio`; 0: never). The

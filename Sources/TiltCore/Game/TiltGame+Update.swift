@@ -135,8 +135,7 @@ extension TiltGame {
     /// answer plus the debounce). The gait alone gives no cycles of two or more that answer
     /// (`gaitCycles`, the stand-out test), so a settled gait is the walker's "neutral".
     private func gaitSettled(at t: Nanoseconds) -> Bool {
-        let gait = activityTracker.activity == .walking || activityTracker.activity == .running
-        guard gait, limits.gaitSettleSeconds > 0, !check.suspect else { return false }
+        guard activityTracker.onFoot(at: t), limits.gaitSettleSeconds > 0, !check.suspect else { return false }
         let since = max(countFrom, lastGestureRead ?? .min)
         return t - since >= Nanoseconds(saturating: (limits.gaitSettleSeconds * 1e9).rounded())
     }
@@ -223,7 +222,7 @@ extension TiltGame {
             // (standing up, bending, a step or two) answers only when repeated (two cycles,
             // `bodyMoveSpareCycles`) and standing out in the same way: a body that rises or bends
             // does not swing the head back and forth twice. docs/game-everyday.md has the figures.
-            let gait = activityTracker.activity == .walking || activityTracker.activity == .running
+            let gait = activityTracker.onFoot(at: t)
             if let g = gestures.first(where: {
                 guard $0.start >= countFrom, $0.peakDps >= limits.minAnswerPeakDps else { return false }
                 if gait, $0.cycle < limits.gaitCycles { return false }
@@ -238,7 +237,8 @@ extension TiltGame {
                 // Stands out of the ~3 s before it (not known in the first 3 s: anything would).
                 let background = gaitBackground.rms(at: $0.start)
                 let own = ($0.kind == .nod ? background.pitch : background.yaw) * 180 / .pi
-                let standsOut = gaitBackground.isKnown(at: $0.start) && $0.peakDps >= limits.gaitPeakRatio * own
+                let ratio = gait && $0.kind == .shake ? limits.gaitShakePeakRatio : limits.gaitPeakRatio
+                let standsOut = gaitBackground.isKnown(at: $0.start) && $0.peakDps >= ratio * own
                 let repeated = limits.bodyMoveSpareCycles > 0 && $0.cycle >= limits.bodyMoveSpareCycles
                 if gait, repeated { return standsOut }
                 if (activityTracker.lastBodyMove ?? .min) < $0.start - Self.bodyMoveMarginNs { return true }
