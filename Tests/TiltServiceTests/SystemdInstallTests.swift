@@ -195,6 +195,9 @@ final class SystemdInstallTests: XCTestCase {
             "needs dpkg-shlibdeps (apt: dpkg-dev)")
         try SystemdTestSupport.requireTool(
             FileManager.default.isExecutableFile(atPath: "/usr/bin/dtc"), "needs dtc (apt: device-tree-compiler)")
+        let completer = root.appendingPathComponent(".build/debug/tiltd").path
+        try SystemdTestSupport.requireTool(
+            FileManager.default.isExecutableFile(atPath: completer), "needs the debug build (\(completer))")
         // A real ELF file of this machine linked to libsqlite3 (install-deps installs sqlite3), so
         // the generated Depends can be checked; the packaging does not care what the binary does.
         let elf = "/usr/bin/sqlite3"
@@ -212,6 +215,8 @@ final class SystemdInstallTests: XCTestCase {
             environment: [
                 "TILTD_BINARY": binary.path, "CONFIG_SRC": exampleConfig.path, "MAN_DIR": manPages.path,
                 "VERSION": "9.8.7",
+                // The stand-in binary cannot write shell completions: the real build does.
+                "TILTD_COMPLETER": completer,
             ])
         XCTAssertEqual(built.status, 0, built.stderr)
         let deb = out.appendingPathComponent("tiltd_9.8.7_\(arch).deb").path
