@@ -40,6 +40,10 @@ public struct SourceStatus: Sendable, Equatable {
     /// arrival times on, so they cannot step (`SampleTimeline.Parameters.detectsJumps`); nil when
     /// not known. Not sent to clients (the status message names the clock).
     public var timestampsMonotonic: Bool?
+    /// For an IMU read polled: the span each gyro reading averages as a share of the polling
+    /// period (`AttitudeEstimator.Parameters.rateWindow`: the chip's output period over the
+    /// poll's); nil when buffered or not known. Not sent to clients.
+    public var rateWindow: Double?
     /// True when the samples before this status must not shape the attitude (they were in a unit
     /// since corrected, `IIOUnits`): the daemon restarts its estimator. Not sent to clients.
     public var restartsFusion = false

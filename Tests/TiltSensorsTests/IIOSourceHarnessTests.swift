@@ -67,6 +67,7 @@ final class IIOSourceHarnessTests: XCTestCase {
         XCTAssertEqual(streaming.device, "mpu6050 (iio:device0)")
         XCTAssertEqual(streaming.rateHz, 50, "60 is not in 10 20 50 100 200 500: nearest is 50")
         XCTAssertEqual(streaming.hasGyroscope, true)
+        XCTAssertNil(streaming.rateWindow, "a scan per chip sample: the estimator's default holds")
         XCTAssertTrue(streaming.message.contains("timestamps CLOCK_MONOTONIC"), streaming.message)
         XCTAssertEqual(s.timestampClock(d), "monotonic", "set before the buffer was enabled")
 
@@ -163,6 +164,9 @@ final class IIOSourceHarnessTests: XCTestCase {
         XCTAssertEqual(streaming.rateHz, 60)
         XCTAssertEqual(s.attribute(d, "in_accel_sampling_frequency"), "100")
         XCTAssertEqual(s.attribute(d, "in_anglvel_sampling_frequency"), "100")
+        // Each gyro reading is the chip's latest 100 Hz sample, not a mean over the 60 Hz poll's
+        // period: the estimator is told so.
+        XCTAssertEqual(try XCTUnwrap(streaming.rateWindow), 0.6, accuracy: 1e-9)
 
         let wanted = IMUSample(
             t: 0, accel: d.decoded(accelRaw, group: d.accel!), gyro: d.decoded(gyroRaw, group: d.gyro!))
@@ -195,6 +199,7 @@ final class IIOSourceHarnessTests: XCTestCase {
         let streaming = try XCTUnwrap(r.waitForStatus(.streaming), "\(r.statuses)")
         XCTAssertEqual(streaming.rateHz, 200)
         XCTAssertEqual(s.attribute(d, "in_accel_sampling_frequency"), "200")
+        XCTAssertEqual(streaming.rateWindow, 1, "read at the chip's own rate: a reading spans the period")
     }
 
     func testBigEndian32WithShiftOffsetAndMountMatrix() throws {

@@ -187,11 +187,17 @@ final class SystemdInstallTests: XCTestCase {
     }
 
     /// scripts/build-deb packs the PREFIX=/usr staging with dpkg-deb: config as a conffile, docs,
-    /// and a Depends: that dpkg-shlibdeps derived from the libraries the binary really links.
+    /// the device-tree overlays (compiled and as source), and a Depends: that dpkg-shlibdeps
+    /// derived from the libraries the binary really links.
     func testDebianPackageContents() throws {
         try SystemdTestSupport.requireTool(
             FileManager.default.isExecutableFile(atPath: "/usr/bin/dpkg-shlibdeps"),
             "needs dpkg-shlibdeps (apt: dpkg-dev)")
+        try SystemdTestSupport.requireTool(
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/dtc"), "needs dtc (apt: device-tree-compiler)")
+        let completer = root.appendingPathComponent(".build/debug/tiltd").path
+        try SystemdTestSupport.requireTool(
+            FileManager.default.isExecutableFile(atPath: completer), "needs the debug build (\(completer))")
         // A real ELF file of this machine linked to libsqlite3 (install-deps installs sqlite3), so
         // the generated Depends can be checked; the packaging does not care what the binary does.
         let elf = "/usr/bin/sqlite3"
@@ -209,6 +215,8 @@ final class SystemdInstallTests: XCTestCase {
             environment: [
                 "TILTD_BINARY": binary.path, "CONFIG_SRC": exampleConfig.path, "MAN_DIR": manPages.path,
                 "VERSION": "9.8.7",
+                // The stand-in binary cannot write shell completions: the real build does.
+                "TILTD_COMPLETER": completer,
             ])
         XCTAssertEqual(built.status, 0, built.stderr)
         let deb = out.appendingPathComponent("tiltd_9.8.7_\(arch).deb").path
@@ -232,6 +240,17 @@ final class SystemdInstallTests: XCTestCase {
             "/usr/share/doc/tiltd/docs/protocol.md",
         ] {
             XCTAssertTrue(files.contains(expected), "\(expected) missing from \(files.sorted())")
+        }
+        // Every overlay in overlays/, compiled (what a Pi copies to /boot/firmware/overlays) and
+        // as its source: a new board's overlay is shipped without a change here.
+        let dts = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("overlays").path)
+            .filter { $0.hasSuffix(".dts") }
+        XCTAssertFalse(dts.isEmpty, "no overlays/*.dts to ship")
+        for source in dts {
+            let name = String(source.dropLast(".dts".count))
+            for expected in ["/usr/share/tiltd/overlays/\(name).dtbo", "/usr/share/tiltd/overlays/\(name).dts"] {
+                XCTAssertTrue(files.contains(expected), "\(expected) missing from the package")
+            }
         }
         XCTAssertTrue(listing.stdout.contains("root/root"))
         let conffiles = try SystemdTestSupport.runProcess("/usr/bin/dpkg-deb", ["-I", deb, "conffiles"])

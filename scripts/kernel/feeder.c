@@ -5,7 +5,7 @@
  * drivers bound to those chips read real motion. Test tooling for scripts/kernel-test (runs
  * inside the VM, built static); not part of tiltd. MIT, like the rest of the test tooling.
  *
- *   feeder --bus N --addr 0x68 --chip mpu6050|lsm6dsx|bmi160|nxp9dof|bmx055 --accel-dir D [--gyro-dir D]
+ *   feeder --bus N --addr 0x68 --chip mpu6050|lsm6dsx|lsm9ds1|bmi160|nxp9dof|bmx055 --accel-dir D [--gyro-dir D]
  *          [--gyro-addr A]
  *          [--mag-chip lis3mdl|hmc5883l --mag-addr 0x1e --mag-dir D [--mag-log FILE]]
  *          --csv FILE [--secs S] [--once] [--fire PATH]
@@ -20,6 +20,8 @@
  * bus, at the chip's own output rate (its sampling_frequency, read again every half second, as
  * the driver or tiltd may change it): at each output period the latest row is written, with the
  * chip's per-axis scale (gauss per LSB), the inverse of its mount matrix and its register layout.
+ * lsm9ds1: st_lsm6dsx's LSM9DS1, its gyroscope from OUT_X_L_G 0x18 and its accelerometer from
+ * OUT_X_L_XL 0x28 (two writes: the chip's two blocks are apart).
  * bmx055: Bosch's BMX055/BMI055, a bmc150_accel (at --addr; 12 bits left-justified) and a bmg160
  * (gyro, at --gyro-addr), both little-endian from 0x02.
  * nxp9dof: the NXP 9-DOF board, an FXOS8700 (accel, at --addr; 14 bits left-justified, which
@@ -35,6 +37,7 @@
 #include <linux/i2c-dev.h>
 #include <linux/i2c.h>
 #include <math.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,9 +184,15 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static void usage(void)
 {
-    fprintf(stderr, "usage: feeder --bus N --addr A --chip mpu6050|lsm6dsx|bmi160|nxp9dof|bmx055 --accel-dir D [--gyro-dir D] "
+    fprintf(stderr, "usage: feeder --bus N --addr A --chip mpu6050|lsm6dsx|lsm9ds1|bmi160|nxp9dof|bmx055 --accel-dir D [--gyro-dir D] "
                     "[--gyro-addr A] "
                     "[--mag-chip lis3mdl|hmc5883l --mag-addr A --mag-dir D] --csv FILE [--secs S] [--once] "
                     "[--fire PATH]\n");
@@ -192,7 +201,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-    int bus = -1, addr = -1, gaddr = -1, maddr = -1, once = 0;
+    int bus = -1, addr = -1, gaddr = -1, maddr = -1, once = 0, rt = 1;
     struct mag mag = { 0 };
     double secs = 1e9;
     const char *chip = NULL, *adir = NULL, *gdir = NULL, *csv = NULL, *fire = NULL, *mag_log = NULL;
@@ -200,6 +209,7 @@ int main(int argc, char **argv)
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--once")) { once = 1; continue; }
+        if (!strcmp(a, "--no-rt")) { rt = 0; continue; }
         if (!v) usage();
         if (!strcmp(a, "--bus")) bus = atoi(v);
         else if (!strcmp(a, "--addr")) addr = (int)strtol(v, NULL, 0);
@@ -280,10 +290,22 @@ int main(int argc, char **argv)
     if (mag.chip)
         printf("feeder mag_chip=%s mag_scale_x=%.9g mag_scale_y=%.9g mag_scale_z=%.9g mag_odr=%g\n", mag.chip,
                mag.scale[0], mag.scale[1], mag.scale[2], mag.odr);
+    /* A chip's registers change on the chip's own clock, whatever the CPU is doing. In the rig
+     * the feeder is that clock, and it shares the guest's one CPU with tiltd, its client and the
+     * drivers: when the host is busy the guest stalls, and after a stall whichever task the guest
+     * runs first decides whether a poll finds the registers of now or of the stall's start (read
+     * late and stamped now: a time-line error no driver or estimator makes on real hardware).
+     * Run as a real-time task, the feeder's due writes come first. */
+    if (!once && rt) {
+        struct sched_param sp = { .sched_priority = 50 };
+        if (sched_setscheduler(0, SCHED_FIFO, &sp) == 0) printf("feeder sched=fifo\n");
+        else printf("feeder sched=other (SCHED_FIFO: %s)\n", strerror(errno));
+    }
     int64_t t0 = now_ns();
     if (!once) printf("feeder start_ns=%lld\n", (long long)t0);
     fflush(stdout);
     size_t errors = 0, mag_writes = 0;
+    int64_t *late = malloc(n * sizeof *late); /* how long after its due time each row was written */
     /* (end time, row) of every magnetometer write, written out at the end: no file I/O between
      * the timed writes */
     int64_t *mag_written = mag.chip ? malloc(n * 2 * sizeof *mag_written) : NULL;
@@ -304,6 +326,10 @@ int main(int argc, char **argv)
         } else if (!strcmp(chip, "lsm6dsx")) { /* OUTX_L_G 0x22: gyro then accel; little-endian */
             for (int k = 0; k < 3; k++) { put_le(b + 2 * k, g[k]); put_le(b + 6 + 2 * k, a[k]); }
             rc = block_write(fd, 0x22, b, 12);
+        } else if (!strcmp(chip, "lsm9ds1")) { /* OUT_X_L_G 0x18 and OUT_X_L_XL 0x28; little-endian */
+            for (int k = 0; k < 3; k++) { put_le(b + 2 * k, g[k]); put_le(b + 6 + 2 * k, a[k]); }
+            rc = block_write(fd, 0x18, b, 6);
+            if (rc >= 0) rc = block_write(fd, 0x28, b + 6, 6);
         } else if (!strcmp(chip, "bmi160")) { /* DATA_GYRO_XOUT_L 0x0c: gyro then accel; little-endian */
             for (int k = 0; k < 3; k++) { put_le(b + 2 * k, g[k]); put_le(b + 6 + 2 * k, a[k]); }
             rc = block_write(fd, 0x0c, b, 12);
@@ -330,6 +356,7 @@ int main(int argc, char **argv)
             return 2;
         }
         if (rc < 0) errors++;
+        late[i] = now_ns() - due;
         if (ffd >= 0 && write(ffd, "1", 1) < 0) errors++;
         /* The magnetometer's registers change at its own output rate: this row, when an output
          * period has begun since the last write (the recording's rate is above the chip's). */
@@ -348,7 +375,11 @@ int main(int argc, char **argv)
     for (size_t k = 0; ml && k < mag_writes; k++)
         fprintf(ml, "%lld %lld\n", (long long)mag_written[2 * k], (long long)mag_written[2 * k + 1]);
     if (ml) fclose(ml);
-    printf("feeder done samples=%zu mag_writes=%zu errors=%zu end_ns=%lld\n", once ? (size_t)1 : n, mag_writes, errors,
-           (long long)now_ns());
+    size_t rows = once ? 1 : n;
+    qsort(late, rows, sizeof *late, cmp_i64);
+    printf("feeder done samples=%zu mag_writes=%zu errors=%zu end_ns=%lld late_p50_ms=%.2f late_p99_ms=%.2f "
+           "late_max_ms=%.2f\n",
+           rows, mag_writes, errors, (long long)now_ns(), late[rows / 2] / 1e6, late[rows * 99 / 100] / 1e6,
+           late[rows - 1] / 1e6);
     return errors ? 1 : 0;
 }

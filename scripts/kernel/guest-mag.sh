@@ -15,6 +15,10 @@ mag_info() {
         # the address of every read, which i2c-stub takes as another register (writes keep 0x0f).
         lis3mdl) MNAME=lis3mdl MADDR=0x1e MMOD=st_magn_i2c MKIND=lis3mdl MDEVNAME=lis3mdl
                  MPRESET="0x8f=0x3d" ;;
+        # The LSM9DS1's magnetometer: st_magn drives it as a LIS3MDL (the same registers and
+        # WHO_AM_I), under its own name.
+        lsm9ds1mag) MNAME=lsm9ds1_magn MADDR=0x1e MMOD=st_magn_i2c MKIND=lis3mdl MDEVNAME=lsm9ds1_magn
+                    MPRESET="0x8f=0x3d" ;;
         # ID_A..C 0x0a-0x0c = "H43"; STATUS 0x09 RDY, which every read waits for.
         hmc5883l) MNAME=hmc5883l MADDR=0x1e MMOD=hmc5843_i2c MKIND=hmc5883l MDEVNAME=hmc5883l
                   MPRESET="0x0a=0x48 0x0b=0x34 0x0c=0x33 0x09=0x01" ;;

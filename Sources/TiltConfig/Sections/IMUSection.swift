@@ -72,7 +72,7 @@ extension Configuration {
                 ),
                 .number(
                     "rate_window", \.rateWindow, in: 0...1,
-                    "the span each gyroscope sample averages, as a fraction of the sample period (docs/fusion.md, step 1). `1` fits a sensor read at its own output rate (its low-pass covers the period before data-ready: the usual case, buffered or polled at the chip's rate). Less fits a chip that runs faster than it is read — e.g. polled at 60 Hz while it samples at 285 Hz without averaging: 60/285 ≈ 0.21. The estimator then integrates the rotation between samples more exactly (on the BROAD trials read at 57 Hz: 0.78° instead of 1.18°, bench/accuracy/run). A wrong value costs accuracy, never stability."
+                    "the span each gyroscope sample averages, as a fraction of the sample period (docs/fusion.md, step 1). `1` fits a sensor read at its own output rate (its low-pass covers the period before data-ready: the usual case, buffered or polled at the chip's rate). Less fits a chip that runs faster than it is read — e.g. polled at 60 Hz while it samples at 285 Hz without averaging: 60/285 ≈ 0.21. The estimator then integrates the rotation between samples more exactly (on the BROAD trials read at 57 Hz: 0.78° instead of 1.18°, bench/accuracy/run). A wrong value costs accuracy, never stability. Left at `1`, tiltd works it out itself when it polls a chip that runs faster than it reads it (the polling rate over the chip's, e.g. a BMX055 it raised to 2000 Hz read at 60: 0.03); any other value is kept as given."
                 ),
             ]
         }

@@ -20,6 +20,7 @@ extension IIOSession {
     func pacePolledReads(logger: Logger?) {
         let asked = configuration.rateHz
         var slowest = Double.infinity
+        gyroChipHz = nil
         for d in devices {
             var now = d.rateHz
             let types = [d.accel, d.gyro].compactMap { $0 }
@@ -28,6 +29,7 @@ extension IIOSession {
             {
                 now = IIODeviceSetup.setRate(up, on: d.ref, types: types, logger: logger)
             }
+            if d.gyro != nil { gyroChipHz = now }
             slowest = min(slowest, now)
         }
         rateHz = min(asked, slowest)
@@ -51,6 +53,7 @@ extension IIOSession {
             guard let top = IIODeviceSetup.offeredRates(d.ref, types: types).max(), top > d.rateHz else { continue }
             let now = IIODeviceSetup.setRate(top, on: d.ref, types: types, logger: logger)
             if now > d.rateHz { raised.append("\(d.ref.name) at \(IIOText.rateText(now)) Hz") }
+            if d.gyro != nil { gyroChipHz = now }
         }
         if !raised.isEmpty { changes.append("chip rate raised (\(raised.joined(separator: ", ")))") }
         if polled.count > 1, try isSlow(medianReadNs()) {
@@ -70,6 +73,18 @@ extension IIOSession {
                 "read_ms_after": "\(Double(after) / 1e6)",
             ])
         return true
+    }
+
+    /// The span a polled gyro reading averages, as a share of the polling period: the chip's own
+    /// output period over the poll's (`AttitudeEstimator.Parameters.rateWindow`). A chip raised
+    /// to 2000 Hz and read at 60 gives 0.03: each reading is the rate of the moment it was read,
+    /// not its mean since the last read, so the estimator interpolates between readings rather
+    /// than holding the last one over the whole step (which, over the gaps a busy machine leaves
+    /// between polls, turned a fast turn into over a degree of error). Nil when buffered (a scan
+    /// per chip sample: the default holds) or without a gyroscope.
+    var polledRateWindow: Double? {
+        guard !polled.isEmpty, hasGyro, let chip = gyroChipHz, chip > 0, rateHz > 0 else { return nil }
+        return min(1, rateHz / chip)
     }
 
     /// The median of `count` timed reads of every axis, ns.

@@ -29,6 +29,10 @@ final class IIOSession {
     var lastReadNs: Int64 = 0
     /// A moving average of polled reads' time, ns (for the cause of a short rate).
     private var meanReadNs: Double = 0
+    /// The rate the gyroscope's chip runs at while polled, Hz, as set or read back
+    /// (`pacePolledReads`, `tunePolledReads`): with the polling rate, the gyro readings'
+    /// `polledRateWindow`.
+    var gyroChipHz: Double?
     /// Set when split devices' slow reads are made side by side (`IIOPolledPace`).
     var sideBySide: IIOSideBySideReads?
     /// "mpu6050 (iio:device0)" or "lsm6ds3_accel (iio:device0) + lsm6ds3_gyro (iio:device1)".
@@ -113,6 +117,7 @@ final class IIOSession {
             source: "imu", state: state, message: detail.map { "\($0); \(message)" } ?? message,
             device: deviceSummary, rateHz: deliveredRate.reportedHz, hasGyroscope: hasGyro && gyroFault == nil)
         s.timestampsMonotonic = timestampsMonotonic
+        s.rateWindow = polledRateWindow
         return s
     }
 

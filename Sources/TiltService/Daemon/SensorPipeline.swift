@@ -61,8 +61,8 @@ public final class SensorPipeline: Sendable {
 
     /// Starts the sampling thread. `onEnd` runs when a finite source (a recording) is done.
     public func start(onEnd: @escaping @Sendable () -> Void = {}) {
-        let (state, source, engine, persister, inFlight, logger, taps) = (
-            self.state, self.source, self.engine, self.persister, self.inFlight, self.logger, self.taps
+        let (state, source, engine, persister, inFlight, logger, taps, fusion) = (
+            self.state, self.source, self.engine, self.persister, self.inFlight, self.logger, self.taps, self.fusion
         )
         thread.start(
             { stop in
@@ -128,6 +128,10 @@ public final class SensorPipeline: Sendable {
                                     p.detectsJumps = !(st.timestampsMonotonic ?? false)
                                     f.timeline?.parameters = p
                                 }
+                                if st.state == .streaming {
+                                    f.estimator.parameters.rateWindow = Self.rateWindow(
+                                        configured: fusion.rateWindow, source: st.rateWindow)
+                                }
                             }
                             engine.execute { $0.ingest(status: st) }
                         }
@@ -137,6 +141,16 @@ public final class SensorPipeline: Sendable {
                     engine.execute { $0.ingest(status: st) }
                 }
             }, onEnd: onEnd)
+    }
+
+    /// The estimator's `rateWindow` for what the source says of its gyro readings: the source's
+    /// (a chip polled slower than it runs: each reading is of its moment) while the config has
+    /// the default 1, which fits a sensor read at its own rate; any other `[imu] rate_window` is
+    /// the user's and is kept. Back to the configured value when the source says nothing
+    /// (buffered again).
+    static func rateWindow(configured: Double, source: Double?) -> Double {
+        guard configured == 1, let source, source > 0, source <= 1 else { return configured }
+        return source
     }
 
     /// The magnetometer reads the model's dip at a strength far from the model's: its driver's
