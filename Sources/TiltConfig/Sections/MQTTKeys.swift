@@ -123,9 +123,9 @@ extension Configuration.MQTT {
             .number(
                 "room_round_s", \.roomRoundSeconds, in: 5...3600,
                 "a hosted round's length (`room.start` may give `round_s`)"),
-            .path(
-                "room_deck", \.roomDeck, default: "`[game] deck` if a file, else built-in", "the hosted rounds' prompts"
-            ),
+            .deck(
+                "room_deck", \.roomDeck, orNearby: false, default: "`[game] deck` if a file, else built-in",
+                "the hosted rounds' prompts (as `[game] deck`: a name in `[game] deck_dir`, or a path)"),
             .seed("room_seed", \.roomSeed, default: "random", "seeds the hosted rounds' shuffle"),
         ]
         return keys.map { k in

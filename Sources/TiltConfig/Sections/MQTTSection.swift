@@ -63,7 +63,8 @@ extension Configuration {
         public var roomTopic = "tiltd/room"
         /// A hosted round's length, seconds.
         public var roomRoundSeconds = 60.0
-        /// The hosted rounds' deck file (default: `[game] deck` if it is a file, else the built-in deck).
+        /// The hosted rounds' deck (as `[game] deck`; default: `[game] deck` if it is a file, else the
+        /// built-in deck). `Configuration.deckPath(_:)` finds its file.
         public var roomDeck: String?
         /// Shuffles the hosted rounds' prompts; nil = different each round.
         public var roomSeed: UInt64?
