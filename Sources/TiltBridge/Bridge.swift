@@ -68,7 +68,7 @@ public final class Bridge {
         queue = PublishQueue(capacity: m.bufferMessages)
         gate = CommandGate(
             allowed: Set(m.allowedCommands), maxPayloadBytes: m.maxPayloadBytes,
-            bridgeCommands: Set(Configuration.MQTT.bridgeCommands))
+            bridgeCommands: Set(Configuration.MQTT.bridgeCommands), maxLineBytes: config.socket.maxLineBytes)
     }
 
     static func now() -> Int64 { Int64(NIODeadline.now().uptimeNanoseconds) }
