@@ -93,3 +93,32 @@ final class CommandGateDaemonTests: XCTestCase {
         XCTAssertGreaterThan(refused, 1000)
     }
 }
+
+/// A broker password in clear over the network is warned about; TLS or loopback is not.
+final class ClearPasswordTests: XCTestCase {
+    func mqtt(_ text: String) throws -> Configuration.MQTT {
+        try Configuration.parse(
+            text: "[mqtt]\nname = \"den\"\nusername = \"den\"\npassword_file = \"pw\"\n" + text,
+            file: "/etc/tiltd/tiltd.toml"
+        ).mqtt
+    }
+
+    func testAPasswordInClearToAnotherHostIsWarnedAbout() throws {
+        XCTAssertNotNil(Bridge.clearPasswordWarning(try mqtt("broker = \"broker.lan\"\n")))
+        XCTAssertNotNil(Bridge.clearPasswordWarning(try mqtt("broker = \"[fd00::1]:1883\"\n")))
+        XCTAssertNil(Bridge.clearPasswordWarning(try mqtt("broker = \"127.0.0.1\"\n")))
+        XCTAssertNil(Bridge.clearPasswordWarning(try mqtt("broker = \"localhost\"\n")))
+        XCTAssertNil(Bridge.clearPasswordWarning(try mqtt("broker = \"broker.lan:8883\"\ntls = true\n")))
+        XCTAssertNil(Bridge.clearPasswordWarning(try mqtt("broker = \"broker.lan\"\ntls_ca_file = \"ca.pem\"\n")))
+    }
+
+    func testTLSWithoutACAFileUsesTheSystemStore() throws {
+        let m = try mqtt("tls = true\n")
+        XCTAssertTrue(m.usesTLS)
+        XCTAssertNil(m.tlsCAFile)
+        XCTAssertEqual(Configuration.MQTT.systemCAPath, "/etc/ssl/certs")
+        XCTAssertFalse(try mqtt("").usesTLS)
+        // A client certificate with the system store is fine now.
+        XCTAssertNoThrow(try mqtt("tls = true\ntls_cert_file = \"c.pem\"\ntls_key_file = \"k.pem\"\n"))
+    }
+}
