@@ -53,3 +53,17 @@ final class DeckConfigTests: XCTestCase {
         }
     }
 }
+
+/// `[socket] group` names a group of this machine: check-config accepted any name and the daemon
+/// then stopped at start (found by ConfigEdgeTests with `group = "#"`).
+final class SocketGroupConfigTests: XCTestCase {
+    func testAnUnknownSocketGroupIsRefusedWithItsLine() throws {
+        XCTAssertThrowsError(try Configuration.parse(text: "[socket]\ngroup = \"#\"\n", file: "/etc/tiltd/tiltd.toml"))
+        {
+            XCTAssertTrue("\($0)".hasPrefix("/etc/tiltd/tiltd.toml:2: socket.group: no group named \"#\""), "\($0)")
+        }
+        XCTAssertEqual(
+            try Configuration.parse(text: "[socket]\ngroup = \"root\"\n", file: "/etc/tiltd/tiltd.toml").socket.group,
+            "root")
+    }
+}
