@@ -256,7 +256,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "TiltCore", "FakeHardware", "TestSupport", "BrowserSupport",
+                "TiltCore", "TiltConfig", "FakeHardware", "TestSupport", "BrowserSupport",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]),

@@ -68,7 +68,7 @@ public final class Bridge {
         queue = PublishQueue(capacity: m.bufferMessages)
         gate = CommandGate(
             allowed: Set(m.allowedCommands), maxPayloadBytes: m.maxPayloadBytes,
-            bridgeCommands: Set(Configuration.MQTT.bridgeCommands))
+            bridgeCommands: Set(Configuration.MQTT.bridgeCommands), maxLineBytes: config.socket.maxLineBytes)
     }
 
     static func now() -> Int64 { Int64(NIODeadline.now().uptimeNanoseconds) }
@@ -78,7 +78,12 @@ public final class Bridge {
         let sink = self.sink
         client = try MosquittoClient(clientID: m.effectiveClientID, cleanSession: true) { sink.yield(.mqtt($0)) }
         if let user = m.username { try client.setCredentials(username: user, password: try readPassword()) }
-        if let ca = m.tlsCAFile { try client.setTLS(caFile: ca, certFile: m.tlsCertFile, keyFile: m.tlsKeyFile) }
+        if m.usesTLS {
+            try client.setTLS(
+                caFile: m.tlsCAFile, caPath: m.tlsCAFile == nil ? Configuration.MQTT.systemCAPath : nil,
+                certFile: m.tlsCertFile, keyFile: m.tlsKeyFile)
+        }
+        if let warning = Self.clearPasswordWarning(m) { logger.warning("\(warning)") }
         try client.setWill(topic: topics.availability, payload: Array("offline".utf8), qos: 1, retain: true)
         try client.setReconnectDelay(initial: 1, maximum: 30)
         if m.room != nil {

@@ -27,6 +27,16 @@ extension Bridge {
         return String(text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
     }
 
+    /// A warning when the broker password would cross the network in clear: a password, no TLS,
+    /// and a broker that is not this machine (loopback: 127.0.0.0/8, ::1, localhost).
+    static func clearPasswordWarning(_ m: Configuration.MQTT) -> String? {
+        guard m.passwordFile != nil, !m.usesTLS else { return nil }
+        let h = m.host.lowercased()
+        if h == "localhost" || h == "::1" || h.hasPrefix("127.") { return nil }
+        return
+            "the broker password goes to \(m.host):\(m.port) unencrypted: set [mqtt] tls = true (the system's CA store) or tls_ca_file"
+    }
+
     static func installSignals(_ handler: @escaping @Sendable () -> Void) -> [any DispatchSourceSignal] {
         [SIGTERM, SIGINT].map { sig in
             signal(sig, SIG_IGN)

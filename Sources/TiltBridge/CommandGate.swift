@@ -2,13 +2,19 @@
 import TiltCore
 
 /// Checks a payload that arrived on `<prefix>/cmd` before anything acts on it: size, JSON, an
-/// object with a `cmd`, and the command in `[mqtt] allowed_commands`. A refusal is a reply in
-/// the socket protocol's format, published on `<prefix>/reply`; nothing else happens.
+/// object with a `cmd`, and the command in `[mqtt] allowed_commands`; a daemon command also with
+/// the daemon's own parser (`Request.parse`, the catalogue) and line limit, so that
+/// nothing the daemon would count as a bad line is forwarded — the daemon disconnects a client
+/// after `[socket] max_bad_lines` of them, and a peer fuzzing the command topic would otherwise
+/// cost the bridge its link. A refusal is a reply in the socket protocol's format, published on
+/// `<prefix>/reply`; nothing else happens.
 struct CommandGate {
     let allowed: Set<String>
     let maxPayloadBytes: Int
     /// The bridge's own commands (the room's); the rest go to the daemon.
     let bridgeCommands: Set<String>
+    /// The daemon's `[socket] max_line_bytes` (the same config file): longer lines are bad lines.
+    var maxLineBytes = Int.max
 
     /// What to do with a payload.
     enum Verdict: Equatable {
@@ -53,9 +59,29 @@ struct CommandGate {
                     id: id, cmd: cmd, code: "forbidden",
                     "\(cmd) is not in [mqtt] allowed_commands on this device"))
         }
-        return bridgeCommands.contains(cmd)
-            ? .bridge(cmd: cmd, id: id, fields: o) : .daemon(cmd: cmd, id: id, fields: o)
+        if bridgeCommands.contains(cmd) { return .bridge(cmd: cmd, id: id, fields: o) }
+        // The line as the daemon will read it: these fields with the bridge's own id in place of
+        // the sender's (`DaemonClient`: its prefix and a counter; the longest one stands in), checked
+        // by the daemon's own parser, so the verdict is the daemon's (numbers as written back, too).
+        var forwarded = o
+        forwarded["id"] = .string(Self.longestForwardedID)
+        let line = Array(JSONValue.object(forwarded).jsonText.utf8)
+        if case .failure(let e) = Request.parse(line) {
+            return .refuse(Self.reply(id: id, cmd: e.cmd, code: e.error.code.rawValue, e.error.message))
+        }
+        // `room.show` may be longer (the daemon frames it up to its view's bound).
+        if cmd != "room.show", line.count > maxLineBytes {
+            return .refuse(
+                Self.reply(
+                    id: id, cmd: cmd, code: "line_too_long",
+                    "the command would be a line of \(line.count) bytes, more than the daemon's [socket] max_line_bytes (\(maxLineBytes))"
+                ))
+        }
+        return .daemon(cmd: cmd, id: id, fields: o)
     }
+
+    /// The longest id the bridge's `DaemonClient` gives a request ("mqtt-" and a counter).
+    static let longestForwardedID = "mqtt-" + String(UInt64.max)
 
     /// A reply line in the socket protocol's shape.
     static func reply(id: JSONValue, cmd: String?, code: String, _ message: String) -> JSONObject {

@@ -67,7 +67,8 @@ public enum CommandCatalogue {
                     "round_s", .number(5...3600), "round length (default [game] round_s)",
                     outOfRange: .invalidRoundLength),
                 ArgumentSpec(
-                    "deck", .string(maxLength: 4096), "\"nearby\" or a deck file name in the config's directory"),
+                    "deck", .string(maxLength: 4096),
+                    "\"nearby\" or a deck file's name in the deck directory ([game] deck_dir: .txt or .json, no path)"),
                 ArgumentSpec(
                     "gestures", .string(maxLength: 16), "\"tilt\" or \"nod\" for this round (default [game] gestures)"),
             ],

@@ -73,8 +73,8 @@ final class CommandOrderDaemonTests: XCTestCase {
     }
 
     func testAClientNamesADeckByFileNameOnly() throws {
-        // A client (a paired browser too) may start rounds: a deck it names must be a file in the
-        // config's directory, never a path — before, "/etc/passwd" was read and sent to every
+        // A client (a paired browser too) may start rounds: a deck it names must be a deck file in
+        // the deck directory, never a path — before, "/etc/passwd" was read and sent to every
         // client line by line as prompts, and kept in the history.
         let c = try startDaemon(config: try writeDaemonConfig(in: dir))
         _ = try c.next("attitude", timeout: 10)
@@ -82,9 +82,49 @@ final class CommandOrderDaemonTests: XCTestCase {
             let reply = try c.request(#"{"cmd":"game.start","id":\#(id),"deck":"\#(deck)"}"#, id: id, timeout: 10)
             XCTAssertEqual(reply["error"]?["code"], "bad_argument", "\(deck): \(reply)")
         }
-        try "Café\nBakery\n".write(toFile: "\(dir)/cafes.txt", atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: "\(dir)/decks", withIntermediateDirectories: true)
+        try "Café\nBakery\n".write(toFile: "\(dir)/decks/cafes.txt", atomically: true, encoding: .utf8)
         let named = try c.request(#"{"cmd":"game.start","id":7,"deck":"cafes.txt"}"#, id: 7, timeout: 10)
         XCTAssertEqual(named["ok"], .bool(true), "\(named)")
         XCTAssertEqual(named["deck"], "cafes.txt", "\(named)")
+    }
+
+    func testAClientCannotNameTheConfigOrAnyFileBesideItAsADeck() throws {
+        // Before, any file in the config's directory was a deck to a client: the config itself
+        // (with the web screen's pairing code) went out line by line as prompts. Now decks are
+        // `.txt`/`.json` files in the deck directory (`decks` beside the config by default).
+        let code = "493817"
+        let config = "\(dir)/tiltd.toml"
+        try """
+        # tiltd's config: its first line a comment, so as a text deck its lines are prompts
+        [socket]
+        path = "\(dir)/tiltd.sock"
+        [store]
+        path = "\(dir)/tiltd.sqlite"
+        [web]
+        pairing_code = "\(code)"
+        """.write(toFile: config, atomically: true, encoding: .utf8)
+        let c = try startDaemon(config: config)
+        _ = try c.next("attitude", timeout: 10)
+        try "okapi\n".write(toFile: "\(dir)/beside.txt", atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: "\(dir)/decks", withIntermediateDirectories: true)
+        // A link in the deck directory to the config is refused when read (same file).
+        try FileManager.default.createSymbolicLink(atPath: "\(dir)/decks/linked.txt", withDestinationPath: config)
+        try "okapi\n".write(toFile: "\(dir)/decks/notes.md", atomically: true, encoding: .utf8)
+        let refusals: [(String, String)] = [
+            ("tiltd.toml", "bad_argument"), ("..", "bad_argument"), (".", "bad_argument"),
+            (".hidden.txt", "bad_argument"), ("notes.md", "bad_argument"), ("", "bad_argument"),
+            (".txt", "bad_argument"), ("beside.txt", "deck_unavailable"), ("linked.txt", "deck_unavailable"),
+        ]
+        for (i, (deck, code)) in refusals.enumerated() {
+            let id = 10 + i
+            let reply = try c.request(#"{"cmd":"game.start","id":\#(id),"deck":"\#(deck)"}"#, id: id, timeout: 10)
+            XCTAssertEqual(reply["error"]?["code"], .string(code), "\(deck): \(reply)")
+        }
+        // Nothing the daemon sent since carries the code (no round started with the config's lines).
+        let status = try c.request(#"{"cmd":"status","id":99}"#, id: 99, timeout: 10)
+        XCTAssertEqual(status["game"]?["state"], "idle", "\(status)")
+        let history = try c.request(#"{"cmd":"history","id":100,"n":10}"#, id: 100, timeout: 10)
+        XCTAssertFalse("\(history)".contains(code), "\(history)")
     }
 }

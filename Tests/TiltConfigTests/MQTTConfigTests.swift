@@ -44,6 +44,10 @@ final class MQTTConfigTests: XCTestCase {
             ("[mqtt]\n[mqtt.qos]\ngame = 2\n", "/etc/tiltd/tiltd.toml:3: mqtt.qos.game: 2 is out of range"),
             ("[mqtt]\ntls_cert_file = \"c.pem\"\n", "/etc/tiltd/tiltd.toml:2: mqtt.tls_cert_file:"),
             ("[mqtt]\nbrokr = \"x\"\n", "/etc/tiltd/tiltd.toml:2: mqtt.brokr: unknown key"),
+            // Its own topics would be the rooms' (tiltd/room/…): it could write every room's state.
+            ("[mqtt]\nname = \"room\"\n", "/etc/tiltd/tiltd.toml:2: mqtt.name: this device's topics"),
+            ("[mqtt]\ntopic_prefix = \"tiltd/room/x\"\n", "/etc/tiltd/tiltd.toml:2: mqtt.topic_prefix:"),
+            ("[mqtt]\nname = \"a\"\nroom_topic = \"tiltd/a/rooms\"\n", "/etc/tiltd/tiltd.toml:2: mqtt.name:"),
         ]
         for (text, prefix) in cases {
             XCTAssertThrowsError(try parse(text), text) { e in

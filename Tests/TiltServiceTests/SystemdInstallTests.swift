@@ -79,6 +79,8 @@ final class SystemdInstallTests: XCTestCase {
         XCTAssertEqual(
             installedFiles(),
             [
+                "/etc/tiltd/decks/animals.txt",
+                "/etc/tiltd/decks/party.json",
                 "/etc/tiltd/tiltd.toml",
                 "/etc/udev/rules.d/61-tiltd.rules",
                 "/usr/local/bin/tiltd",
@@ -110,6 +112,8 @@ final class SystemdInstallTests: XCTestCase {
         XCTAssertEqual(
             installedFiles(),
             [
+                "/etc/tiltd/decks/animals.txt",
+                "/etc/tiltd/decks/party.json",
                 "/etc/tiltd/tiltd.toml",
                 "/usr/bin/tiltd",
                 "/usr/bin/tiltd-web",
@@ -153,13 +157,21 @@ final class SystemdInstallTests: XCTestCase {
         XCTAssertEqual(again.status, 0, again.stderr)
         XCTAssertTrue(again.stdout.contains("kept existing /etc/tiltd/tiltd.toml"))
         XCTAssertEqual(try contents("/etc/tiltd/tiltd.toml"), "# edited by the user\n[imu]\nrate_hz = 100\n")
+        // The example decks too: a deck the user edited is theirs.
+        let deckPath = stage.appendingPathComponent("root/etc/tiltd/decks/animals.txt")
+        try "mine\n".write(to: deckPath, atomically: true, encoding: .utf8)
+        let third = try run("install", prefix: "/usr/local")
+        XCTAssertEqual(third.status, 0, third.stderr)
+        XCTAssertTrue(third.stdout.contains("kept existing /etc/tiltd/decks/animals.txt"), third.stdout)
+        XCTAssertEqual(try contents("/etc/tiltd/decks/animals.txt"), "mine\n")
     }
 
     func testUninstallKeepsConfigUnlessPurged() throws {
         XCTAssertEqual(try run("install", prefix: "/usr/local").status, 0)
         let removed = try run("uninstall", prefix: "/usr/local")
         XCTAssertEqual(removed.status, 0, removed.stderr)
-        XCTAssertEqual(installedFiles(), ["/etc/tiltd/tiltd.toml"])
+        XCTAssertEqual(
+            installedFiles(), ["/etc/tiltd/decks/animals.txt", "/etc/tiltd/decks/party.json", "/etc/tiltd/tiltd.toml"])
 
         let purged = try run("uninstall", ["--purge"], prefix: "/usr/local")
         XCTAssertEqual(purged.status, 0, purged.stderr)
@@ -228,7 +240,8 @@ final class SystemdInstallTests: XCTestCase {
                 return line.split(separator: " ").last.map { String($0.dropFirst()) }
             })
         for expected in [
-            "/etc/tiltd/tiltd.toml", "/usr/bin/tiltd", "/usr/bin/tiltd-web", "/usr/lib/systemd/system/tiltd.service",
+            "/etc/tiltd/tiltd.toml", "/etc/tiltd/decks/animals.txt", "/etc/tiltd/decks/party.json", "/usr/bin/tiltd",
+            "/usr/bin/tiltd-web", "/usr/lib/systemd/system/tiltd.service",
             "/usr/lib/systemd/system/tiltd-mqtt.service",
             "/usr/lib/systemd/system/tiltd-web.service",
             "/usr/lib/systemd/system/tiltd.socket", "/usr/lib/tiltd/tiltd-udev-setup",
@@ -254,7 +267,8 @@ final class SystemdInstallTests: XCTestCase {
         }
         XCTAssertTrue(listing.stdout.contains("root/root"))
         let conffiles = try SystemdTestSupport.runProcess("/usr/bin/dpkg-deb", ["-I", deb, "conffiles"])
-        XCTAssertEqual(conffiles.stdout, "/etc/tiltd/tiltd.toml\n")
+        XCTAssertEqual(
+            conffiles.stdout, "/etc/tiltd/decks/animals.txt\n/etc/tiltd/decks/party.json\n/etc/tiltd/tiltd.toml\n")
         let control = try SystemdTestSupport.runProcess(
             "/usr/bin/dpkg-deb", ["-f", deb, "Package", "Version", "Architecture"])
         XCTAssertEqual(control.stdout, "Package: tiltd\nVersion: 9.8.7\nArchitecture: \(arch)\n")

@@ -82,9 +82,10 @@ public final class MosquittoClient: @unchecked Sendable {
         try check(mosquitto_username_pw_set(handle, username, password), "username/password")
     }
 
-    /// TLS with the CA file `caFile` (and optionally a client certificate and key).
-    public func setTLS(caFile: String, certFile: String?, keyFile: String?) throws {
-        try check(mosquitto_tls_set(handle, caFile, nil, certFile, keyFile, nil), "TLS setup")
+    /// TLS, the broker verified against the CA file `caFile` or the hashed CA directory `caPath`
+    /// (the system store), optionally with a client certificate and key.
+    public func setTLS(caFile: String?, caPath: String?, certFile: String?, keyFile: String?) throws {
+        try check(mosquitto_tls_set(handle, caFile, caPath, certFile, keyFile, nil), "TLS setup")
     }
 
     /// The message the broker publishes for us if we vanish without saying goodbye.

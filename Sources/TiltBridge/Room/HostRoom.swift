@@ -158,10 +158,11 @@ final class HostRoom {
     }
 
     /// The prompts of a new round, shuffled: `[mqtt] room_deck`, else `[game] deck` (a file),
-    /// else the built-in deck.
+    /// else the built-in deck. A deck name is found in `[game] deck_dir`.
     private func deck() throws -> [String] {
         var prompts: [String]
-        if let path = config.mqtt.roomDeck ?? config.game.deck.flatMap({ $0 == "nearby" ? nil : $0 }) {
+        if let deck = config.mqtt.roomDeck ?? config.game.deck.flatMap({ $0 == "nearby" ? nil : $0 }) {
+            let path = config.deckPath(deck)
             let text = try String(contentsOfFile: path, encoding: .utf8)
             prompts = try PromptDeck(name: PathName.lastComponent(of: path), text: text).prompts()
         } else {

@@ -6,10 +6,14 @@ extension Configuration {
     public struct Game: Sendable, Equatable, ConfigDefaults {
         /// Thresholds, hysteresis, holds, round length, mode (validated by `TiltGame`).
         public var rules = TiltGame.Rules()
-        /// A deck file (one prompt per line, or a JSON array), or "nearby" for places near the fix.
+        /// A deck (a file name in `deck_dir`, or a path with a "/": one prompt per line, or a JSON
+        /// array), or "nearby" for places near the fix. See `Configuration.deckPath(_:)`.
         public var deck: String?
-        /// The deck used when "nearby" has no fix or no places (a file; nil = a built-in list).
+        /// The deck used when "nearby" has no fix or no places (as `deck`; nil = a built-in list).
         public var fallbackDeck: String?
+        /// `deck_dir`: where deck names are looked up, absolute; nil = `decks` beside the config
+        /// file (`Configuration.deckDirectory`).
+        public var deckDir: String?
         /// Seeds the prompt shuffle; nil = a different order every run.
         public var seed: UInt64?
         /// `head_frame`: without a calibrated head frame, learn one from wear ("learn", the
@@ -71,18 +75,20 @@ extension Configuration {
                     "shake_swings", \.rules.nod.shakeSwings, in: 2...9,
                     "swings before the detector reports a shake's first cycle (3 = left-right-left); an answer needs its second, one swing more"
                 ),
-                .custom(
-                    "deck", \.deck, type: "path or `\"nearby\"`", default: "built-in list",
-                    "a deck file (relative to this file), or `\"nearby\"` for places near the fix",
-                    read: { (t, v, ctx) throws(ConfigError) in
-                        try t.optionalString("deck").map { $0 == "nearby" ? $0 : ctx.resolve($0) } ?? v
-                    },
-                    render: { d in d.map { ["deck = \(TOMLText.quote($0))"] } ?? [] }),
+                .deck(
+                    "deck", \.deck, orNearby: true,
+                    "a deck file's name in `deck_dir` (a path with a `/` is taken relative to this file), or `\"nearby\"` for places near the fix"
+                ),
                 .choice(
                     "head_frame", \.learnsHeadFrame, [("learn", true), ("assumed", false)],
                     "without a calibrated head frame (`tiltd calibrate neutral`): learn one from wear — up from walking, the ear-to-ear axis from the head's tilts outside walking, its sign from looking down — and use it once confident (`orientation.source` `learned`; docs/game-everyday.md), or keep the assumed convention (+y up, +z back). A calibrated frame always wins"
                 ),
-                .path("fallback_deck", \.fallbackDeck, default: "built-in list", "used when `\"nearby\"` has nothing"),
+                .deck(
+                    "fallback_deck", \.fallbackDeck, orNearby: false, "used when `\"nearby\"` has nothing (as `deck`)"),
+                .path(
+                    "deck_dir", \.deckDir, default: "`decks` beside this file",
+                    "the deck directory: the decks `deck`, `fallback_deck`, `[mqtt] room_deck` and clients' `game.start` name (files ending in `.txt` or `.json`)"
+                ),
                 .seed("seed", \.seed, default: "per run", "seeds the shuffle"),
             ]
         }

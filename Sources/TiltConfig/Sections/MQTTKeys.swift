@@ -78,6 +78,10 @@ extension Configuration.MQTT {
                     return m
                 }, render: { m in m.passwordFile.map { ["password_file = \(TOMLText.quote($0))"] } ?? [] },
                 same: { $0.passwordFile == $1.passwordFile }),
+            .flag(
+                "tls", \.tls,
+                "TLS to the broker; the broker's certificate is checked against the system's CA store (/etc/ssl/certs) unless `tls_ca_file` is given"
+            ),
             .path("tls_ca_file", \.tlsCAFile, "TLS: the CA that signed the broker's certificate (turns TLS on)"),
             .path("tls_cert_file", \.tlsCertFile, "TLS client certificate (with `tls_key_file` and `tls_ca_file`)"),
             .path("tls_key_file", \.tlsKeyFile, "TLS client key (with `tls_cert_file`)"),
@@ -123,9 +127,9 @@ extension Configuration.MQTT {
             .number(
                 "room_round_s", \.roomRoundSeconds, in: 5...3600,
                 "a hosted round's length (`room.start` may give `round_s`)"),
-            .path(
-                "room_deck", \.roomDeck, default: "`[game] deck` if a file, else built-in", "the hosted rounds' prompts"
-            ),
+            .deck(
+                "room_deck", \.roomDeck, orNearby: false, default: "`[game] deck` if a file, else built-in",
+                "the hosted rounds' prompts (as `[game] deck`: a name in `[game] deck_dir`, or a path)"),
             .seed("room_seed", \.roomSeed, default: "random", "seeds the hosted rounds' shuffle"),
         ]
         return keys.map { k in
@@ -167,8 +171,17 @@ extension Configuration {
                 if (m.tlsCertFile == nil) != (m.tlsKeyFile == nil) {
                     throw t.error("tls_cert_file", "tls_cert_file and tls_key_file go together")
                 }
-                if m.tlsCertFile != nil && m.tlsCAFile == nil {
-                    throw t.error("tls_cert_file", "a client certificate needs tls_ca_file")
+                if m.tlsCertFile != nil && !m.usesTLS {
+                    throw t.error("tls_cert_file", "a client certificate needs TLS (tls = true or tls_ca_file)")
+                }
+                // A device whose own topics hold the rooms' (name "room": tiltd/room/…) could write
+                // every room's state with the ACL's per-device pattern (config/mosquitto/tiltd.acl).
+                let prefix = m.prefix
+                if prefix == m.roomTopic || m.roomTopic.hasPrefix(prefix + "/") || prefix.hasPrefix(m.roomTopic + "/") {
+                    throw t.error(
+                        m.topicPrefix == nil ? "name" : "topic_prefix",
+                        "this device's topics (\(prefix)/…) would overlap the rooms' (room_topic \(m.roomTopic)/…): choose another name"
+                    )
                 }
             },
             // Shown when the table is present (enabled or changed from the defaults).

@@ -31,6 +31,13 @@ extension Configuration {
         public var passwordFileLocation: ConfigError?
         /// TLS: the CA file that verifies the broker (TLS is on when set).
         public var tlsCAFile: String?
+        /// `tls`: TLS on; without `tls_ca_file` the broker is verified against the system's CA
+        /// store (`systemCAPath`).
+        public var tls = false
+        /// Where Debian keeps the system's CA certificates (ca-certificates), hashed for OpenSSL.
+        public static let systemCAPath = "/etc/ssl/certs"
+        /// Whether the bridge talks TLS to the broker: `tls`, or a CA file given.
+        public var usesTLS: Bool { tls || tlsCAFile != nil }
         /// TLS client certificate.
         public var tlsCertFile: String?
         /// TLS client key.
@@ -63,7 +70,8 @@ extension Configuration {
         public var roomTopic = "tiltd/room"
         /// A hosted round's length, seconds.
         public var roomRoundSeconds = 60.0
-        /// The hosted rounds' deck file (default: `[game] deck` if it is a file, else the built-in deck).
+        /// The hosted rounds' deck (as `[game] deck`; default: `[game] deck` if it is a file, else the
+        /// built-in deck). `Configuration.deckPath(_:)` finds its file.
         public var roomDeck: String?
         /// Shuffles the hosted rounds' prompts; nil = different each round.
         public var roomSeed: UInt64?

@@ -116,7 +116,12 @@ extension Configuration {
                         return m
                     },
                     render: { ["mode = \(TOMLText.quote("0" + String($0, radix: 8)))"] }),
-                .optionalText("group", \.group, "the socket file's group"),
+                // Looked up when read, as `trusted_groups`: a group this machine lacks was accepted by
+                // check-config and then stopped the daemon at start ("group #: No such file").
+                .optionalText(
+                    "group", \.group,
+                    check: { g in getgrnam(g) == nil ? "no group named \"\(g)\" (getent group \(g))" : nil },
+                    "the socket file's group"),
                 ids(
                     "trusted_uids", \.trustedUIDs,
                     "peers allowed to send commands that change state, by uid (SO_PEERCRED). root and the daemon's own user always are. Others may watch."

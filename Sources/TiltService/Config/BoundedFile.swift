@@ -12,8 +12,10 @@ enum BoundedFile {
         var description: String
     }
 
-    /// Reads `path` (blocking) if it is a regular file of at most `limit` bytes.
-    static func read(_ path: String, limit: Int) throws(Failure) -> [UInt8] {
+    /// Reads `path` (blocking) if it is a regular file of at most `limit` bytes and not the file
+    /// `notSameFileAs` names (compared by device and inode, so neither a link nor another spelling
+    /// of its path reaches it).
+    static func read(_ path: String, limit: Int, notSameFileAs other: String? = nil) throws(Failure) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw Failure(description: "cannot read \(path): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
@@ -22,6 +24,10 @@ enum BoundedFile {
             throw Failure(description: "cannot read \(path): \(String(cString: strerror(errno)))")
         }
         guard (st.st_mode & S_IFMT) == S_IFREG else { throw Failure(description: "\(path) is not a regular file") }
+        var otherStat = stat()
+        if let other, stat(other, &otherStat) == 0, otherStat.st_dev == st.st_dev, otherStat.st_ino == st.st_ino {
+            throw Failure(description: "\(path) is the config file, not a deck")
+        }
         guard st.st_size <= limit else {
             throw Failure(description: "\(path) is \(st.st_size) bytes, more than the \(limit) allowed")
         }
@@ -38,8 +44,10 @@ enum BoundedFile {
     }
 
     /// Reads `path` on the blocking-I/O pool; the future completes on `loop`.
-    static func read(_ path: String, limit: Int, on loop: any EventLoop) -> EventLoopFuture<[UInt8]> {
-        NIOThreadPool.singleton.runIfActive(eventLoop: loop) { try read(path, limit: limit) }
+    static func read(
+        _ path: String, limit: Int, notSameFileAs other: String? = nil, on loop: any EventLoop
+    ) -> EventLoopFuture<[UInt8]> {
+        NIOThreadPool.singleton.runIfActive(eventLoop: loop) { try read(path, limit: limit, notSameFileAs: other) }
     }
 
     /// The largest deck file read.

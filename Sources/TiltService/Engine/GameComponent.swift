@@ -131,21 +131,24 @@ final class GameComponent: Component {
         case .ready(let deck, let note): begin(command, deck: deck, note: note, reply: reply)
         case .file(let path, let note):
             // Read on the blocking-I/O pool; the round starts when it is back on the loop.
-            BoundedFile.read(path, limit: BoundedFile.deckLimit, on: context.loop).assumeIsolated().whenComplete {
-                [self] result in
-                switch result {
-                case .success(let bytes):
-                    let name = PathName.lastComponent(of: path)
-                    do {
-                        begin(
-                            command, deck: try PromptDeck(name: name, text: String(decoding: bytes, as: UTF8.self)),
-                            note: note, reply: reply)
-                    } catch {
-                        reply.fail(.deckUnavailable, "\(name): \(error)")
+            // Never the config (its `pairing_code`), whatever name or link leads to it.
+            let config = context.config.sourceFile ?? Configuration.defaultPath
+            BoundedFile.read(path, limit: BoundedFile.deckLimit, notSameFileAs: config, on: context.loop)
+                .assumeIsolated().whenComplete {
+                    [self] result in
+                    switch result {
+                    case .success(let bytes):
+                        let name = PathName.lastComponent(of: path)
+                        do {
+                            begin(
+                                command, deck: try PromptDeck(name: name, text: String(decoding: bytes, as: UTF8.self)),
+                                note: note, reply: reply)
+                        } catch {
+                            reply.fail(.deckUnavailable, "\(name): \(error)")
+                        }
+                    case .failure(let e): reply.fail(.deckUnavailable, "cannot read deck: \(e)")
                     }
-                case .failure(let e): reply.fail(.deckUnavailable, "cannot read deck: \(e)")
                 }
-            }
         }
     }
 
@@ -208,20 +211,21 @@ final class GameComponent: Component {
         return try fileDeck(path, fromClient: false, note: "\(why): using the fallback deck \"\(name)\"")
     }
 
-    /// A deck file. The config's `deck`/`fallback_deck` may be any path (its owner wrote it); a
-    /// client names a deck by file name only, inside the config's directory — an absolute path
-    /// from a client would let anyone who may start a round (a paired browser too) read any
-    /// file the daemon can, line by line, to every client and into the history.
-    private func fileDeck(_ path: String?, fromClient: Bool, note: String?) throws(ProtocolError) -> DeckSource {
-        guard var path else { return .ready(BuiltInDeck.deck, note: note) }
-        if fromClient || !path.hasPrefix("/") {
-            guard !path.contains("/"), !path.hasPrefix("."), !path.isEmpty else {
-                throw ProtocolError(.badArgument, "deck must be a file name in the deck directory or \"nearby\"")
-            }
-            let dir = PathName.directory(of: context.config.sourceFile ?? Configuration.defaultPath)
-            path = PathName.appending(path, to: dir)
+    /// A deck file. The config's `deck`/`fallback_deck` is a name in the deck directory or a path
+    /// its owner wrote; a client names a deck file in the deck directory only
+    /// (`Configuration.clientDeckPath`) — a path from a client would let anyone who may start a
+    /// round (a paired browser too) read any file the daemon can, line by line, to every client
+    /// and into the history.
+    private func fileDeck(_ deck: String?, fromClient: Bool, note: String?) throws(ProtocolError) -> DeckSource {
+        guard let deck else { return .ready(BuiltInDeck.deck, note: note) }
+        let config = context.config
+        guard fromClient else { return .file(config.deckPath(deck), note: note) }
+        switch config.clientDeckPath(deck) {
+        case .success(let path): return .file(path, note: note)
+        case .failure(let e):
+            throw ProtocolError(
+                .badArgument, "deck must be a deck file in the deck directory or \"nearby\": \(e.message)")
         }
-        return .file(path, note: note)
     }
 
     // MARK: events and rounds

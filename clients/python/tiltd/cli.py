@@ -51,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     pl = sub.add_parser("play", parents=[common], help="start a round; print prompts and decisions until it ends",
                         epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     pl.add_argument("--round-s", type=float, metavar="S", help="round length, 5–3600 s (default: the daemon's)")
-    pl.add_argument("--deck", help='"nearby" or a deck file in the daemon\'s config directory')
+    pl.add_argument("--deck", help='"nearby" or a deck file\'s name in the daemon\'s deck directory ([game] deck_dir)')
     pl.add_argument("--gestures", choices=["tilt", "nod"])
     return p
 
