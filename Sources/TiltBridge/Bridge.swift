@@ -8,6 +8,7 @@ import ResidentMemory
 import TiltClient
 import TiltConfig
 import TiltCore
+import TiltPlatform
 
 /// `tiltd mqtt`: a client of the daemon's socket that publishes its lines to an MQTT broker,
 /// takes allowed commands from `<prefix>/cmd`, announces Home Assistant entities, and plays

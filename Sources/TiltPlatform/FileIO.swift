@@ -6,17 +6,8 @@ import Glibc
 /// Whole-file reads and buffered writes on plain descriptors: what Foundation's `FileHandle` did
 /// here, without linking the full Foundation (and ICU) into the daemon.
 public enum FileIO {
-    /// A failed call, with the path and errno's text.
-    public struct Failure: Error, CustomStringConvertible {
-        /// "PATH: what: reason".
-        public var description: String
-        /// "what: reason", without the path (for messages that name the file themselves).
-        public var reason: String
-        init(_ path: String, _ what: String) {
-            reason = "\(what): \(String(cString: strerror(errno)))"
-            description = "\(path): \(reason)"
-        }
-    }
+    /// A failed call, with the path and errno's text: "PATH: what: reason" (`reason` without the path).
+    public typealias Failure = SystemError
 
     /// Reads `path` as UTF-8 text (invalid bytes become U+FFFD).
     public static func readText(_ path: String) throws(Failure) -> String {
@@ -25,34 +16,26 @@ public enum FileIO {
 
     /// Reads everything from `path` (a file, a pipe or a FIFO: reads until end of file).
     public static func readAll(_ path: String) throws(Failure) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw Failure(path, "cannot read") }
+        let fd = try retryingInterrupts("cannot read", path: path) { open(path, O_RDONLY | O_CLOEXEC) }
         defer { close(fd) }
-        var out: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw Failure(path, "cannot read")
-            }
-            if n == 0 { return out }
-            out.append(contentsOf: chunk[0..<n])
-        }
+        return try Syscall.readAll(fd, call: "cannot read", path: path)
     }
 
-    /// Writes all of `bytes` to `fd`, retrying short writes and EINTR.
-    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return false
-            }
-            offset += n
+    /// Reads `path` if it is a regular file of at most `limit` bytes (a file that shrinks meanwhile
+    /// gives what is there). For files named by a client or a config key: a FIFO or a huge file is
+    /// refused rather than waited on or held in memory.
+    public static func readRegularFile(_ path: String, limit: Int) throws(Failure) -> [UInt8] {
+        let fd = try retryingInterrupts("cannot read", path: path) { open(path, O_RDONLY | O_CLOEXEC) }
+        defer { close(fd) }
+        var st = stat()
+        _ = try retryingInterrupts("cannot read", path: path) { fstat(fd, &st) }
+        guard (st.st_mode & S_IFMT) == S_IFREG else { throw Failure("is not a regular file", code: 0, path: path) }
+        guard st.st_size <= limit else {
+            throw Failure("is \(st.st_size) bytes, more than the \(limit) allowed", code: 0, path: path)
         }
-        return true
+        var out = [UInt8](repeating: 0, count: Int(st.st_size))
+        let got = try Syscall.readFully(fd, into: &out, call: "cannot read", path: path)
+        return Array(out[..<got])
     }
 
     /// A file opened for writing (created or truncated), closed by `close`.
@@ -64,23 +47,22 @@ public enum FileIO {
         /// Creates or truncates `path` (mode 0644 before the umask).
         public init(path: String) throws(Failure) {
             self.path = path
-            fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard fd >= 0 else { throw Failure(path, "cannot create") }
+            fd = try retryingInterrupts("cannot create", path: path) {
+                open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            }
         }
 
         deinit { if fd >= 0 { Glibc.close(fd) } }
 
         /// Writes all of `bytes`.
         public func write(_ bytes: [UInt8]) throws(Failure) {
-            guard FileIO.writeAll(fd, bytes) else {
-                throw Failure(path, "cannot write")
-            }
+            try Syscall.writeAll(fd, bytes, call: "cannot write", path: path)
         }
 
         /// Flushes to the device (fsync) and closes.
         public func close() throws(Failure) {
             defer { Glibc.close(fd); fd = -1 }
-            guard fsync(fd) == 0 else { throw Failure(path, "cannot sync") }
+            _ = try retryingInterrupts("cannot sync", path: path) { fsync(fd) }
         }
     }
 }

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltPlatform
+
 /// The bodies of the lines the daemon itself composes — replies, `status`, `fix`, `gap`,
 /// `hello` — in one place. Every line, these and the game/place/quest/credit events the core
 /// builds, is encoded by `Event.encode(seq:)` alone.

@@ -2,6 +2,7 @@
 import Foundation
 import TestSupport
 import TiltCore
+import TiltPlatform
 import XCTest
 
 /// The head frame learned from wear, in the real daemon (issue 30): `tiltd run --replay` of a

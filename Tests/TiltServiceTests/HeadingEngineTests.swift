@@ -6,6 +6,7 @@ import Synchronization
 import TestSupport
 import TiltConfig
 import TiltCore
+import TiltPlatform
 import TiltSensors
 import XCTest
 

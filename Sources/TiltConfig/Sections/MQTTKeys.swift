@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltCore
-import TiltSensors
+import TiltPlatform
 
 extension Configuration.MQTT {
     /// A device or room name's rule.
@@ -22,20 +22,19 @@ extension Configuration.MQTT {
                 "the broker (port 1883 when omitted)",
                 read: { (t, m, _) throws(ConfigError) in
                     let broker = try t.string("broker", default: "\(m.host):\(m.port)")
-                    // The one HOST[:PORT] / [IPv6]:PORT parser (gpsd's client's); MQTT's port is 1883.
+                    // The one HOST[:PORT] / [IPv6]:PORT parser (the platform's); MQTT's port is 1883.
                     var m = m
                     do {
-                        let g = try GPSDConfig(server: broker)
-                        m.host = g.host
-                        m.port =
-                            broker.trimmingWhitespace(newlines: false).hasSuffix(":\(g.port)") ? UInt16(g.port) : 1883
+                        let address = try HostPort(parsing: broker, defaultPort: 1883)
+                        m.host = address.host
+                        m.port = UInt16(address.port)  // 1...65535: the parser checked
                     } catch {
                         throw t.error("broker", "expected HOST[:PORT] or [IPv6]:PORT, got \"\(broker)\"")
                     }
                     return m
                 },
                 render: { m in
-                    ["broker = \(TOMLText.quote("\(m.host.contains(":") ? "[\(m.host)]" : m.host):\(m.port)"))"]
+                    ["broker = \(TOMLText.quote(HostPort(host: m.host, port: Int(m.port)).text))"]
                 }, same: { $0.host == $1.host && $0.port == $1.port }),
             .custom(
                 "client_id", \.self, type: "string, 1–92 bytes", default: "`\"tiltd-<name>\"`", "MQTT client id",

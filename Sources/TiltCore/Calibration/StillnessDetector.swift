@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import TiltPlatform
 
 /// Thresholds that decide when the IMU is held still, shared by every calibration step.
 ///

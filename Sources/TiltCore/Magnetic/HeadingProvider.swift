@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import TiltPlatform
 
 /// Which way the wearer faces, and where that comes from (docs/fusion.md, "Heading on the
 /// socket"): the magnetometer's heading while the attitude has one, else the GPS course over

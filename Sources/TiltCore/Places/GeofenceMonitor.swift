@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltPlatform
+
 /// Watches fences (config geofences and places) and reports `enter`, `exit` and `dwell`.
 ///
 /// Rules (documented in docs/places.md):

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 import FoundationEssentials
-import Glibc
 import NIOCore
 import NIOPosix
+import TiltPlatform
 
 /// Reads a whole file with a size limit, never on the event loop: decks and places files are
 /// read on NIO's blocking-I/O thread pool, so a slow disk or a huge file never stalls clients.
@@ -14,27 +14,14 @@ enum BoundedFile {
 
     /// Reads `path` (blocking) if it is a regular file of at most `limit` bytes.
     static func read(_ path: String, limit: Int) throws(Failure) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw Failure(description: "cannot read \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else {
-            throw Failure(description: "cannot read \(path): \(String(cString: strerror(errno)))")
+        do {
+            return try FileIO.readRegularFile(path, limit: limit)
+        } catch {
+            // The messages as they were: "cannot read PATH: reason", "PATH is not a regular file".
+            throw Failure(
+                description: error.code == 0
+                    ? "\(path) \(error.call)" : "cannot read \(path): \(SystemError.text(error.code))")
         }
-        guard (st.st_mode & S_IFMT) == S_IFREG else { throw Failure(description: "\(path) is not a regular file") }
-        guard st.st_size <= limit else {
-            throw Failure(description: "\(path) is \(st.st_size) bytes, more than the \(limit) allowed")
-        }
-        var out = [UInt8](repeating: 0, count: Int(st.st_size))
-        var got = 0
-        while got < out.count {
-            let n = out[got...].withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw Failure(description: "cannot read \(path): \(String(cString: strerror(errno)))") }
-            if n == 0 { break }  // it shrank meanwhile: what is there
-            got += n
-        }
-        return Array(out[..<got])
     }
 
     /// Reads `path` on the blocking-I/O pool; the future completes on `loop`.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltConfig
 import TiltCore
+import TiltPlatform
 import TiltSensors
 
 /// The IMU and attitude: counts and times samples, publishes `sample` and `attitude` lines (with

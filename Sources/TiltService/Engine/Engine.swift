@@ -4,6 +4,7 @@ import NIOCore
 import TiltConfig
 import TiltCore
 import TiltLogging
+import TiltPlatform
 import TiltSensors
 import TiltSystemd
 

@@ -4,6 +4,7 @@ import Glibc
 import NIOCore
 import TiltConfig
 import TiltCore
+import TiltPlatform
 
 /// The tilt game: `game.*` and `history`, the `[game]` section, committing finished rounds to
 /// the store before their end is published. Loop-confined (see `Component`).

@@ -3,6 +3,7 @@ import FoundationEssentials
 import Glibc
 import TiltConfig
 import TiltCore
+import TiltPlatform
 import TiltSensors
 
 /// Where the wearer is: the course filter, snooze, geofences (config `[[geofence]]` and the

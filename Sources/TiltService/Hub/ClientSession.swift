@@ -5,6 +5,7 @@ import TiltCore
 
 #if canImport(Glibc)
 import Glibc
+import TiltPlatform
 #endif
 
 /// One connected client: what it watches, its bounded outgoing queue, and its credentials.
@@ -290,7 +291,7 @@ public final class ClientSession: RingWriter {
     public func finishWrite(_ n: Int, error: Int32, wanted: Int) -> Bool {
         if n < 0 {
             switch error {
-            case EINTR: return true
+            case _ where SystemError.isInterruption(error): return true
             case EAGAIN: handHeadToNIO(); return false
             default:
                 // The peer is gone (EPIPE, ECONNRESET): NIO sees it too and ends the session.

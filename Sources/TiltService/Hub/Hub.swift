@@ -4,6 +4,7 @@ import SocketWriteRing
 import TiltConfig
 import TiltCore
 import TiltLogging
+import TiltPlatform
 import TiltSystemd
 
 /// Receives requests from clients; implemented by the daemon, which alone changes state.
