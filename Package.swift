@@ -77,7 +77,7 @@ let package = Package(
         // The config file: every table and key declared once (name, type, range, default, meaning,
         // reload rule), and from that parsing, validation, `check-config`, the reload's diff and
         // docs/config.md's tables. No NIO, no SQLite, no io_uring: `tiltd web` and the bridge use it.
-        .target(name: "TiltConfig", dependencies: ["TiltCore", "TiltPlatform"]),
+        .target(name: "TiltConfig", dependencies: ["TiltCore", "TiltProtocol", "TiltPlatform"]),
 
         // The log handler of every process (journald-friendly, repeats limited): the daemon,
         // `tiltd web` and `tiltd mqtt`, which need none of the daemon's parts.

@@ -15,6 +15,13 @@ extension Event {
         return Event(.reply, t: nil, fields: o)
     }
 
+    /// A successful reply line as a gateway (the MQTT bridge) sends it itself, without `seq`.
+    public static func replyObject(id: JSONValue, cmd: String, result: JSONObject = JSONObject()) -> JSONObject {
+        var o: JSONObject = ["class": "reply", "id": id, "cmd": .string(cmd), "ok": true]
+        for (k, v) in result.entries { o[k] = v }
+        return o
+    }
+
     /// An error reply. `cmd` is nil when the request named no known command.
     public static func reply(id: JSONValue?, cmd: String?, error: ProtocolError) -> Event {
         var o = JSONObject()

@@ -86,7 +86,7 @@ final class MonitorLoop {
         try installSignals()
         try inbox.open()
         var options = DaemonClient.Options(
-            socketPath: socketPath, idPrefix: "monitor-", watch: ["attitude_hz": .number(attitudeHz)])
+            socketPath: socketPath, idPrefix: "monitor-", watch: Command.Watch(attitudeHz: attitudeHz).fields)
         options.minRetry = Self.retryPeriod
         options.maxRetry = Self.retryPeriod
         options.requestTimeout = Self.statusPeriod * 5
@@ -171,7 +171,7 @@ final class MonitorLoop {
             firstAttemptDone = true
             state.didDisconnect(reason: reason)
         case .line(let line):
-            state.apply(line.object)
+            state.apply(line)
         case .unparsable:
             state.badLines += 1
         }

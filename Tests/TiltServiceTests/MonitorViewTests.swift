@@ -53,7 +53,9 @@ final class MonitorViewTests: XCTestCase {
         var s = sessionState()
         // 42 s left at t = 5 s; the attitude is at 5.5 s.
         XCTAssertEqual(s.gameTimeLeftMs, 41_500)
-        s.apply(line: Array(#"{"class":"attitude","t_ns":50000000000,"roll_deg":90,"pitch_deg":0,"yaw_deg":0}"#.utf8))
+        s.apply(
+            line: Array(
+                #"{"class":"attitude","t_ns":50000000000,"q":[1,0,0,0],"roll_deg":90,"pitch_deg":0,"yaw_deg":0}"#.utf8))
         XCTAssertEqual(s.gameTimeLeftMs, 0, "never negative")
         s.apply(
             line: Array(
@@ -237,7 +239,7 @@ final class MonitorViewTests: XCTestCase {
         func attitude(_ heading: String) {
             s.apply(
                 line: Array(
-                    (#"{"class":"attitude","t_ns":6000000000,"roll_deg":90,"pitch_deg":0,"yaw_deg":-61.2,"at_rest":false"#
+                    (#"{"class":"attitude","t_ns":6000000000,"q":[1,0,0,0],"roll_deg":90,"pitch_deg":0,"yaw_deg":-61.2,"at_rest":false"#
                         + heading + "}").utf8))
         }
         attitude(#","heading_deg":61.3,"true_heading_deg":66.1,"heading_source":"mag","mag_disturbed":false"#)

@@ -83,7 +83,7 @@ extension Configuration.MQTT {
             .integer(
                 "keepalive_s", \.keepaliveSeconds, in: 5...3600,
                 "MQTT keepalive; the broker declares the bridge gone (Last Will) after 1.5× this"),
-            .number("attitude_hz", \.attitudeHz, in: 0...50, "attitude messages per second (0: none)"),
+            .number(Command.Watch.Key.attitudeHz, \.attitudeHz, in: 0...50, "attitude messages per second (0: none)"),
             .integer(
                 "buffer_messages", \.bufferMessages, in: 10...1_000_000,
                 "QoS 1 messages kept while the broker is away; past that the oldest are dropped and counted"),
@@ -120,7 +120,7 @@ extension Configuration.MQTT {
                 render: { ["room_host = \($0)"] }),
             .text("room_topic", \.roomTopic, type: "topic levels", "room topics are under `<room_topic>/<room>/`"),
             .number(
-                "room_round_s", \.roomRoundSeconds, in: 5...3600,
+                "room_round_s", \.roomRoundSeconds, in: TiltGame.Rules.roundSecondsRange,
                 "a hosted round's length (`room.start` may give `round_s`)"),
             .path(
                 "room_deck", \.roomDeck, default: "`[game] deck` if a file, else built-in", "the hosted rounds' prompts"

@@ -81,7 +81,7 @@ extension Configuration {
                     "… or by group: the peer's primary group or any of its supplementary groups (`usermod -aG`), as the kernel reports them when it connects (SO_PEERCRED, SO_PEERGROUPS; a group joined later counts after the user logs in again)."
                 ),
                 .number(
-                    "attitude_hz", \.attitudeHz, in: 0...1000,
+                    Command.Watch.Key.attitudeHz, \.attitudeHz, in: 0...1000,
                     "attitude rate of the default stream (0 = none); each client may change its own with `watch`"),
                 .integer(
                     "queue_lines", \.queueLines, in: 16...1_000_000,

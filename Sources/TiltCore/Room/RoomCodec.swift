@@ -134,9 +134,11 @@ public enum RoomCodec {
             throw RoomRefusal("payload_too_large", "\(bytes.count) bytes, more than \(maxPayloadBytes)")
         }
         let v: JSONValue
-        do { v = try JSONParser.parse(bytes) } catch { throw RoomRefusal("invalid_json", error.description) }
+        do { v = try JSONParser.parse(bytes) } catch {
+            throw RoomRefusal(ProtocolError.Code.invalidJSON.rawValue, error.description)
+        }
         guard let o = v.objectValue else {
-            throw RoomRefusal("invalid_json", "expected a JSON object, got \(v.typeName)")
+            throw RoomRefusal(ProtocolError.Code.invalidJSON.rawValue, "expected a JSON object, got \(v.typeName)")
         }
         return o
     }

@@ -139,11 +139,7 @@ public final class ClientSession: RingWriter {
 
     /// The client's current watch settings, as echoed in the `watch` reply.
     public var watchState: JSONObject {
-        var o = JSONObject()
-        o["classes"] = .array(EventClass.allCases.filter { classes.contains($0) }.map { .string($0.rawValue) })
-        o["attitude_hz"] = .number(attitudeHz)
-        o["samples"] = .bool(samples)
-        return o
+        Command.Watch.state(classes: classes, attitudeHz: attitudeHz, samples: samples)
     }
 
     /// Applies a `watch` request.

@@ -69,7 +69,8 @@ public final class DaemonLink: Service, Sendable {
     public func run() async throws {
         // The default stream has every class the pages draw; only the attitude rate is ours.
         var o = DaemonClient.Options(
-            socketPath: options.socketPath, idPrefix: "web-", watch: ["attitude_hz": .number(options.attitudeHz)])
+            socketPath: options.socketPath, idPrefix: "web-",
+            watch: Command.Watch(attitudeHz: options.attitudeHz).fields)
         o.requestTimeout = options.commandTimeout
         o.minRetry = options.minRetry
         o.maxRetry = options.maxRetry

@@ -103,7 +103,7 @@ struct BrowserSocket: Sendable {
                 )
             }
         } catch {
-            let r = BrowserCommands.Refusal(code: "unavailable", message: "\(error)")
+            let r = BrowserCommands.Refusal(code: ProtocolError.Code.unavailable.rawValue, message: "\(error)")
             relay.hub.send(BrowserCommands.refusalLine(r, id: c.browserID, cmd: c.name), to: browser)
         }
     }
