@@ -28,7 +28,14 @@ final class GameComponent: Component {
         let config = context.config.game
         // Unseeded, each run shuffles differently; `[game] seed` makes the order repeatable.
         let seed = config.seed ?? UInt64.random(in: 0...UInt64.max)
-        game = (try? TiltGame(configuration: config.rules, seed: seed)) ?? (try! TiltGame(seed: seed))
+        do {
+            game = try TiltGame(configuration: config.rules, seed: seed)
+        } catch {
+            // `Configuration` validates `[game]` with these rules' own `validate()` (GameSection), so
+            // rules that reach the engine are valid: a refusal here is a bug, not a config to replace
+            // silently with the defaults.
+            preconditionFailure("[game] rules passed the config's validation but not the game's: \(error)")
+        }
         // Without a calibrated frame the game learns one from wear (`[game] head_frame`).
         game.learnsHeadFrame = config.learnsHeadFrame
         keptFrame = KeptHeadFrame(store: context.store, logger: context.logger)
