@@ -51,7 +51,8 @@ let package = Package(
 
         // The one client of the daemon's socket (NIO): framing, id-matched replies, watch,
         // reconnect with backoff. The web screen, the MQTT bridge, the monitor, reload and the
-        // tests use it; it links no part of the daemon.
+        // tests use it; it links no part of the daemon. The monitor's model and screen
+        // (Monitor/) live beside it: they read only what it hands over.
         .target(
             name: "TiltClient",
             dependencies: [
@@ -255,7 +256,7 @@ let package = Package(
         .testTarget(
             name: "TiltClientTests",
             dependencies: [
-                "TiltClient", "TiltProtocol", "TestSupport",
+                "TiltClient", "TiltProtocol", "TiltPlatform", "TiltCore", "TestSupport",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]),
         .testTarget(name: "TiltBridgeTests", dependencies: ["TiltBridge", "TiltCore", "TiltConfig", "TiltService"]),

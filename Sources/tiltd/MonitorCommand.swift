@@ -77,7 +77,9 @@ final class MonitorLoop {
 
     init(socketPath: String, attitudeHz: Double, fullScreen: Bool) {
         self.socketPath = socketPath
-        self.state = MonitorState(socketPath: socketPath)
+        let rules = TiltGame.Rules()
+        self.state = MonitorState(
+            socketPath: socketPath, defaultThresholdsDeg: (rules.lowThresholdDeg, rules.highThresholdDeg))
         self.attitudeHz = attitudeHz
         self.fullScreen = fullScreen
     }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-import TiltCore
 import TiltPlatform
+import TiltProtocol
 
 /// What `tiltd monitor` knows about the daemon: the latest of everything it has been told.
 ///
@@ -112,10 +112,11 @@ public struct MonitorState: Sendable, Equatable {
         }
     }
 
-    /// The game's default low threshold (`TiltGame.Rules`), degrees, used until the daemon says.
-    public static let defaultLowThresholdDeg = TiltGame.Rules().lowThresholdDeg
+    /// The game's default low threshold, degrees, used until the daemon says. Given by the caller
+    /// (`tiltd monitor` passes `TiltGame.Rules`'s), so this client-side model needs no game module.
+    public let defaultLowThresholdDeg: Double
     /// The game's default high threshold, degrees, until the daemon says otherwise.
-    public static let defaultHighThresholdDeg = TiltGame.Rules().highThresholdDeg
+    public let defaultHighThresholdDeg: Double
 
     /// Where the monitor connects (shown in the title).
     public var socketPath: String
@@ -133,9 +134,9 @@ public struct MonitorState: Sendable, Equatable {
     /// The game as last seen.
     public var game = GameReading()
     /// The game's low threshold in force, degrees.
-    public var lowThresholdDeg = MonitorState.defaultLowThresholdDeg
+    public var lowThresholdDeg: Double
     /// The game's high threshold in force, degrees.
-    public var highThresholdDeg = MonitorState.defaultHighThresholdDeg
+    public var highThresholdDeg: Double
     /// The latest fix.
     public var fix: FixReading?
     /// Sources in the order first reported.
@@ -155,7 +156,13 @@ public struct MonitorState: Sendable, Equatable {
     public var badLines = 0
 
     /// A fresh state for the monitor of `socketPath`.
-    public init(socketPath: String) { self.socketPath = socketPath }
+    public init(socketPath: String, defaultThresholdsDeg: (low: Double, high: Double)) {
+        self.socketPath = socketPath
+        defaultLowThresholdDeg = defaultThresholdsDeg.low
+        defaultHighThresholdDeg = defaultThresholdsDeg.high
+        lowThresholdDeg = defaultThresholdsDeg.low
+        highThresholdDeg = defaultThresholdsDeg.high
+    }
 
     /// Records a successful connect; readings from the previous connection stay on screen
     /// until the daemon's `hello` replaces them.
@@ -213,8 +220,8 @@ public struct MonitorState: Sendable, Equatable {
         daemonVersion = nil
         attitude = nil
         game = GameReading()
-        lowThresholdDeg = Self.defaultLowThresholdDeg
-        highThresholdDeg = Self.defaultHighThresholdDeg
+        lowThresholdDeg = defaultLowThresholdDeg
+        highThresholdDeg = defaultHighThresholdDeg
         fix = nil
         sources = []
         sampleRateHz = nil
