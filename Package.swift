@@ -46,7 +46,8 @@ let package = Package(
         // clients of the socket link the protocol without the core, and the core stays pure.
         .target(name: "TiltProtocol", dependencies: ["TiltPlatform"]),
 
-        // Pure logic: no C, no I/O, no clocks. Tested in microseconds.
+        // Pure logic: no C, no I/O, no clocks. Tested in microseconds. Of TiltPlatform it uses only
+        // `Nanoseconds`, the bounded conversions and the text helpers, never its clocks or files.
         .target(name: "TiltCore", dependencies: ["TiltProtocol", "TiltPlatform"]),
 
         // The one client of the daemon's socket (NIO): framing, id-matched replies, watch,
@@ -94,8 +95,9 @@ let package = Package(
         .target(
             name: "TiltService",
             dependencies: [
-                "TiltCore", "TiltPlatform", "TiltSensors", "TiltRecordings", "TiltConfig", "TiltLogging", "TiltSystemd",
-                "ResidentMemory", "SocketWriteRing",
+                "TiltCore", "TiltProtocol", "TiltPlatform", "TiltSensors", "TiltRecordings", "TiltConfig",
+                "TiltLogging",
+                "TiltSystemd", "ResidentMemory", "SocketWriteRing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -121,7 +123,7 @@ let package = Package(
         .target(
             name: "TiltWeb",
             dependencies: [
-                "TiltCore", "TiltPlatform", "TiltRecordings", "TiltConfig", "TiltPlot", "TiltClient",
+                "TiltCore", "TiltProtocol", "TiltPlatform", "TiltRecordings", "TiltConfig", "TiltPlot", "TiltClient",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -145,7 +147,8 @@ let package = Package(
         .target(
             name: "TiltBridge",
             dependencies: [
-                "TiltCore", "TiltPlatform", "TiltConfig", "TiltClient", "CLibMosquitto", "ResidentMemory",
+                "TiltCore", "TiltProtocol", "TiltPlatform", "TiltConfig", "TiltClient", "CLibMosquitto",
+                "ResidentMemory",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -169,8 +172,8 @@ let package = Package(
         .executableTarget(
             name: "tiltd",
             dependencies: [
-                "TiltCore", "TiltPlatform", "TiltSensors", "TiltRecordings", "TiltConfig", "TiltService", "TiltPlot",
-                "TiltBridge", "TiltCommandLine", "TiltClient", "TiltLogging", "TiltSystemd",
+                "TiltCore", "TiltProtocol", "TiltPlatform", "TiltSensors", "TiltRecordings", "TiltConfig",
+                "TiltService", "TiltPlot", "TiltBridge", "TiltCommandLine", "TiltClient", "TiltLogging", "TiltSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -3,6 +3,7 @@ import TiltClient
 import TiltConfig
 import TiltCore
 import TiltPlatform
+import TiltProtocol
 
 /// The daemon's lines as MQTT messages: which topic each class goes to, which are retained, and
 /// the Home Assistant event payloads; the shared round shown back to the daemon's clients.

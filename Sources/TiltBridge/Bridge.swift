@@ -9,6 +9,7 @@ import TiltClient
 import TiltConfig
 import TiltCore
 import TiltPlatform
+import TiltProtocol
 
 /// `tiltd mqtt`: a client of the daemon's socket that publishes its lines to an MQTT broker,
 /// takes allowed commands from `<prefix>/cmd`, announces Home Assistant entities, and plays

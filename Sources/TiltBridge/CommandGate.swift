@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltCore
+import TiltProtocol
 
 /// Checks a payload that arrived on `<prefix>/cmd` before anything acts on it: size, JSON, an
 /// object with a `cmd`, and the command in `[mqtt] allowed_commands`. A refusal is a reply in

@@ -7,6 +7,7 @@ import TiltCommandLine
 import TiltConfig
 import TiltCore
 import TiltPlatform
+import TiltProtocol
 import TiltSensors
 import TiltService
 

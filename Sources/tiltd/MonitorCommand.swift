@@ -8,6 +8,7 @@ import TiltClient
 import TiltCommandLine
 import TiltCore
 import TiltPlatform
+import TiltProtocol
 import TiltSensors
 import TiltService
 

@@ -10,6 +10,7 @@ import TiltConfig
 import TiltCore
 import TiltLogging
 import TiltPlatform
+import TiltProtocol
 import TiltSensors
 import TiltService
 import TiltSystemd

@@ -7,6 +7,7 @@ import TestSupport
 import TiltConfig
 import TiltCore
 import TiltPlatform
+import TiltProtocol
 import TiltSensors
 import XCTest
 

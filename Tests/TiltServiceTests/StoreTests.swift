@@ -2,6 +2,7 @@
 import Foundation
 import TiltCore
 import TiltPlatform
+import TiltProtocol
 import XCTest
 
 @testable import TiltService

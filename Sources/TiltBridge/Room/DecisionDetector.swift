@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltCore
+import TiltProtocol
 
 /// Turns the wearer's attitude into answers for a shared round, with the same rules as the
 /// daemon's own game (`[game]` thresholds, hold, neutral, debounce): it runs a `TiltGame` over

@@ -5,6 +5,7 @@ import Logging
 import TiltConfig
 import TiltCore
 import TiltPlatform
+import TiltProtocol
 
 /// The host's side of a room over MQTT: reads players' presence and decisions, feeds them to
 /// `RoomHost`, publishes the state (retained) after every change, and says why it refused

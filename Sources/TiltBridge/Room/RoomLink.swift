@@ -2,6 +2,7 @@
 import Logging
 import TiltConfig
 import TiltCore
+import TiltProtocol
 
 /// This device's part in a shared room over MQTT: a member always (it follows the host's state,
 /// detects the wearer's answers and sends them), and the host too when `[mqtt] room_host`.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltCore
 import TiltPlatform
+import TiltProtocol
 
 extension Configuration.MQTT {
     /// A device or room name's rule.

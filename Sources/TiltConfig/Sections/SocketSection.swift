@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltCore
+import TiltProtocol
 
 extension Configuration {
     /// `[socket]`: where clients connect and who may change state (see `ClientsComponent`).

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltPlatform
+import TiltProtocol
 
 /// A player's answer to one prompt.
 public enum Decision: String, Sendable, CaseIterable {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltPlatform
+import TiltProtocol
 
 /// Decides which dwells earn a credit: a dwell at a credit-earning fence, at most one per visit
 /// (the monitor fires one dwell per visit) and none within the fence's cooldown after the last

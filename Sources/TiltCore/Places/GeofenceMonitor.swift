@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltPlatform
+import TiltProtocol
 
 /// Watches fences (config geofences and places) and reports `enter`, `exit` and `dwell`.
 ///

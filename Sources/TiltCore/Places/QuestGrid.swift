@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltPlatform
+import TiltProtocol
 
 /// Quests on a global grid: entering a cell that is not cooling down offers a quest
 /// (`quest.available`); `complete` from inside the cell grants experience, counts the visit and

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltPlatform
+import TiltProtocol
 
 /// Snooze: stops fix and place events until the wearer has moved `distance` metres from where the
 /// snooze began, then wakes by itself.

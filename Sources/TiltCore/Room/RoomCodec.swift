@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltProtocol
+
 /// Why a room message was refused. `code` is stable; `message` is for people (and logs).
 public struct RoomRefusal: Error, Sendable, Equatable, CustomStringConvertible {
     /// `invalid_json`, `bad_argument`, `payload_too_large`, `wrong_room`, `forged`,

@@ -5,6 +5,7 @@ import Logging
 import Synchronization
 import TiltCore
 import TiltPlatform
+import TiltProtocol
 import TiltSensors
 
 /// Runs a sample source on its own thread: the time line (timestamp jumps smoothed, see

@@ -2,6 +2,7 @@
 import TiltConfig
 import TiltCore
 import TiltPlatform
+import TiltProtocol
 import TiltSensors
 
 /// The IMU and attitude: counts and times samples, publishes `sample` and `attitude` lines (with

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltCore
 import TiltPlatform
+import TiltProtocol
 import TiltSensors
 
 /// Counters for the `stats` reply (and a web screen's /metrics): what happened since start.

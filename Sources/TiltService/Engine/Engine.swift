@@ -5,6 +5,7 @@ import TiltConfig
 import TiltCore
 import TiltLogging
 import TiltPlatform
+import TiltProtocol
 import TiltSensors
 import TiltSystemd
 

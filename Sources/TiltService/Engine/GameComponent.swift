@@ -5,6 +5,7 @@ import NIOCore
 import TiltConfig
 import TiltCore
 import TiltPlatform
+import TiltProtocol
 
 /// The tilt game: `game.*` and `history`, the `[game]` section, committing finished rounds to
 /// the store before their end is published. Loop-confined (see `Component`).

@@ -4,6 +4,7 @@ import Glibc
 import TiltConfig
 import TiltCore
 import TiltPlatform
+import TiltProtocol
 import TiltSensors
 
 /// Where the wearer is: the course filter, snooze, geofences (config `[[geofence]]` and the

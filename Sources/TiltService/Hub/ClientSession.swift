@@ -6,6 +6,7 @@ import TiltCore
 #if canImport(Glibc)
 import Glibc
 import TiltPlatform
+import TiltProtocol
 #endif
 
 /// One connected client: what it watches, its bounded outgoing queue, and its credentials.

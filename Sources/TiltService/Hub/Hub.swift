@@ -5,6 +5,7 @@ import TiltConfig
 import TiltCore
 import TiltLogging
 import TiltPlatform
+import TiltProtocol
 import TiltSystemd
 
 /// Receives requests from clients; implemented by the daemon, which alone changes state.

@@ -8,6 +8,7 @@ import Synchronization
 import TiltConfig
 import TiltCore
 import TiltPlatform
+import TiltProtocol
 
 /// Serves the JSON-lines protocol on a Unix stream socket.
 ///

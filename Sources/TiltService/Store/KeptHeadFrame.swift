@@ -5,6 +5,7 @@ import Logging
 import TiltConfig
 import TiltCore
 import TiltPlatform
+import TiltProtocol
 
 /// The head frame the game learned from wear, kept across restarts in `head-frame.json` beside
 /// the store's database: a wearer who never calibrated need not walk and look down again after

@@ -3,6 +3,7 @@ import FoundationEssentials
 import Glibc
 import TiltCore
 import TiltPlatform
+import TiltProtocol
 
 /// tiltd's persistent state in one SQLite file (WAL): finished game rounds, place visits, the
 /// credits ledger and quest cells.

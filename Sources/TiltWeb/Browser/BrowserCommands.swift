@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltCore
+import TiltProtocol
 
 /// What a browser may ask of the daemon through `tiltd web`, decided from the socket's one
 /// command catalogue (`CommandCatalogue`): a message is parsed and checked exactly as the daemon

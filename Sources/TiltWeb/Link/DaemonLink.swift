@@ -5,6 +5,7 @@ import NIOCore
 import ServiceLifecycle
 import TiltClient
 import TiltCore
+import TiltProtocol
 
 /// The web process's connection to the daemon's socket, as a service of its group: a
 /// `DaemonClient` (framing, id-matched replies, `watch`, reconnect with backoff) whose events
