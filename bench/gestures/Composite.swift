@@ -203,3 +203,34 @@ func diagnoseDetector(_ everydayDir: String, nods: [CutGesture], shakes: [CutGes
     }
     for (k, v) in hist.sorted(by: { $0.key < $1.key }) { print("DIAG \(activity) ×\(scale) | \(k) | \(v)") }
 }
+
+/// GESTURE_BENCH_DIAG=POOL: the size of the cut gestures' half-swings (about their own axis):
+/// quartiles of each swing's angle and peak rate, nods and shakes, so the "half strength" rows
+/// can be read against what a gentle player does (10–20° at 50–100 °/s).
+func describePool(_ gestures: [CutGesture], name: String) {
+    var angles: [Double] = [], peaks: [Double] = [], periods: [Double] = []
+    for g in gestures {
+        var sign = 0.0, angle = 0.0, peak = 0.0, seconds = 0.0
+        func close() {
+            if angle >= 3 && peak >= 40 { angles.append(angle); peaks.append(peak); periods.append(seconds) }
+            angle = 0; peak = 0; seconds = 0
+        }
+        for (k, w) in g.rate.enumerated() {
+            let r = (g.kind == .nod ? w.x : w.y) * 180 / .pi
+            let s: Double = r > 0 ? 1 : -1
+            if s != sign { close(); sign = s }
+            angle += abs(r) * g.dt[k]; peak = max(peak, abs(r)); seconds += g.dt[k]
+        }
+        close()
+    }
+    func q(_ v: [Double]) -> String {
+        let s = v.sorted()
+        guard !s.isEmpty else { return "—" }
+        return [0.1, 0.25, 0.5, 0.75, 0.9].map {
+            String(format: "%.1f", s[min(s.count - 1, Int($0 * Double(s.count)))])
+        }
+        .joined(separator: " / ")
+    }
+    print("DIAG pool \(name): \(gestures.count) gestures, \(angles.count) half-swings; p10/p25/p50/p75/p90")
+    print("DIAG pool \(name): angle °: \(q(angles)); peak °/s: \(q(peaks)); duration s: \(q(periods))")
+}

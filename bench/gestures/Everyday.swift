@@ -31,7 +31,7 @@ let benchLimits: AnswerLimits = {
         l.minTiltTurn = v[0]; l.bodyWaitSeconds = v[1]
         if v.count >= 3 { l.minAnswerPeakDps = v[2] }
     }
-    // GESTURE_BENCH_GAIT="gaitPeakRatio[,gaitCycles[,bodyMoveSpareCycles[,nodCycles[,shakeCycles]]]]".
+    // GESTURE_BENCH_GAIT="gaitPeakRatio[,gaitCycles[,bodyMoveSpareCycles[,nodCycles[,shakeCycles[,gaitSettleSeconds[,gaitShakeSwingSeconds[,gaitShakePeakRatio]]]]]]]".
     if let v = ProcessInfo.processInfo.environment["GESTURE_BENCH_GAIT"]?.split(separator: ",").compactMap({
         Double($0)
     }), !v.isEmpty {
@@ -40,6 +40,9 @@ let benchLimits: AnswerLimits = {
         if v.count >= 3 { l.bodyMoveSpareCycles = Int(v[2]) }
         if v.count >= 4 { l.nodCycles = Int(v[3]) }
         if v.count >= 5 { l.shakeCycles = Int(v[4]) }
+        if v.count >= 6 { l.gaitSettleSeconds = v[5] }
+        if v.count >= 7 { l.gaitShakeSwingSeconds = v[6] }
+        if v.count >= 8 { l.gaitShakePeakRatio = v[7] }
     }
     return l
 }()

@@ -34,6 +34,11 @@ if sweep { runSweep(logs.map { ($0, load($0)) }); exit(0) }
 if let everydayDir, ProcessInfo.processInfo.environment["GESTURE_BENCH_COMPOSITE_ONLY"] != nil {
     let pools = cutPools(logs.map { ($0, load($0)) }, mount: headsetMount)
     if let a = ProcessInfo.processInfo.environment["GESTURE_BENCH_DIAG"] {
+        if a == "POOL" {
+            describePool(pools.nods, name: "nods")
+            describePool(pools.shakes, name: "shakes")
+            exit(0)
+        }
         for scale in [1.0, 0.5] {
             diagnoseDetector(everydayDir, nods: pools.nods, shakes: pools.shakes, activity: a, scale: scale)
         }

@@ -60,6 +60,10 @@ struct ActivityTracker: Sendable {
 
     private(set) var activity: Activity = .still
     private(set) var gait: Activity?
+    /// The last time the gait test found steps (nil: never). A gesture, a glance or a stop at a
+    /// crossing breaks the 4 s autocorrelation for a moment while the wearer walks on
+    /// (`onFoot(at:)`).
+    private(set) var lastGaitSeen: Nanoseconds?
     /// Whether the last sample let whole-body moves be seen (accelerometer and gyroscope).
     private(set) var measuresBody = false
     /// The last sample at which the head had moved by over `bodyMoveMeters` since it last held
@@ -207,8 +211,17 @@ struct ActivityTracker: Sendable {
         if sinceEvaluation >= Self.evaluateEvery {
             sinceEvaluation = 0
             gait = evaluateGait()
+            if gait != nil { lastGaitSeen = t }
         }
     }
+
+    /// Walking or running now, or seen to within `onFootMemoryNs` before `t`: on the everyday
+    /// set's walks the gait test says walking 68 % of the time (a nod or shake, a look around
+    /// break its 4 s window), and the rules for a head carried by steps must hold meanwhile.
+    func onFoot(at t: Nanoseconds) -> Bool {
+        activity == .walking || activity == .running || lastGaitSeen.map { t - $0 <= Self.onFootMemoryNs } ?? false
+    }
+    static let onFootMemoryNs: Nanoseconds = 4_000_000_000
 
     private mutating func evaluateGait() -> Activity? {
         guard filled == Self.bins else { return nil }

@@ -30,11 +30,18 @@ public struct AnswerLimits: Sendable, Equatable {
     /// walker looking both ways.
     public var gaitCycles = 2
 
-    /// While walking or running, a gesture the whole-body test would refuse still answers when
+    /// While walking or running, a nod the whole-body test would refuse still answers when
     /// its peak is this many times the RMS rate about its axis just before it began
     /// (`GaitBackground`): a deliberate nod peaks near 100 °/s, a walker's head swings at 15–40
     /// °/s RMS (docs/game-everyday.md).
     public var gaitPeakRatio = 3.0
+
+    /// `gaitPeakRatio` for a shake while on foot (`ActivityTracker.onFoot`). A walker's head
+    /// turns about the vertical at 25–60 °/s RMS: the stride's sway and looks around, both slower
+    /// than a shake and refused by `gaitShakeSwingSeconds` on their own; 3 × that background
+    /// refused a quarter of the real shakes played onto walks, 2 × refuses 2 % with no more
+    /// false decisions on the everyday set (docs/dev/game-everyday.md has all four values tried).
+    public var gaitShakePeakRatio = 2.0
 
     /// A nod or shake of this many cycles or more answers though the whole body moved around
     /// it, when it stands out of what the head did just before (`gaitPeakRatio`; 0: never). The
@@ -51,6 +58,18 @@ public struct AnswerLimits: Sendable, Equatable {
     /// Cycles a shake needs to answer, wherever the wearer is (1: `shake_swings`, three; 2: one swing more, four): a
     /// left-right-left is as often a look both ways.
     public var shakeCycles = 2
+
+    /// While walking or running, the next prompt (nod vocabulary) shows once no nod or shake
+    /// cycle has been read for this long after an answer, seconds (0: wait for a still head as
+    /// everywhere else). A runner's head never rests under `still_dps`: waiting for it showed a
+    /// prompt every 1.3 minutes while running (docs/dev/game-everyday.md).
+    public var gaitSettleSeconds = 1.0
+
+    /// While walking or running, a shake's half-swings (the mean of a cycle's two) take at most
+    /// this long, seconds: a runner's head sways about the vertical once a step (half-swings of
+    /// 0.3–0.4 s) and read as shakes standing out of the run; the head-gestures logs' shakes
+    /// swing in 0.1–0.3 s (docs/dev/game-everyday.md). 0: no limit.
+    public var gaitShakeSwingSeconds = 0.25
 
     /// The defaults.
     public init() {}

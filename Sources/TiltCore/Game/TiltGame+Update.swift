@@ -88,7 +88,7 @@ extension TiltGame {
         let found = read.gestures
         gaitBackground.add(t: a.t, pitch: read.pitch, yaw: read.yaw)
         // Repeated nods or shakes read as steps in part: the learner drops the window they are in.
-        if !found.isEmpty { learner.dropWindow() }
+        if !found.isEmpty { learner.dropWindow(); lastGestureRead = a.t }
         if abs(yawRate) >= Self.maxTurnDuringTilt { lastTurn = a.t }
 
         guard let r = round else {
@@ -129,6 +129,17 @@ extension TiltGame {
         var since = max(still, countFrom)
         if let z = zoneSince { since = max(since, z) }
         return t - since >= neutralHoldNs
+    }
+
+    /// While walking or running the head is never still for `neutral_hold_s` (a runner's, never
+    /// under `still_dps` at all): the next prompt of the nod vocabulary shows once no nod or shake
+    /// cycle has been read for `AnswerLimits.gaitSettleSeconds`, counting from `countFrom` (the
+    /// answer plus the debounce). The gait alone gives no cycles of two or more that answer
+    /// (`gaitCycles`, the stand-out test), so a settled gait is the walker's "neutral".
+    private func gaitSettled(at t: Nanoseconds) -> Bool {
+        guard activityTracker.onFoot(at: t), limits.gaitSettleSeconds > 0, !check.suspect else { return false }
+        let since = max(countFrom, lastGestureRead ?? .min)
+        return t - since >= Nanoseconds(saturating: (limits.gaitSettleSeconds * 1e9).rounded())
     }
 
     private mutating func tiltStep(_ t: Nanoseconds, tilt: Double?) -> [GameEvent] {
@@ -197,7 +208,7 @@ extension TiltGame {
     private mutating func nodStep(_ t: Nanoseconds, tilt: Double?, gestures: [HeadGesture]) -> [GameEvent] {
         switch phase {
         case .waitingForNeutral:
-            if neutralHeld(at: t, zoneSince: nil) {
+            if neutralHeld(at: t, zoneSince: nil) || gaitSettled(at: t) {
                 var e = makeEvent(.neutral, t: t)
                 e.tiltDeg = tilt
                 return [e, showNextPrompt(at: t)]
@@ -213,15 +224,23 @@ extension TiltGame {
             // (standing up, bending, a step or two) answers only when repeated (two cycles,
             // `bodyMoveSpareCycles`) and standing out in the same way: a body that rises or bends
             // does not swing the head back and forth twice. docs/game-everyday.md has the figures.
-            let gait = activityTracker.activity == .walking || activityTracker.activity == .running
+            let gait = activityTracker.onFoot(at: t)
             if let g = gestures.first(where: {
                 guard $0.start >= countFrom, $0.peakDps >= limits.minAnswerPeakDps else { return false }
                 if gait, $0.cycle < limits.gaitCycles { return false }
+                // The gait sways the head about the vertical at the stride (half-swings of a
+                // step period, 0.35–0.6 s); a shake's half-swings take 0.1–0.3 s.
+                if gait, $0.kind == .shake, $0.cycle >= 2, limits.gaitShakeSwingSeconds > 0,
+                    Double($0.end - $0.start) * 0.5e-9 > limits.gaitShakeSwingSeconds
+                {
+                    return false
+                }
                 if $0.cycle < ($0.kind == .nod ? limits.nodCycles : limits.shakeCycles) { return false }
                 // Stands out of the ~3 s before it (not known in the first 3 s: anything would).
                 let background = gaitBackground.rms(at: $0.start)
                 let own = ($0.kind == .nod ? background.pitch : background.yaw) * 180 / .pi
-                let standsOut = gaitBackground.isKnown(at: $0.start) && $0.peakDps >= limits.gaitPeakRatio * own
+                let ratio = gait && $0.kind == .shake ? limits.gaitShakePeakRatio : limits.gaitPeakRatio
+                let standsOut = gaitBackground.isKnown(at: $0.start) && $0.peakDps >= ratio * own
                 let repeated = limits.bodyMoveSpareCycles > 0 && $0.cycle >= limits.bodyMoveSpareCycles
                 if gait, repeated { return standsOut }
                 if (activityTracker.lastBodyMove ?? .min) < $0.start - Self.bodyMoveMarginNs { return true }

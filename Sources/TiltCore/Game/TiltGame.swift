@@ -122,6 +122,8 @@ public struct TiltGame: Sendable {
     var activityTracker = ActivityTracker()
     /// The head's recent rates about the nod and shake axes (gestures while walking).
     var gaitBackground = GaitBackground()
+    /// When the gesture reader last reported a nod or shake cycle (`gaitSettled`).
+    var lastGestureRead: Nanoseconds?
     /// What the head-frame learner has seen (settable: a game can go on from an earlier one's).
     public var learner = HeadFrameLearner()
     var check = OrientationCheck()
