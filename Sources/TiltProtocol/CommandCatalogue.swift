@@ -129,6 +129,21 @@ public enum CommandCatalogue {
             ],
             reply: [ReplyField("shown", "true: the game line went to every client")]),
         CommandSpec(
+            "calibrate.gyro",
+            "measures the gyro bias from the running IMU while the device is held still (`tiltd calibrate gyro` writes it)",
+            trust: .trusted,
+            arguments: [
+                ArgumentSpec("seconds", .number(1...120), "seconds to hold still (default 5)"),
+                ArgumentSpec("settle", .number(0...60), "seconds skipped first, to let go of the device (default 1)"),
+            ],
+            reply: [
+                ReplyField("gyro_bias", "[x, y, z] rad/s: the mean rate while still, the bias to subtract"),
+                ReplyField("noise", "RMS deviation of the rate from it, rad/s"),
+                ReplyField("samples", "samples averaged"), ReplyField("seconds", "still time covered"),
+                ReplyField("previous", "the gyro_bias in force, [x, y, z] rad/s"),
+            ],
+            errors: [.calibrationRefused, .needsGyro]),
+        CommandSpec(
             "reload", "re-reads the config file and applies all of it, or nothing", trust: .trusted,
             reply: [
                 ReplyField("file", "the file read"), ReplyField("changed", "the sections that changed"),

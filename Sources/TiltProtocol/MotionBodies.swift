@@ -29,7 +29,7 @@ public struct WireQuaternion: Sendable, Equatable {
 }
 
 /// Where an `attitude` line's `heading_deg` comes from (docs/protocol.md).
-public enum HeadingSource: String, Sendable, Equatable {
+public enum HeadingSource: String, Sendable, Equatable, CaseIterable {
     /// The magnetometer (9-axis fusion): `heading_deg` is magnetic.
     case mag
     /// The GPS course over ground while moving (no magnetometer, or its field disturbed too long).

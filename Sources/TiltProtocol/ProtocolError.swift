@@ -58,6 +58,8 @@ public struct ProtocolError: Error, Sendable, Equatable {
         public static let notInCell: Code = "not_in_cell"
         /// The cell's quest was completed recently.
         public static let coolingDown: Code = "cooling_down"
+        /// `calibrate.gyro`: the device moved (or turned) during the measurement; nothing measured.
+        public static let calibrationRefused: Code = "calibration_refused"
         // Reload.
         /// The new configuration is invalid or cannot be applied; nothing changed.
         public static let reloadRefused: Code = "reload_refused"
@@ -86,12 +88,16 @@ public struct ProtocolError: Error, Sendable, Equatable {
             (invalidRoundLength, "a round length out of range"),
             (emptyDeck, "the deck has no usable prompts"),
             (deckUnavailable, "the deck file cannot be read, is too large or does not parse"),
-            (needsGyro, "`game.start` with `gestures` `nod` on an IMU without a gyroscope"),
+            (needsGyro, "`game.start` with `gestures` `nod`, or `calibrate.gyro`, on an IMU without a gyroscope"),
             (insufficientCredits, "a redeem larger than the balance"),
             (noFix, "`quest.complete` with no position fix"),
             (uncertain, "the fix is too uncertain (eph above half a cell)"),
             (notInCell, "the named cell is not the wearer's"),
             (coolingDown, "the cell's quest was completed recently"),
+            (
+                calibrationRefused,
+                "`calibrate.gyro`: the device moved during the measurement (the message says how and when)"
+            ),
             (
                 reloadRefused,
                 "the new configuration is invalid or cannot be applied (file:line: key: reason); nothing changed"

@@ -19,7 +19,9 @@ struct Calibrate: ParsableCommand {
         discussion: """
             Each step reads the live IMU (or a recording with --replay), prints what it measured and \
             writes only its own keys to the calibration file ([calibration] file in the main config, \
-            default calibration.toml next to it), atomically. The main config file is never changed.
+            default calibration.toml next to it), atomically. The main config file is never changed. \
+            While the daemon runs (it holds the IMU), `gyro` has the daemon measure and then reload \
+            the file; the other steps need the daemon stopped.
             """,
         subcommands: [CalibrateGyro.self, CalibrateAccel.self, CalibrateNeutral.self, CalibrateMag.self]
     )
@@ -28,7 +30,13 @@ struct Calibrate: ParsableCommand {
 struct CalibrateGyro: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gyro",
-        abstract: "Measure the gyro bias: hold the device still; refuses if it moves.")
+        abstract: "Measure the gyro bias: hold the device still; refuses if it moves.",
+        discussion: """
+            With the daemon running on the config's [socket] path, the daemon measures (it holds \
+            the IMU; the calibrate.gyro command), and this command writes the result and asks the \
+            daemon to reload it: run it as root (sudo), which may send the command and write \
+            /etc/tiltd. Without a daemon there, it opens the IMU itself.
+            """)
 
     @OptionGroup var common: CalibrationOptions
 
@@ -46,6 +54,9 @@ struct CalibrateGyro: ParsableCommand {
     func run() throws {
         let session = try CalibrationSession(common)
         let skip = settle ?? (session.isLive ? 1 : 0)
+        if session.isLive, let socket = try Self.runningDaemon(session.config) {
+            return try runInDaemon(session, socket: socket, settle: skip)
+        }
         if session.isLive {
             print("Put the device down (or hold it very still) for \(Int(saturating: seconds.rounded())) s…")
         }

@@ -24,7 +24,7 @@ struct Tiltd: AsyncParsableCommand {
         version: TiltdVersion.string,
         subcommands: [
             Run.self, Reload.self, Record.self, CheckConfig.self, Calibrate.self, Estimate.self, Judge.self,
-            Import.self, Monitor.self, MQTTBridgeCommand.self, Web.self, Plot.self,
+            Import.self, Monitor.self, MQTTBridgeCommand.self, Web.self, Plot.self, Schema.self,
         ]
     )
 

@@ -161,6 +161,52 @@ mqtt() {
     clean_journal_of tiltd-mqtt.service "$since"
 }
 
+# ---- tiltd calibrate gyro with the service running: the daemon measures (it holds the IMU), the
+# command writes the calibration file and has the daemon reload it; the daemon is never restarted.
+replay_file() {  # replay_file FILE: the unit replays /test/FILE from now on (restarted, streaming)
+    inside sed -i "s#--replay /test/[a-z]*\.csv#--replay /test/$1#" /etc/systemd/system/tiltd.service.d/replay.conf
+    inside systemctl daemon-reload
+    # The earlier checks' restarts count towards StartLimitBurst= too; this one is the test's own.
+    inside systemctl reset-failed tiltd.service
+    inside systemctl restart tiltd.service || return 1
+    wait_for 20 sh -c "timeout 30 nsenter --target $container_init --all -- systemctl show -P StatusText tiltd.service | grep -q 'Hz from replay $1'" \
+        || { inside systemctl status --no-pager -n 15 tiltd.service; return 1; }
+}
+calibrate_gyro() {
+    # The demo head nods and walks, never still for long: a still device with a known bias
+    # (0.0120, -0.0080, 0.0050) rad/s and a little noise, ten minutes at 60 Hz (times with %.0f:
+    # mawk's %d stops at 2^31 ns).
+    awk 'BEGIN { print "t_ns,ax,ay,az,gx,gy,gz"; srand(3)
+        for (i = 0; i < 36000; i++) printf "%.0f,%.4f,%.4f,%.4f,%.5f,%.5f,%.5f\n", 1000000000 + i * 16666667,
+            0.02 + 0.01 * (rand() - 0.5), -0.01 + 0.01 * (rand() - 0.5), 9.80665 + 0.01 * (rand() - 0.5),
+            0.012 + 0.002 * (rand() - 0.5), -0.008 + 0.002 * (rand() - 0.5), 0.005 + 0.002 * (rand() - 0.5) }' \
+        > "$work/still.csv"
+    replay_file still.csv || { echo "tiltd did not come back streaming the still recording"; return 1; }
+    local before out applied
+    before=$(mainpid)
+    applied=$(inside systemctl show -P ExecMainStartTimestampMonotonic tiltd.service)
+    out=$(inside tiltd calibrate gyro --seconds 2 2>&1) || { echo "$out"; return 1; }
+    echo "$out"
+    grep -q 'the daemon measures' <<< "$out" || { echo "the command did not ask the daemon"; return 1; }
+    grep -q 'the daemon reloaded its config and uses the new bias' <<< "$out" || return 1
+    [ "$(mainpid)" = "$before" ] && [ "$(inside systemctl show -P ExecMainStartTimestampMonotonic tiltd.service)" = "$applied" ] \
+        || { echo "tiltd.service was restarted (MainPID $before -> $(mainpid))"; return 1; }
+    # The file holds the recording's bias (within the noise), and the daemon applied it.
+    inside cat /etc/tiltd/calibration.toml | python3 -c 'import re, sys
+t = sys.stdin.read(); m = re.search(r"^gyro_bias = \[([^]]*)\]", t, re.M)
+b = [float(x) for x in m.group(1).split(",")] if m else []
+print("calibration.toml: gyro_bias", b)
+sys.exit(0 if len(b) == 3 and all(abs(x - w) < 0.0005 for x, w in zip(b, (0.012, -0.008, 0.005))) else 1)' || return 1
+    journal -u tiltd.service | grep -q 'calibrate.gyro: bias' || { echo "no calibrate.gyro line in the journal"; return 1; }
+    inside runuser -u watcher -- tiltd-test-client reply stats | grep -q '"applied":[1-9]' || { echo "no reload applied"; return 1; }
+    # An untrusted user is refused before anything is measured; the file is not touched by it.
+    out=$(inside runuser -u watcher -- tiltd calibrate gyro --seconds 1 --config /etc/tiltd/tiltd.toml 2>&1) \
+        && { echo "an untrusted user's calibrate.gyro succeeded: $out"; return 1; }
+    echo "untrusted: $out"
+    grep -q 'forbidden\|not trusted' <<< "$out" || return 1
+    replay_file head.csv
+}
+
 # ---- stop
 stop() {
     local since

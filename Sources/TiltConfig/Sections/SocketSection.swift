@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import Glibc
 import TiltCore
 import TiltProtocol
 
@@ -15,6 +16,10 @@ extension Configuration {
         public var trustedUIDs: [UInt32] = []
         /// Peers in a listed group (primary or supplementary) are trusted too.
         public var trustedGIDs: [UInt32] = []
+        /// `trusted_users`: trusted peers by user name, resolved to uids when the config is read.
+        public var trustedUsers = NamedIDs()
+        /// `trusted_groups`: trusted groups by name, resolved to gids when the config is read.
+        public var trustedGroups = NamedIDs()
         /// Attitude rate of the default stream, Hz (0 = off).
         public var attitudeHz: Double = 10
         /// Lines queued per client before the oldest are dropped.
@@ -31,6 +36,46 @@ extension Configuration {
         public var ioURing = true
         /// The defaults.
         public init() {}
+
+        /// Names in the config and the ids they stood for when it was read (a reload looks
+        /// them up again, so a user or group created later counts after `systemctl reload`).
+        public struct NamedIDs: Sendable, Equatable {
+            /// The names, as written.
+            public var names: [String] = []
+            /// Their uids or gids, in the same order.
+            public var ids: [UInt32] = []
+            /// None.
+            public init() {}
+        }
+
+        /// A list of user or group names, looked up in the system's databases (NSS) when read:
+        /// an unknown name is an error naming it, so a typo does not silently trust nobody.
+        static func names(
+            _ name: String, _ path: WritableKeyPath<Socket, NamedIDs>, users: Bool, _ meaning: String
+        ) -> ConfigKey<Socket> {
+            .custom(
+                name, path, type: "string array", default: "`[]`", meaning,
+                read: { (t, v, _) throws(ConfigError) in
+                    guard let list = try t.strings(name) else { return v }
+                    var out = NamedIDs()
+                    for n in list {
+                        guard let id = users ? getpwnam(n)?.pointee.pw_uid : getgrnam(n)?.pointee.gr_gid else {
+                            throw t.error(
+                                name,
+                                "no \(users ? "user" : "group") named \"\(n)\" (\(users ? "getent passwd" : "getent group") \(n))"
+                            )
+                        }
+                        out.names.append(n); out.ids.append(id)
+                    }
+                    return out
+                },
+                render: { ["\(name) = \(TOMLText.strings($0.names))"] })
+        }
+
+        /// Every trusted uid: `trusted_uids` and those of `trusted_users`.
+        public var allTrustedUIDs: [UInt32] { trustedUIDs + trustedUsers.ids }
+        /// Every trusted gid: `trusted_gids` and those of `trusted_groups`.
+        public var allTrustedGIDs: [UInt32] { trustedGIDs + trustedGroups.ids }
 
         /// A list of uids or gids.
         static func ids(
@@ -81,6 +126,14 @@ extension Configuration {
                     "trusted_gids", \.trustedGIDs,
                     "… or by group: the peer's primary group or any of its supplementary groups (`usermod -aG`), as the kernel reports them when it connects (SO_PEERCRED, SO_PEERGROUPS; a group joined later counts after the user logs in again)."
                 ),
+                names(
+                    "trusted_users", \.trustedUsers, users: true,
+                    "`trusted_uids` by name, e.g. `[\"tiltd-web\", \"tiltd-mqtt\"]`: each is looked up when the config is read (and again on reload); an unknown name is an error"
+                ),
+                names(
+                    "trusted_groups", \.trustedGroups, users: false,
+                    "`trusted_gids` by name, e.g. `[\"tiltd\"]` (every member of the group may send commands): looked up as `trusted_users` are"
+                ),
                 .number(
                     Command.Watch.Key.attitudeHz, \.attitudeHz, in: 0...1000,
                     "attitude rate of the default stream (0 = none); each client may change its own with `watch`"),
@@ -115,7 +168,7 @@ extension Configuration {
         .table(
             "socket",
             onReload:
-                "limits and `attitude_hz` apply to new connections; `trusted_uids`/`trusted_gids` are re-judged for every connected client too. A new `path` needs a restart and is refused (under socket activation the path is not used and a change is noted)",
+                "limits and `attitude_hz` apply to new connections; `trusted_uids`/`trusted_gids`/`trusted_users`/`trusted_groups` are re-judged for every connected client too. A new `path` needs a restart and is refused (under socket activation the path is not used and a change is noted)",
             keys: Socket.keys.map { $0.lifted(\.socket) })
     }
 }

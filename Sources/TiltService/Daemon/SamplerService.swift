@@ -36,6 +36,9 @@ public final class SamplerService: Service, SamplerControl {
     /// Finishes once the first pipeline's thread is running (READY=1 waits for it).
     public let started: AsyncStream<Void>
     private let startedContinuation: AsyncStream<Void>.Continuation
+    /// Consumers of raw samples (`calibrate.gyro`), handed to every pipeline, so a capture
+    /// carries on across a reload's new pipeline.
+    public let rawTaps: RawSampleTaps? = RawSampleTaps()
     /// The latest magnetic reference seed (µT, rad), given to every pipeline that starts.
     private let seed = Mutex<(strength: Double, dip: Double)?>(nil)
 
@@ -66,7 +69,8 @@ public final class SamplerService: Service, SamplerControl {
         if case .device = input { isDevice = true }
         return SensorPipeline(
             source: source, engine: engine, calibration: config.calibration, mount: config.imu.mountMatrix,
-            fusion: config.imu.fusionParameters, persister: persister, smoothsClockSteps: isDevice, logger: logger)
+            fusion: config.imu.fusionParameters, persister: persister, smoothsClockSteps: isDevice,
+            taps: rawTaps, logger: logger)
     }
 
     /// Stops the running sampler and starts `pipeline`, on the service's own queue.

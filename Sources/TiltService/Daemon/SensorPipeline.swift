@@ -25,6 +25,8 @@ public final class SensorPipeline: Sendable {
     let persister: BiasPersister?
     /// Whether timestamps are checked for jumps (live devices) or kept exactly (recordings).
     let smoothsClockSteps: Bool
+    /// Consumers of the mounted, uncalibrated samples (a `calibrate.gyro` capture); nil = none.
+    let taps: RawSampleTaps?
     let thread = SourceThread(name: "tiltd-sampler")
     /// Samples handed to the loop and not yet processed. Bounded so a loop that cannot keep up
     /// (an overloaded machine) costs skipped samples, counted and reported, not unbounded
@@ -39,11 +41,11 @@ public final class SensorPipeline: Sendable {
     public init(
         source: any SampleSource, engine: EngineHandle, calibration: IMUCalibration, mount: Matrix3? = nil,
         fusion: AttitudeEstimator.Parameters = .init(), persister: BiasPersister? = nil,
-        smoothsClockSteps: Bool = false, logger: Logger
+        smoothsClockSteps: Bool = false, taps: RawSampleTaps? = nil, logger: Logger
     ) {
         self.source = source; self.engine = engine; self.calibration = calibration; self.mount = mount
         self.fusion = fusion; self.persister = persister; self.smoothsClockSteps = smoothsClockSteps
-        self.logger = logger
+        self.taps = taps; self.logger = logger
         state = FusionBox(
             FusionState(
                 frontEnd: SampleFrontEnd(mount: mount, calibration: calibration),
@@ -61,8 +63,8 @@ public final class SensorPipeline: Sendable {
 
     /// Starts the sampling thread. `onEnd` runs when a finite source (a recording) is done.
     public func start(onEnd: @escaping @Sendable () -> Void = {}) {
-        let (state, source, engine, persister, inFlight, logger) = (
-            self.state, self.source, self.engine, self.persister, self.inFlight, self.logger
+        let (state, source, engine, persister, inFlight, logger, taps) = (
+            self.state, self.source, self.engine, self.persister, self.inFlight, self.logger, self.taps
         )
         thread.start(
             { stop in
@@ -70,7 +72,8 @@ public final class SensorPipeline: Sendable {
                     try source.run(stop: stop) { output in
                         switch output {
                         case .sample(var raw):
-                            let (s, a, jump) = state.fusion.withLock { st in
+                            let tapped = taps?.isActive == true
+                            let (s, a, jump, mounted) = state.fusion.withLock { st in
                                 var jump: SampleTimeline.Jump?
                                 if st.timeline != nil {
                                     let placed = st.timeline!.place(raw.t, arrival: MonotonicClock.nanoseconds())
@@ -78,8 +81,10 @@ public final class SensorPipeline: Sendable {
                                     jump = placed.jump
                                 }
                                 let s = st.frontEnd.apply(raw)
-                                return (s, s.hasGyro ? st.estimator.update(s) : st.tilt.update(s), jump)
+                                let a = s.hasGyro ? st.estimator.update(s) : st.tilt.update(s)
+                                return (s, a, jump, tapped ? st.frontEnd.mounted(raw) : nil)
                             }
+                            if let mounted { taps?.feed(mounted) }
                             if let jump { Self.report(jump, logger: logger, engine: engine) }
                             if s.hasGyro { persister?.feed(t: a.t, atRest: a.atRest, bias: a.gyroBias) }
                             if inFlight.value.load(ordering: .relaxed) >= Self.maxInFlight {

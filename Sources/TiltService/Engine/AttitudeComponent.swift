@@ -144,6 +144,13 @@ public protocol SamplerControl: Sendable {
     /// Seeds the fusion's magnetic reference (strength µT, dip rad positive down) for the
     /// running sampler and those that follow it.
     func seedMagneticReference(strength: Double, dip: Double)
+    /// Where `calibrate.gyro` taps the mounted, uncalibrated samples; nil when it cannot.
+    var rawTaps: RawSampleTaps? { get }
+}
+
+extension SamplerControl {
+    /// No taps (a sampler that offers none: `calibrate.gyro` answers unavailable).
+    public var rawTaps: RawSampleTaps? { nil }
 }
 
 /// Measures the sample rate from sample times over the last ~second.

@@ -69,7 +69,8 @@ enum SocketTrust {
     /// root, the daemon's own user, and the configured uids/gids. A gid counts whether it is the
     /// peer's primary group or one of its supplementary groups (`usermod -aG`, SO_PEERGROUPS).
     static func isTrusted(_ c: ClientSession.Credentials, _ config: Configuration.Socket) -> Bool {
-        c.uid == 0 || c.uid == getuid() || config.trustedUIDs.contains(c.uid)
-            || config.trustedGIDs.contains(c.gid) || c.groups.contains { config.trustedGIDs.contains($0) }
+        let uids = config.allTrustedUIDs, gids = config.allTrustedGIDs
+        return c.uid == 0 || c.uid == getuid() || uids.contains(c.uid)
+            || gids.contains(c.gid) || c.groups.contains { gids.contains($0) }
     }
 }

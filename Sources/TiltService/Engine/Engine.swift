@@ -26,6 +26,7 @@ public final class Engine: RequestHandler {
     let gps: GPSComponent
     let clients: ClientsComponent
     let sharedRound: SharedRoundComponent
+    let calibration: CalibrationComponent
     /// Command name → the component that answers it, built from each component's `commands`.
     private var routes: [String: any Component] = [:]
     /// Called on every sample (on the loop).
@@ -58,7 +59,8 @@ public final class Engine: RequestHandler {
         gps = GPSComponent(context: context, control: services.fixes)
         clients = ClientsComponent(context: context, socketActivated: services.socketActivated)
         sharedRound = SharedRoundComponent(context: context)
-        for c in [attitude, game, places, quests, credits, gps, clients, sharedRound] as [any Component] {
+        calibration = CalibrationComponent(context: context, sampler: services.sampler)
+        for c in [attitude, game, places, quests, credits, gps, clients, sharedRound, calibration] as [any Component] {
             for name in c.commands {
                 precondition(CommandCatalogue.spec(name) != nil, "\(name) is not in CommandCatalogue")
                 precondition(routes[name] == nil, "\(name) has two handlers")

@@ -59,7 +59,7 @@ public final class LiveRelay: Service, Sendable {
             if let client = line.value["client"], client["trusted"]?.boolValue == false {
                 let uid = client["uid"]?.intValue.map(String.init) ?? "?"
                 logger.warning(
-                    "the daemon does not trust this process (uid \(uid)): paired browsers' game commands will be refused as forbidden; add \(uid) to [socket] trusted_uids (docs/web.md)"
+                    "the daemon does not trust this process (uid \(uid)): paired browsers' game commands will be refused as forbidden; add its user to [socket] trusted_users (or \(uid) to trusted_uids; docs/web.md)"
                 )
             }
         default:
