@@ -35,31 +35,43 @@ let package = Package(
         .systemLibrary(name: "CSQLite3", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLibURing", pkgConfig: "liburing", providers: [.apt(["liburing-dev"])]),
 
+        // The platform layer under everything that does I/O (Glibc only, no C library): the clocks and
+        // `Nanoseconds`, time conversions that never trap, whole-file reads and writes, `SystemError`,
+        // system calls made again after EINTR, `HOST:PORT` parsing. Small enough that the web screen,
+        // the bridge, the logger and the config link it without the sensors' libiio and libgps.
+        .target(name: "TiltPlatform"),
+
         // The wire model (docs/protocol.md): JSON, every line class typed, commands, replies, errors,
         // the protocol version. No I/O. Below TiltCore, which builds the lines it emits from it, so
         // clients of the socket link the protocol without the core, and the core stays pure.
-        .target(name: "TiltProtocol"),
+        .target(name: "TiltProtocol", dependencies: ["TiltPlatform"]),
 
-        // Pure logic: no C, no I/O, no clocks. Tested in microseconds.
-        .target(name: "TiltCore", dependencies: ["TiltProtocol"]),
+        // Pure logic: no C, no I/O, no clocks. Tested in microseconds. Of TiltPlatform it uses only
+        // `Nanoseconds`, the bounded conversions and the text helpers, never its clocks or files.
+        .target(name: "TiltCore", dependencies: ["TiltProtocol", "TiltPlatform"]),
 
         // The one client of the daemon's socket (NIO): framing, id-matched replies, watch,
         // reconnect with backoff. The web screen, the MQTT bridge, the monitor, reload and the
-        // tests use it; it links no part of the daemon.
+        // tests use it; it links no part of the daemon. The monitor's model and screen
+        // (Monitor/) live beside it: they read only what it hands over.
         .target(
             name: "TiltClient",
             dependencies: [
-                "TiltProtocol",
+                "TiltProtocol", "TiltPlatform",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
 
-        // Hardware and file sources: libiio, libgps, recordings.
+        // Recordings read back: the CSV datasets (gzip through zlib) and GPX tracks. Needs only zlib,
+        // so `tiltd plot` and the web screen's plots page read them without the sensors' libraries.
+        .target(name: "TiltRecordings", dependencies: ["TiltCore", "TiltPlatform", "CZlib"]),
+
+        // Hardware and file sources: libiio, libgps, replays of recordings.
         .target(
             name: "TiltSensors",
             dependencies: [
-                "TiltCore", "CLibIIO", "CLibGPS", "CZlib",
+                "TiltCore", "TiltPlatform", "TiltRecordings", "CLibIIO", "CLibGPS",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -67,24 +79,25 @@ let package = Package(
         // The config file: every table and key declared once (name, type, range, default, meaning,
         // reload rule), and from that parsing, validation, `check-config`, the reload's diff and
         // docs/config.md's tables. No NIO, no SQLite, no io_uring: `tiltd web` and the bridge use it.
-        .target(name: "TiltConfig", dependencies: ["TiltCore", "TiltSensors"]),
+        .target(name: "TiltConfig", dependencies: ["TiltCore", "TiltProtocol", "TiltPlatform"]),
 
         // The log handler of every process (journald-friendly, repeats limited): the daemon,
         // `tiltd web` and `tiltd mqtt`, which need none of the daemon's parts.
         .target(
             name: "TiltLogging",
-            dependencies: ["TiltSensors", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["TiltPlatform", .product(name: "Logging", package: "swift-log")]
         ),
 
         // sd_notify and socket activation: the daemon's and `tiltd web`'s units (Type=notify).
-        .target(name: "TiltSystemd", dependencies: ["TiltSensors"]),
+        .target(name: "TiltSystemd", dependencies: ["TiltPlatform"]),
 
         // The daemon's parts: hub, socket, store, engine.
         .target(
             name: "TiltService",
             dependencies: [
-                "TiltCore", "TiltSensors", "TiltConfig", "TiltLogging", "TiltSystemd", "ResidentMemory",
-                "SocketWriteRing",
+                "TiltCore", "TiltProtocol", "TiltPlatform", "TiltSensors", "TiltRecordings", "TiltConfig",
+                "TiltLogging",
+                "TiltSystemd", "ResidentMemory", "SocketWriteRing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -97,20 +110,20 @@ let package = Package(
 
         // Gives back the pages a long-running process needed only to start (Glibc only: the
         // daemon, the web screen and bench/footprint's floor use it).
-        .target(name: "ResidentMemory"),
+        .target(name: "ResidentMemory", dependencies: ["TiltPlatform"]),
 
         // Many sockets' writes with one system call (io_uring), for the daemon's fan-out. Its own
         // module so that liburing's copies of the libc headers stay out of TiltService.
-        .target(name: "SocketWriteRing", dependencies: ["CLibURing"]),
+        .target(name: "SocketWriteRing", dependencies: ["TiltPlatform", "CLibURing"]),
 
         // Recordings drawn as SVG charts: `tiltd plot` and the web screen's plots page.
-        .target(name: "TiltPlot", dependencies: ["TiltCore", "TiltSensors"]),
+        .target(name: "TiltPlot", dependencies: ["TiltCore", "TiltRecordings"]),
 
         // `tiltd web`: a client of the daemon's socket serving the players' screen, and `tiltd plot`.
         .target(
             name: "TiltWeb",
             dependencies: [
-                "TiltCore", "TiltSensors", "TiltConfig", "TiltPlot", "TiltClient",
+                "TiltCore", "TiltProtocol", "TiltPlatform", "TiltRecordings", "TiltConfig", "TiltPlot", "TiltClient",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -134,7 +147,8 @@ let package = Package(
         .target(
             name: "TiltBridge",
             dependencies: [
-                "TiltCore", "TiltConfig", "TiltClient", "CLibMosquitto", "ResidentMemory",
+                "TiltCore", "TiltProtocol", "TiltPlatform", "TiltConfig", "TiltClient", "CLibMosquitto",
+                "ResidentMemory",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -147,7 +161,7 @@ let package = Package(
         .target(
             name: "TiltCommandLine",
             dependencies: [
-                "TiltConfig", "TiltSensors",
+                "TiltConfig", "TiltPlatform",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -158,8 +172,8 @@ let package = Package(
         .executableTarget(
             name: "tiltd",
             dependencies: [
-                "TiltCore", "TiltSensors", "TiltConfig", "TiltService", "TiltPlot", "TiltBridge", "TiltCommandLine",
-                "TiltClient", "TiltLogging", "TiltSystemd",
+                "TiltCore", "TiltProtocol", "TiltPlatform", "TiltSensors", "TiltRecordings", "TiltConfig",
+                "TiltService", "TiltPlot", "TiltBridge", "TiltCommandLine", "TiltClient", "TiltLogging", "TiltSystemd",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -169,7 +183,8 @@ let package = Package(
         .executableTarget(
             name: "tiltd-web",
             dependencies: [
-                "TiltCore", "TiltConfig", "TiltLogging", "TiltSystemd", "TiltWeb", "TiltCommandLine", "ResidentMemory",
+                "TiltCore", "TiltPlatform", "TiltConfig", "TiltLogging", "TiltSystemd", "TiltWeb", "TiltCommandLine",
+                "ResidentMemory",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -182,7 +197,9 @@ let package = Package(
             exclude: ["run", "cores.cpp", "check_cores.py"]),
         // The game on real heads: the head-gestures logs through the detector and the game (bench/gestures/run).
         .executableTarget(
-            name: "GestureBench", dependencies: ["TiltCore", "TiltSensors", "TestSupport"], path: "bench/gestures",
+            name: "GestureBench",
+            dependencies: ["TiltCore", "TiltPlatform", "TiltSensors", "TiltRecordings", "TestSupport"],
+            path: "bench/gestures",
             exclude: ["run"]),
         // What tilt from the accelerometer alone costs next to the 6-axis estimator (real recordings).
         .executableTarget(
@@ -220,7 +237,8 @@ let package = Package(
             name: "MQTTBench", dependencies: ["TiltCore", "TiltBridge"], path: "bench/mqtt", exclude: ["run"]),
 
         // Helpers shared by the test targets: socket clients, processes, waiting on conditions.
-        .target(name: "TestSupport", dependencies: ["TiltCore", "TiltProtocol"], path: "Tests/TestSupport"),
+        .target(
+            name: "TestSupport", dependencies: ["TiltCore", "TiltProtocol", "TiltPlatform"], path: "Tests/TestSupport"),
         // A real headless Chromium driven over the DevTools protocol, for the web tests and bench/web.
         .target(
             name: "BrowserSupport",
@@ -231,38 +249,43 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ], path: "Tests/BrowserSupport"),
 
-        .testTarget(name: "TiltCoreTests", dependencies: ["TiltCore", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(
+            name: "TiltCoreTests", dependencies: ["TiltCore", "TiltPlatform", "TestSupport"], exclude: ["Fixtures"]),
         // Builds fake IIO scenario trees and FIFO writers for tests run under scripts/fakehw-ns.
         .target(name: "FakeHardware", dependencies: ["TiltCore"], path: "Tests/FakeHardware"),
         .testTarget(
-            name: "TiltSensorsTests", dependencies: ["TiltSensors", "TiltCore", "FakeHardware", "TestSupport"]),
+            name: "TiltSensorsTests",
+            dependencies: ["TiltSensors", "TiltRecordings", "TiltPlatform", "TiltCore", "FakeHardware", "TestSupport"]),
         .testTarget(
             name: "TiltClientTests",
             dependencies: [
-                "TiltClient", "TiltProtocol", "TestSupport",
+                "TiltClient", "TiltProtocol", "TiltPlatform", "TiltCore", "TestSupport",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]),
-        .testTarget(name: "TiltBridgeTests", dependencies: ["TiltBridge", "TiltCore", "TiltConfig", "TiltService"]),
+        .testTarget(
+            name: "TiltBridgeTests", dependencies: ["TiltBridge", "TiltCore", "TiltConfig", "TiltService", "TiltProtocol"]),
         // The config file's declarations, parser, docs and example, without the daemon.
         .testTarget(
             name: "TiltConfigTests", dependencies: ["TiltConfig", "TiltCore", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(
             name: "TiltServiceTests",
             dependencies: [
-                "TiltService", "TiltConfig", "TiltLogging", "TiltSystemd", "TiltCore", "TestSupport", "ResidentMemory",
+                "TiltService", "TiltConfig", "TiltLogging", "TiltSystemd", "TiltCore", "TiltPlatform", "TestSupport",
+                "ResidentMemory",
             ],
             exclude: ["Fixtures"]),
         // Starts the real `tiltd` binary (under the fake-hardware harness, with a real gpsd).
         .testTarget(
             name: "IntegrationTests",
             dependencies: [
-                "TiltCore", "TiltConfig", "FakeHardware", "TestSupport", "BrowserSupport",
+                "TiltCore", "TiltConfig", "TiltPlatform", "FakeHardware", "TestSupport", "BrowserSupport",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]),
         // tiltd web's parts without a daemon: pairing, origins, rate limits, commands, plots, metrics.
         .testTarget(
-            name: "TiltWebTests", dependencies: ["TiltWeb", "TiltPlot", "TiltCore", "TiltConfig", "TestSupport"]),
+            name: "TiltWebTests",
+            dependencies: ["TiltWeb", "TiltPlot", "TiltRecordings", "TiltCore", "TiltConfig", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

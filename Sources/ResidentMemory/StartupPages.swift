@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import TiltPlatform
 
 /// Gives back the code pages a long-running process needed only to start.
 ///
@@ -54,7 +55,7 @@ public enum StartupPages {
                     report.skipped += 1
                     continue
                 }
-                report.failure = "madvise: \(String(cString: strerror(errno)))"
+                report.failure = SystemError("madvise").description
                 break
             }
             report.mappings += 1
@@ -127,14 +128,7 @@ public enum StartupPages {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { break }
-            bytes.append(contentsOf: chunk[..<n])
-        }
+        guard let bytes = try? Syscall.readAll(fd) else { return nil }
         return String(decoding: bytes, as: UTF8.self)
     }
 }

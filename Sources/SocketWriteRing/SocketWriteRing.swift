@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 internal import CLibURing
 import Glibc
+import TiltPlatform
 
 /// One socket's queued output, as `SocketWriteRing` writes it: the daemon's `ClientSession`.
 public protocol RingWriter: AnyObject {
@@ -144,8 +145,8 @@ public final class SocketWriteRing {
         public let call: String
         /// Its errno.
         public let code: Int32
-        /// "call: strerror(code)".
-        public var description: String { "\(call): \(String(cString: strerror(code)))" }
+        /// "call: reason" (the C library's text for the errno).
+        public var description: String { SystemError(call, code: code).description }
     }
 
     /// Queues `w`'s next write; false (and nothing queued) when the ring is full: `submit`
@@ -176,7 +177,7 @@ public final class SocketWriteRing {
     /// Writes what `add` and `addSend` queued, with one system call, and hands each writer its
     /// result (a writer whose `finishWrite` asks for more writes the rest itself) and each plain
     /// send's to `sent`. Throws only when the ring failed: every queued writer not yet answered
-    /// has then written itself (`writeQueued`), every such send was reported as −EINTR (not
+    /// has then written itself (`writeQueued`), every such send was reported as an interruption (not
     /// sent), and the ring should not be used again.
     public func submit(sent: (_ tag: Int, _ result: Int32) -> Void = { _, _ in }) throws(Failure) {
         defer {
@@ -192,7 +193,7 @@ public final class SocketWriteRing {
             try? reap(done, sent: sent)
             for data in order[done...] {
                 if data & Self.sendBit != 0 {
-                    sent(Int(data & ~Self.sendBit), -EINTR)
+                    sent(Int(data & ~Self.sendBit), -SystemError.interruptedCode)
                 } else {
                     inFlight[Int(data)].writer.writeQueued()
                 }
@@ -243,7 +244,7 @@ public final class SocketWriteRing {
                 // Not expected (everything completes inline), but wait rather than lose one.
                 var cqe: UnsafeMutablePointer<io_uring_cqe>?
                 let rc = io_uring_wait_cqe(ring, &cqe)
-                if rc < 0 && rc != -EINTR { throw Failure(call: "io_uring_wait_cqe", code: -rc) }
+                if rc < 0 && !SystemError.isInterruption(-rc) { throw Failure(call: "io_uring_wait_cqe", code: -rc) }
                 continue
             }
             for i in 0..<got {

@@ -2,6 +2,8 @@
 import TiltClient
 import TiltConfig
 import TiltCore
+import TiltPlatform
+import TiltProtocol
 
 /// The daemon's lines as MQTT messages: which topic each class goes to, which are retained, and
 /// the Home Assistant event payloads; the shared round shown back to the daemon's clients.
@@ -28,12 +30,12 @@ extension Bridge {
             }
             room?.daemon(up: true, now: now)
         case .attitude:
-            room?.attitude(o, now: now)
+            room?.attitude(l, now: now)
             guard m.attitudeHz > 0, now - lastAttitudeAt >= nanoseconds(ofSeconds: 1 / m.attitudeHz) else { return }
             lastAttitudeAt = now
             send(OutgoingMessage(topic: topics.events(name), payload: raw, qos: qos(name), retain: true))
         case .status:
-            let source = o["source"]?.stringValue ?? "daemon"
+            let source = if case .status(let s) = l.body { s.source } else { "daemon" }
             send(
                 OutgoingMessage(
                     topic: topics.status(source: RoomState.isValidID(source) ? source : "daemon"), payload: raw,

@@ -8,6 +8,8 @@ import ResidentMemory
 import TiltClient
 import TiltConfig
 import TiltCore
+import TiltPlatform
+import TiltProtocol
 
 /// `tiltd mqtt`: a client of the daemon's socket that publishes its lines to an MQTT broker,
 /// takes allowed commands from `<prefix>/cmd`, announces Home Assistant entities, and plays
@@ -98,10 +100,9 @@ public final class Bridge {
         // sends this watch on every connection and retries with backoff (0.5 s doubling to 10 s).
         var options = DaemonClient.Options(
             socketPath: config.socket.path, idPrefix: "mqtt-",
-            watch: [
-                "classes": ["status", "game", "fix", "place", "quest", "credit"],
-                "attitude_hz": .number(room != nil ? 1000 : m.attitudeHz),
-            ])
+            watch: Command.Watch(
+                classes: [.status, .game, .fix, .place, .quest, .credit], attitudeHz: room != nil ? 1000 : m.attitudeHz
+            ).fields)
         // A forwarded command may be a reload, which `tiltd reload` waits 30 s for.
         options.requestTimeout = 30
         link = DaemonClient(options: options, group: group) { sink.yield(.daemon($0)) }
@@ -264,11 +265,11 @@ public final class Bridge {
         case .bridge(let cmd, let id, let fields):
             let reply =
                 room?.command(cmd, id: id, fields: fields, now: now)
-                ?? CommandGate.reply(id: id, cmd: cmd, code: "unavailable", "this device is in no room ([mqtt] room)")
+                ?? CommandGate.reply(id: id, cmd: cmd, code: .unavailable, "this device is in no room ([mqtt] room)")
             publishReply(reply)
         case .daemon(let cmd, let id, var fields):
             guard daemonUp else {
-                publishReply(CommandGate.reply(id: id, cmd: cmd, code: "unavailable", "the daemon is not connected"))
+                publishReply(CommandGate.reply(id: id, cmd: cmd, code: .unavailable, "the daemon is not connected"))
                 return
             }
             fields["id"] = nil
@@ -318,7 +319,7 @@ public final class Bridge {
                 (error as? DaemonClient.Failure).map {
                     $0 == .connectionLost || $0 == .closed ? "the daemon went away before replying" : $0.description
                 } ?? "\(error)"
-            publishReply(CommandGate.reply(id: id, cmd: cmd, code: "unavailable", why))
+            publishReply(CommandGate.reply(id: id, cmd: cmd, code: .unavailable, why))
         }
     }
 

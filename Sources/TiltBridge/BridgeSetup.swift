@@ -3,6 +3,7 @@ import Dispatch
 import FoundationEssentials
 import Glibc
 import TiltConfig
+import TiltPlatform
 
 /// What the bridge needs before it runs: the broker password and the signals that stop it.
 extension Bridge {
@@ -18,7 +19,7 @@ extension Bridge {
             ConfigError(file: loc.file, line: loc.line, key: loc.key, message: msg)
         }
         var st = stat()
-        guard stat(path, &st) == 0 else { throw fail("cannot read \(path): \(String(cString: strerror(errno)))") }
+        guard stat(path, &st) == 0 else { throw fail("cannot read \(path): \(SystemError.text(errno))") }
         if st.st_mode & 0o077 != 0 {
             throw fail(
                 "\(path) is readable by group or others (mode \(String(st.st_mode & 0o777, radix: 8))); chmod 600 it")

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltCore
+import TiltProtocol
 
 /// Checks a payload that arrived on `<prefix>/cmd` before anything acts on it: size, JSON, an
 /// object with a `cmd`, and the command in `[mqtt] allowed_commands`; a daemon command also with
@@ -30,33 +31,33 @@ struct CommandGate {
         if payload.count > maxPayloadBytes {
             return .refuse(
                 Self.reply(
-                    id: .null, cmd: nil, code: "line_too_long",
+                    id: .null, cmd: nil, code: .lineTooLong,
                     "the payload is \(payload.count) bytes, more than [mqtt] max_payload_bytes (\(maxPayloadBytes))"))
         }
         let value: JSONValue
         do { value = try JSONParser.parse(payload) } catch {
-            return .refuse(Self.reply(id: .null, cmd: nil, code: "invalid_json", error.description))
+            return .refuse(Self.reply(id: .null, cmd: nil, code: .invalidJSON, error.description))
         }
         guard let o = value.objectValue else {
             return .refuse(
-                Self.reply(id: .null, cmd: nil, code: "not_an_object", "expected a JSON object, got \(value.typeName)"))
+                Self.reply(id: .null, cmd: nil, code: .notAnObject, "expected a JSON object, got \(value.typeName)"))
         }
         let id = o["id"] ?? .null
         guard Request.isValidID(id) else {
-            return .refuse(Self.reply(id: .null, cmd: nil, code: "bad_argument", Request.invalidIDMessage))
+            return .refuse(Self.reply(id: .null, cmd: nil, code: .badArgument, Request.invalidIDMessage))
         }
         guard let cmd = o["cmd"]?.stringValue else {
             return .refuse(
-                Self.reply(id: id, cmd: nil, code: "bad_argument", "\"cmd\" must be a string naming a command"))
+                Self.reply(id: id, cmd: nil, code: .badArgument, "\"cmd\" must be a string naming a command"))
         }
         guard (Command.names + Array(bridgeCommands)).contains(cmd) else {
             return .refuse(
-                Self.reply(id: id, cmd: nil, code: "unknown_command", "unknown command \"\(cmd.prefix(64))\""))
+                Self.reply(id: id, cmd: nil, code: .unknownCommand, "unknown command \"\(cmd.prefix(64))\""))
         }
         guard allowed.contains(cmd) else {
             return .refuse(
                 Self.reply(
-                    id: id, cmd: cmd, code: "forbidden",
+                    id: id, cmd: cmd, code: .forbidden,
                     "\(cmd) is not in [mqtt] allowed_commands on this device"))
         }
         if bridgeCommands.contains(cmd) { return .bridge(cmd: cmd, id: id, fields: o) }
@@ -67,13 +68,13 @@ struct CommandGate {
         forwarded["id"] = .string(Self.longestForwardedID)
         let line = Array(JSONValue.object(forwarded).jsonText.utf8)
         if case .failure(let e) = Request.parse(line) {
-            return .refuse(Self.reply(id: id, cmd: e.cmd, code: e.error.code.rawValue, e.error.message))
+            return .refuse(Self.reply(id: id, cmd: e.cmd, code: e.error.code, e.error.message))
         }
         // `room.show` may be longer (the daemon frames it up to its view's bound).
         if cmd != "room.show", line.count > maxLineBytes {
             return .refuse(
                 Self.reply(
-                    id: id, cmd: cmd, code: "line_too_long",
+                    id: id, cmd: cmd, code: .lineTooLong,
                     "the command would be a line of \(line.count) bytes, more than the daemon's [socket] max_line_bytes (\(maxLineBytes))"
                 ))
         }
@@ -83,18 +84,13 @@ struct CommandGate {
     /// The longest id the bridge's `DaemonClient` gives a request ("mqtt-" and a counter).
     static let longestForwardedID = "mqtt-" + String(UInt64.max)
 
-    /// A reply line in the socket protocol's shape.
-    static func reply(id: JSONValue, cmd: String?, code: String, _ message: String) -> JSONObject {
-        [
-            "class": "reply", "id": id, "cmd": cmd.map { .string($0) } ?? .null, "ok": false,
-            "error": .object(["code": .string(code), "message": .string(message)]),
-        ]
+    /// A reply line in the socket protocol's shape (TiltProtocol's encoder).
+    static func reply(id: JSONValue, cmd: String?, code: ProtocolError.Code, _ message: String) -> JSONObject {
+        ProtocolError(code, message).replyObject(id: id, cmd: cmd)
     }
 
     /// A successful reply with `fields`.
     static func ok(id: JSONValue, cmd: String, _ fields: JSONObject = [:]) -> JSONObject {
-        var o: JSONObject = ["class": "reply", "id": id, "cmd": .string(cmd), "ok": true]
-        for (k, v) in fields.entries { o[k] = v }
-        return o
+        Event.replyObject(id: id, cmd: cmd, result: fields)
     }
 }

@@ -2,6 +2,7 @@
 import Glibc
 import NIOCore
 import NIOPosix
+import TiltPlatform
 
 /// A failed connect to the daemon's socket in plain words, for the logs and status lines of its
 /// clients (`tiltd web`, `tiltd mqtt`, `tiltd monitor`, `tiltd reload`): "no such file or directory (errno: 2)", not NIO's
@@ -25,7 +26,7 @@ public enum ConnectErrorText {
     public static func describe(_ error: any Error) -> String {
         switch error {
         case let e as IOError:
-            let text = String(cString: strerror(e.errnoCode))
+            let text = SystemError.text(e.errnoCode)
             return text.prefix(1).lowercased() + text.dropFirst() + " (errno: \(e.errnoCode))"
         case let e as NIOConnectionError:
             return e.connectionErrors.first.map { describe($0.error) } ?? "\(error)"

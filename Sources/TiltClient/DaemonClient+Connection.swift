@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import NIOCore
 import NIOPosix
+import TiltPlatform
 import TiltProtocol
 
 // The connection's life, on `eventLoop`: connect, send `watch`, read lines, and after a failure

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import NIOCore
 import NIOPosix
+import TiltPlatform
 import TiltProtocol
 
 /// The one client of the daemon's socket protocol (docs/protocol.md) in this package: `tiltd web`,

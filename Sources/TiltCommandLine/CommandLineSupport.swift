@@ -2,7 +2,7 @@
 import ArgumentParser
 import Logging
 import TiltConfig
-import TiltSensors
+import TiltPlatform
 
 /// Options every subcommand that reads the config takes.
 public struct ConfigOptions: ParsableArguments {
@@ -49,6 +49,6 @@ public struct StandardStream: Sendable {
     /// File descriptor 2.
     public static let error = StandardStream(fd: 2)
 
-    /// Writes all of `bytes` (short writes and EINTR retried); a closed stream is ignored.
-    public func write(_ bytes: some Sequence<UInt8>) { _ = FileIO.writeAll(fd, Array(bytes)) }
+    /// Writes all of `bytes` (short and interrupted writes made again); a closed stream is ignored.
+    public func write(_ bytes: some Sequence<UInt8>) { try? Syscall.writeAll(fd, Array(bytes)) }
 }

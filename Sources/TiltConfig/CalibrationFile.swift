@@ -2,7 +2,7 @@
 import FoundationEssentials
 import Glibc
 import TiltCore
-import TiltSensors
+import TiltPlatform
 
 /// The calibration file (`[calibration] file` in the main config): a single `[calibration]`
 /// table that `tiltd calibrate` and the daemon's bias persistence rewrite, so the user's main
@@ -159,8 +159,8 @@ public enum CalibrationFile {
         let lock = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard lock >= 0 else { throw WriteError(description: "\(dir): cannot open directory: \(errorText())") }
         defer { close(lock) }
-        while flock(lock, LOCK_EX) != 0 {
-            if errno != EINTR { throw WriteError(description: "\(dir): cannot lock: \(errorText())") }
+        do { _ = try retryingInterrupts("cannot lock", path: dir) { flock(lock, LOCK_EX) } } catch {
+            throw WriteError(description: error.description)
         }
         var contents = try read(path: path)
         change(&contents)
@@ -226,14 +226,8 @@ public enum CalibrationFile {
     }
 
     private static func writeAll(_ bytes: [UInt8], to fd: Int32, name: String) throws {
-        var off = 0
-        while off < bytes.count {
-            let n = bytes[off...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress!, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw WriteError(description: "\(name): cannot write: \(errorText())")
-            }
-            off += n
+        do { try Syscall.writeAll(fd, bytes, call: "cannot write", path: name) } catch {
+            throw WriteError(description: error.description)
         }
     }
 
@@ -249,5 +243,5 @@ public enum CalibrationFile {
         return d.isEmpty ? "." : d
     }
 
-    static func errorText() -> String { String(cString: strerror(errno)) }
+    static func errorText() -> String { SystemError.text(errno) }
 }

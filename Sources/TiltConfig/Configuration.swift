@@ -2,7 +2,7 @@
 import FoundationEssentials
 import Glibc
 import TiltCore
-import TiltSensors
+import TiltPlatform
 
 /// tiltd's effective configuration: the main TOML file plus the calibration file it includes.
 ///

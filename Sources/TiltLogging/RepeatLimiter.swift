@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltCore
+import TiltPlatform
 
 /// How many lines one log statement may write in a time window before its repeats are only counted.
 public struct RepeatLimit: Sendable, Equatable {
     /// Lines let through per key and window.
     public var burst: Int
     /// Window length in nanoseconds.
-    public var windowNanoseconds: UInt64
+    public var windowNanoseconds: Nanoseconds
 
     /// A limit of `burst` lines per `window`.
     public init(burst: Int, window: Duration) {
         let (seconds, attoseconds) = window.components
         self.burst = max(1, burst)
         // A window past Int64's nanoseconds (292 years) is that long: never a trap on a config's value.
-        self.windowNanoseconds = max(
-            1, UInt64(clamping: nanoseconds(seconds: seconds, nanoseconds: attoseconds / 1_000_000_000) ?? .max))
+        self.windowNanoseconds = max(1, nanoseconds(seconds: seconds, nanoseconds: attoseconds / 1_000_000_000) ?? .max)
     }
 
     /// 5 lines per 10 s: enough to see what is going on, while a device failing at 60 Hz writes
@@ -41,7 +41,7 @@ public struct RepeatSummary: Sendable, Equatable {
     /// Its level's syslog priority (the summary is written at the same priority).
     public var priority: Int
     /// The window length, for the summary text.
-    public var windowNanoseconds: UInt64
+    public var windowNanoseconds: Nanoseconds
     /// Whether every line held back was `lastMessage` word for word. One statement can log
     /// different things (a refusal's reason); then the summary must not call them repeats.
     public var allSame = true
@@ -70,7 +70,7 @@ public struct RepeatSummary: Sendable, Equatable {
 /// periodic status tick and at shutdown, so a burst that stops still gets its summary.
 public struct RepeatLimiter: Sendable {
     private struct Entry: Sendable {
-        var windowStart: UInt64
+        var windowStart: Nanoseconds
         var count: Int
         var suppressed: Int
         var lastMessage: String
@@ -83,7 +83,7 @@ public struct RepeatLimiter: Sendable {
     /// Most keys tracked at once; beyond it new keys pass unlimited rather than grow memory without bound.
     public let maximumKeys: Int
     private var entries: [String: Entry] = [:]
-    private var lastSweep: UInt64 = 0
+    private var lastSweep: Nanoseconds = 0
 
     /// A limiter applying `limit` to each key.
     public init(limit: RepeatLimit, maximumKeys: Int = 4096) {
@@ -95,7 +95,7 @@ public struct RepeatLimiter: Sendable {
     public var trackedKeys: Int { entries.count }
 
     /// Counts one line for `key` at monotonic time `now` and says whether to write it.
-    public mutating func admit(key: String, message: String, priority: Int, now: UInt64) -> RepeatDecision {
+    public mutating func admit(key: String, message: String, priority: Int, now: Nanoseconds) -> RepeatDecision {
         var summaries: [RepeatSummary] = []
         // Sweeping costs a pass over all keys: once per window is enough to keep summaries timely.
         if now &- lastSweep >= limit.windowNanoseconds || now < lastSweep {
@@ -136,7 +136,7 @@ public struct RepeatLimiter: Sendable {
     }
 
     /// Ends the windows that are over: reports their held-back lines and forgets them.
-    private mutating func sweep(now: UInt64, keeping current: String) -> [RepeatSummary] {
+    private mutating func sweep(now: Nanoseconds, keeping current: String) -> [RepeatSummary] {
         var summaries: [RepeatSummary] = []
         for (key, entry) in entries.sorted(by: { $0.key < $1.key }) where key != current {
             guard now < entry.windowStart || now - entry.windowStart >= limit.windowNanoseconds else { continue }

@@ -3,7 +3,7 @@ import FoundationEssentials
 import Glibc
 import Logging
 import Synchronization
-import TiltSensors
+import TiltPlatform
 
 #if canImport(Glibc)
 import Glibc
@@ -26,7 +26,7 @@ public final class LogOutput: Sendable {
     }
     private let styleIsJournal: Synchronization.Atomic<Bool>
     private let sink: @Sendable (String) -> Void
-    private let monotonicNanoseconds: @Sendable () -> UInt64
+    private let monotonicNanoseconds: @Sendable () -> Nanoseconds
     private let wallClock: @Sendable () -> timespec
     /// The repeat limiter (nil: none); its lock also serialises the lines.
     private let limiter: Mutex<RepeatLimiter?>
@@ -57,7 +57,7 @@ public final class LogOutput: Sendable {
     public init(
         style: LogOutputStyle,
         repeatLimit: RepeatLimit? = .standard,
-        monotonicNanoseconds: @escaping @Sendable () -> UInt64 = LogOutput.monotonicNow,
+        monotonicNanoseconds: @escaping @Sendable () -> Nanoseconds = LogOutput.monotonicNow,
         wallClock: @escaping @Sendable () -> timespec = LogOutput.realtimeNow,
         write: @escaping @Sendable (String) -> Void
     ) {
@@ -74,7 +74,7 @@ public final class LogOutput: Sendable {
     }
 
     /// `CLOCK_MONOTONIC` in nanoseconds.
-    public static let monotonicNow: @Sendable () -> UInt64 = { MonotonicClock.nanoseconds() }
+    public static let monotonicNow: @Sendable () -> Nanoseconds = { MonotonicClock.nanoseconds() }
 
     /// `CLOCK_REALTIME`.
     public static let realtimeNow: @Sendable () -> timespec = { SystemClock.timespecNow() }
@@ -166,18 +166,10 @@ public final class LogOutput: Sendable {
             + ".\(pad(milliseconds, 3))\(sign)\(pad(abs(offsetMinutes) / 60, 2))\(pad(abs(offsetMinutes) % 60, 2))"
     }
 
-    /// Writes the whole string, retrying short writes and EINTR; drops it on other errors (there is
-    /// nowhere left to report a failing stderr).
+    /// Writes the whole string (short and interrupted writes made again); drops it on other errors
+    /// (there is nowhere left to report a failing stderr).
     static func writeAll(_ fd: Int32, _ text: String) {
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            bytes = bytes.dropFirst(written)
-        }
+        try? Syscall.writeAll(fd, text.utf8)
     }
 }
 

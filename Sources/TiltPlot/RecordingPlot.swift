@@ -2,7 +2,8 @@
 import FoundationEssentials
 import Glibc
 import TiltCore
-import TiltSensors
+import TiltPlatform
+import TiltRecordings
 
 /// `tiltd plot`: a recording drawn for a person tuning thresholds or checking a calibration —
 /// calibrated accelerometer and gyroscope, the attitude the daemon's estimator computes from

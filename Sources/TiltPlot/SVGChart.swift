@@ -2,6 +2,7 @@
 import FoundationEssentials
 import Glibc
 import TiltCore
+import TiltPlatform
 
 /// A stack of time-series panels sharing one time axis, written as SVG text: what `tiltd plot`
 /// and the page's recordings view draw. Series are thinned to at most `maxPoints` per panel

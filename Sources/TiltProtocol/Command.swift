@@ -55,8 +55,37 @@ public struct Command: Sendable, Equatable {
         /// The fields of a parsed `watch` command.
         public init(_ c: Command) {
             self.init(
-                classes: c.strings("classes").map { Set($0.compactMap(EventClass.init(rawValue:))) },
-                attitudeHz: c.number("attitude_hz"), samples: c.bool("samples"))
+                classes: c.strings(Key.classes).map { Set($0.compactMap(EventClass.init(rawValue:))) },
+                attitudeHz: c.number(Key.attitudeHz), samples: c.bool(Key.samples))
+        }
+
+        /// The argument names, declared once: the catalogue, the parser, the encoders below, and the
+        /// config keys that set a client's attitude rate (`[socket]`, `[web]`, `[mqtt]`) use them.
+        public enum Key {
+            /// Event classes to receive.
+            public static let classes = "classes"
+            /// The attitude rate, Hz.
+            public static let attitudeHz = "attitude_hz"
+            /// Raw samples on or off.
+            public static let samples = "samples"
+        }
+
+        /// The request's fields (without `cmd` and `id`), as a client sends them: only those set,
+        /// the classes in `EventClass.allCases` order.
+        public var fields: JSONObject {
+            var o = JSONObject()
+            if let classes {
+                o[Key.classes] = .array(
+                    EventClass.allCases.filter { classes.contains($0) }.map { .string($0.rawValue) })
+            }
+            if let attitudeHz { o[Key.attitudeHz] = .number(attitudeHz) }
+            if let samples { o[Key.samples] = .bool(samples) }
+            return o
+        }
+
+        /// The settings in force as the `watch` reply echoes them (its `watch` field).
+        public static func state(classes: Set<EventClass>, attitudeHz: Double, samples: Bool) -> JSONObject {
+            Watch(classes: classes, attitudeHz: attitudeHz, samples: samples).fields
         }
     }
 }

@@ -23,7 +23,7 @@ public enum CommandCatalogue {
                     "classes", .strings(maxCount: 64, allowed: EventClass.allCases.map(\.rawValue), noun: "class"),
                     "event classes to receive (hello, reply and gap always come)"),
                 ArgumentSpec(
-                    "attitude_hz", .number(0...1000),
+                    Command.Watch.Key.attitudeHz, .number(0...1000),
                     "attitude rate; above 0 adds attitude to the classes, 0 removes it"),
                 ArgumentSpec("samples", .bool, "raw calibrated samples on or off (adds or removes sample)"),
             ],

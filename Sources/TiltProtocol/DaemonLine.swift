@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltPlatform
+
 /// One line from the daemon as a client receives it: the text as sent (the web screen forwards
 /// it to browsers unchanged, the MQTT bridge publishes it), the parsed object, and its class.
 /// `body` decodes the class's fields into the same types the daemon encodes them from.

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltPlatform
+
 /// The kinds of line the daemon sends. A client's `watch` picks among them.
 public enum EventClass: String, CaseIterable, Sendable, Codable {
     case hello, status, attitude, sample, game, fix, place, quest, credit, reply, gap

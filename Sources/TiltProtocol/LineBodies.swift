@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltPlatform
+
 /// The bodies of `status`, `fix`, `reply`, `hello` and `gap` lines, each declared once: the
 /// daemon encodes them (`Event.status`, `Event.fix`, `Event.reply`, …) and clients decode them
 /// (`DaemonLine.body`) from the same field names.

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltPlatform
+
 /// The bodies of the lines the daemon itself composes — replies, `status`, `fix`, `gap`,
 /// `hello` — in one place. Every line, these and the game/place/quest/credit events the core
 /// builds, is encoded by `Event.encode(seq:)` alone.
@@ -11,6 +13,13 @@ extension Event {
         o["ok"] = .bool(true)
         for (k, v) in result.entries { o[k] = v }
         return Event(.reply, t: nil, fields: o)
+    }
+
+    /// A successful reply line as a gateway (the MQTT bridge) sends it itself, without `seq`.
+    public static func replyObject(id: JSONValue, cmd: String, result: JSONObject = JSONObject()) -> JSONObject {
+        var o: JSONObject = ["class": "reply", "id": id, "cmd": .string(cmd), "ok": true]
+        for (k, v) in result.entries { o[k] = v }
+        return o
     }
 
     /// An error reply. `cmd` is nil when the request named no known command.

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-/// Nanoseconds: `t_ns` on the wire — the IMU's sample clock, or GPS time for the classes that
-/// say so (`EventClass.usesGPSTime`). TiltCore's model uses the same unit.
-public typealias Nanoseconds = Int64
+import TiltPlatform
+
+// `t_ns` on the wire is `Nanoseconds`, the platform clocks' type (TiltPlatform/Clocks.swift): the
+// IMU's sample clock, or GPS time for the classes that say so (`EventClass.usesGPSTime`).
 
 /// Three numbers written as `[x,y,z]` (accelerations, rates, a gyro bias).
 public struct Triple: Sendable, Equatable {

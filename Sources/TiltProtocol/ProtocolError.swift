@@ -64,6 +64,13 @@ public struct ProtocolError: Error, Sendable, Equatable {
         /// The new configuration is invalid or cannot be applied; nothing changed.
         public static let reloadRefused: Code = "reload_refused"
 
+        // Gateways: what `tiltd web` refuses a browser with before the daemon sees the command
+        // (docs/web.md); not in `all`, which is the daemon's.
+        /// A command a browser may not send at all.
+        public static let notAllowed: Code = "not_allowed"
+        /// A command a browser may send only once paired.
+        public static let notPaired: Code = "not_paired"
+
         /// Every code, in the order docs/protocol.md lists them, with what it means.
         public static let all: [(code: Code, meaning: String)] = [
             (invalidJSON, "the line is not JSON (the message says where)"),
@@ -105,4 +112,14 @@ public struct ProtocolError: Error, Sendable, Equatable {
     public var message: String
     /// An error with `code` and a message for people.
     public init(_ code: Code, _ message: String) { self.code = code; self.message = message }
+
+    /// The reply line refusing a request, as a gateway (the MQTT bridge, `tiltd web`) sends it
+    /// itself: the daemon's reply shape (`Event.reply(id:cmd:error:)`, docs/protocol.md) without
+    /// `seq`. `cmd` is nil when the request named no known command.
+    public func replyObject(id: JSONValue, cmd: String?) -> JSONObject {
+        [
+            "class": "reply", "id": id, "cmd": cmd.map { .string($0) } ?? .null, "ok": false,
+            "error": .object(["code": .string(code.rawValue), "message": .string(message)]),
+        ]
+    }
 }

@@ -3,6 +3,7 @@ import FoundationEssentials
 import Glibc
 import Synchronization
 import TiltCore
+import TiltPlatform
 
 /// What a source says about itself: shown to clients as `status` events and to systemd as STATUS=.
 public struct SourceStatus: Sendable, Equatable {
@@ -86,7 +87,7 @@ public enum SourceOutput: Sendable {
 public final class StopSignal: Sendable {
     private let stopped = Mutex(false)
     private let condition = Mutex<[@Sendable () -> Void]>([])
-    private let beat = Atomic<UInt64>(0)
+    private let beat = Atomic<Nanoseconds>(0)
 
     /// A signal not yet set.
     public init() {}
@@ -98,7 +99,7 @@ public final class StopSignal: Sendable {
     }
 
     /// CLOCK_MONOTONIC of the last check, 0 if never checked.
-    public var lastHeartbeat: UInt64 { beat.load(ordering: .relaxed) }
+    public var lastHeartbeat: Nanoseconds { beat.load(ordering: .relaxed) }
 
     /// Records a heartbeat without checking (for sources that wait elsewhere).
     public func heartbeat() { beat.store(MonotonicClock.nanoseconds(), ordering: .relaxed) }

@@ -8,6 +8,7 @@ import Glibc
 import Musl
 #elseif canImport(Darwin)
 import Darwin
+import TiltPlatform
 #endif
 
 /// A file descriptor the service manager passed to this process (socket activation).

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import FoundationEssentials
 import Glibc
-import TiltSensors
+import TiltPlatform
 
 #if canImport(Glibc)
 import Glibc
@@ -80,7 +80,7 @@ public struct NotifyError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Readable summary for logs, e.g. `sd_notify sendto failed: Connection refused (errno 111)`.
     public var description: String {
         if code == 0 { return "sd_notify \(operation) failed" }
-        return "sd_notify \(operation) failed: \(String(cString: strerror(code))) (errno \(code))"
+        return "sd_notify \(operation) failed: \(SystemError.text(code)) (errno \(code))"
     }
 }
 
@@ -156,7 +156,7 @@ public struct SystemdNotifier: Sendable {
 
     /// The current `CLOCK_MONOTONIC` time in microseconds, the clock `MONOTONIC_USEC=` is read against.
     public static func monotonicMicroseconds() -> UInt64 {
-        MonotonicClock.nanoseconds() / 1000
+        UInt64(MonotonicClock.nanoseconds() / 1000)  // since boot: never negative
     }
 
     private static func send(_ payload: [UInt8], to address: NotifySocketAddress) throws(NotifyError) {

@@ -6,6 +6,8 @@ import Logging
 import TiltCommandLine
 import TiltConfig
 import TiltCore
+import TiltPlatform
+import TiltProtocol
 import TiltSensors
 import TiltService
 

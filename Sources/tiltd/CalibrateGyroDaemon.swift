@@ -5,6 +5,8 @@ import TiltClient
 import TiltCommandLine
 import TiltConfig
 import TiltCore
+import TiltPlatform
+import TiltProtocol
 import TiltService
 
 /// `tiltd calibrate gyro` while the daemon runs: the daemon measures (`calibrate.gyro`), this

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Glibc
 import TiltCommandLine
 import TiltCore
+import TiltPlatform
 import TiltService
 
 /// `tiltd calibrate mag`: turn the device through all directions; fit hard and soft iron

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Glibc
 import TiltCommandLine
 import TiltCore
+import TiltPlatform
 import TiltService
 
 /// `tiltd calibrate neutral`: look ahead and hold still (the neutral pose), then nod down once

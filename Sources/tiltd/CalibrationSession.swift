@@ -6,6 +6,7 @@ import Logging
 import TiltCommandLine
 import TiltConfig
 import TiltCore
+import TiltPlatform
 import TiltSensors
 import TiltService
 

@@ -4,6 +4,8 @@ import FoundationEssentials
 import Glibc
 import TiltCommandLine
 import TiltCore
+import TiltPlatform
+import TiltRecordings
 import TiltSensors
 
 /// `tiltd estimate`: runs the attitude estimator over a recording and writes the orientation per sample.

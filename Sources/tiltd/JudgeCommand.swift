@@ -5,6 +5,8 @@ import Glibc
 import TiltCommandLine
 import TiltConfig
 import TiltCore
+import TiltPlatform
+import TiltRecordings
 import TiltSensors
 import TiltService
 

@@ -7,6 +7,8 @@ import Synchronization
 import TiltClient
 import TiltCommandLine
 import TiltCore
+import TiltPlatform
+import TiltProtocol
 import TiltSensors
 import TiltService
 
@@ -76,7 +78,9 @@ final class MonitorLoop {
 
     init(socketPath: String, attitudeHz: Double, fullScreen: Bool) {
         self.socketPath = socketPath
-        self.state = MonitorState(socketPath: socketPath)
+        let rules = TiltGame.Rules()
+        self.state = MonitorState(
+            socketPath: socketPath, defaultThresholdsDeg: (rules.lowThresholdDeg, rules.highThresholdDeg))
         self.attitudeHz = attitudeHz
         self.fullScreen = fullScreen
     }
@@ -85,7 +89,7 @@ final class MonitorLoop {
         try installSignals()
         try inbox.open()
         var options = DaemonClient.Options(
-            socketPath: socketPath, idPrefix: "monitor-", watch: ["attitude_hz": .number(attitudeHz)])
+            socketPath: socketPath, idPrefix: "monitor-", watch: Command.Watch(attitudeHz: attitudeHz).fields)
         options.minRetry = Self.retryPeriod
         options.maxRetry = Self.retryPeriod
         options.requestTimeout = Self.statusPeriod * 5
@@ -145,10 +149,9 @@ final class MonitorLoop {
             ]
             let watchKeys = fullScreen && savedTermios != nil
             if watchKeys { fds.append(pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)) }
-            let r = poll(&fds, nfds_t(fds.count), timeoutMs)
-            if r < 0 {
-                if errno == EINTR { continue }
-                throw ValidationFailure(message: "tiltd monitor: poll: \(String(cString: strerror(errno)))")
+            // An interruption (a signal: its byte is on the pipe) counts as nothing ready yet.
+            do { _ = try Syscall.pollOnce(&fds, timeoutMilliseconds: timeoutMs) } catch {
+                throw ValidationFailure(message: "tiltd monitor: \(error)")
             }
             if fds[0].revents != 0 { handleSignals(&dirty) }
             if fds[1].revents != 0 {
@@ -171,7 +174,7 @@ final class MonitorLoop {
             firstAttemptDone = true
             state.didDisconnect(reason: reason)
         case .line(let line):
-            state.apply(line.object)
+            state.apply(line)
         case .unparsable:
             state.badLines += 1
         }
@@ -269,20 +272,11 @@ final class MonitorLoop {
 
     /// Writes all of `s` to stdout; a closed stdout (e.g. `| head`) ends the monitor.
     private func writeOut(_ s: String) {
-        let bytes = Array(s.utf8)
-        var off = 0
-        while off < bytes.count {
-            let n = bytes[off...].withUnsafeBytes { write(STDOUT_FILENO, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
-                quit = true
-                return
-            }
-            off += n
-        }
+        // A full non-blocking stdout waits in poll(2) for the terminal, not in a loop of writes.
+        do { try Syscall.writeAll(STDOUT_FILENO, s.utf8, waitWhenFull: true) } catch { quit = true }
     }
 
-    private func monotonic() -> Double { Double(MonotonicClock.nanoseconds()) * 1e-9 }
+    private func monotonic() -> Double { MonotonicClock.seconds() }
 }
 
 /// What the client's event loop hands the monitor's thread: its events, and a byte on a pipe
@@ -325,7 +319,7 @@ private final class Inbox: Sendable {
 private func makeWakePipe() throws -> (read: Int32, write: Int32) {
     var p: [Int32] = [0, 0]
     guard pipe(&p) == 0 else {
-        throw ValidationFailure(message: "tiltd monitor: pipe: \(String(cString: strerror(errno)))")
+        throw ValidationFailure(message: "tiltd monitor: \(SystemError("pipe"))")
     }
     for fd in p {
         _ = fcntl(fd, F_SETFD, FD_CLOEXEC)

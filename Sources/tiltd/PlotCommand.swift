@@ -5,7 +5,9 @@ import Glibc
 import TiltCommandLine
 import TiltConfig
 import TiltCore
+import TiltPlatform
 import TiltPlot
+import TiltRecordings
 import TiltSensors
 import TiltService
 

@@ -6,6 +6,7 @@ import TiltClient
 import TiltCommandLine
 import TiltConfig
 import TiltCore
+import TiltProtocol
 import TiltService
 
 /// `--socket PATH | --config F`: how a client subcommand finds the daemon's socket.

@@ -3,6 +3,7 @@ import ArgumentParser
 import FoundationEssentials
 import TiltCommandLine
 import TiltCore
+import TiltProtocol
 
 /// `tiltd schema DIR`: writes the protocol's JSON Schemas (`ProtocolSchema`), one file per line
 /// class and per command's reply. The package build runs it into /usr/share/tiltd/schema.

@@ -9,6 +9,8 @@ import TiltCommandLine
 import TiltConfig
 import TiltCore
 import TiltLogging
+import TiltPlatform
+import TiltProtocol
 import TiltSensors
 import TiltService
 import TiltSystemd
@@ -120,7 +122,7 @@ struct Run: AsyncParsableCommand {
             guard let path else { continue }
             var st = stat()
             guard stat(path, &st) == 0, access(path, R_OK) == 0 else {
-                throw ValidationFailure(message: "tiltd run: \(flag) \(path): \(String(cString: strerror(errno)))")
+                throw ValidationFailure(message: "tiltd run: \(flag) \(path): \(SystemError.text(errno))")
             }
             guard (st.st_mode & S_IFMT) != S_IFDIR else {
                 throw ValidationFailure(message: "tiltd run: \(flag) \(path): is a directory")

@@ -2,6 +2,7 @@
 import ArgumentParser
 import Glibc
 import TiltCommandLine
+import TiltPlatform
 
 /// `tiltd web`: the players' screen lives in its own executable, `tiltd-web`, installed beside
 /// `tiltd`, so that the daemon's binary links neither Hummingbird nor, through swift-metrics, the
@@ -40,7 +41,7 @@ struct Web: ParsableCommand {
         let argv = ["tiltd-web"] + arguments
         var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
         execv(path, &cArgs)
-        let reason = String(cString: strerror(errno))
+        let reason = SystemError.text(errno)
         throw ValidationFailure(
             message: "tiltd web: cannot run \(path): \(reason) (scripts/install puts tiltd-web beside tiltd)")
     }

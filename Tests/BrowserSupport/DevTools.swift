@@ -4,6 +4,7 @@ import HummingbirdWSClient
 import Logging
 import NIOConcurrencyHelpers
 import TiltCore
+import TiltProtocol
 
 /// A Chrome DevTools Protocol connection to a browser (one WebSocket; pages are flat sessions
 /// of it). Just what the tests and the bench need: open a page, evaluate JavaScript (awaiting

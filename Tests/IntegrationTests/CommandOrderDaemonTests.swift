@@ -2,6 +2,7 @@
 import Foundation
 import TestSupport
 import TiltCore
+import TiltProtocol
 import XCTest
 
 /// "Events caused by a command follow its reply" (docs/protocol.md, "Commands"), on the real

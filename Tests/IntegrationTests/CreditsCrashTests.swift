@@ -2,6 +2,7 @@
 import Foundation
 import TestSupport
 import TiltCore
+import TiltProtocol
 import XCTest
 
 /// `kill -9` of the real daemon while it writes credits: every credit a client was told about

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import TestSupport
 import TiltCore
+import TiltProtocol
 import XCTest
 
 /// Two clients of the real daemon redeem credits at once: the ledger stays exact.

@@ -2,6 +2,7 @@
 import Foundation
 import TestSupport
 import TiltCore
+import TiltProtocol
 import XCTest
 
 // Helpers for the daemon-level credit, crash and fault tests: a config written into a test's

@@ -3,6 +3,7 @@ import FakeHardware
 import Foundation
 import TestSupport
 import TiltCore
+import TiltProtocol
 import XCTest
 
 /// The real daemon on drivers whose units, rate lists or gyroscope let it down (issue 38): the NXP

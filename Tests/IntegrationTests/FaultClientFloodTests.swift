@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import TestSupport
 import TiltCore
+import TiltProtocol
 import XCTest
 
 /// Fault tests (issue 6 item 8) against the real daemon. The other faults of that list live

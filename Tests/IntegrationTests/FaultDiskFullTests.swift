@@ -2,6 +2,7 @@
 import Foundation
 import TestSupport
 import TiltCore
+import TiltProtocol
 import XCTest
 
 /// A full disk under the daemon's store (issue 6 item 8): the state directory is a 1 MiB tmpfs

@@ -2,6 +2,7 @@
 import Foundation
 import TestSupport
 import TiltCore
+import TiltProtocol
 import XCTest
 
 /// A quest completion is told only once the store has it (as a credit is): `quest.complete` on

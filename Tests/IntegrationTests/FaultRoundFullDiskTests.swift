@@ -2,6 +2,7 @@
 import Foundation
 import TestSupport
 import TiltCore
+import TiltProtocol
 import XCTest
 
 /// A round that ends while the disk is full (issue 37): its commit fails, and then its end must

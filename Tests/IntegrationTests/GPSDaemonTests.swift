@@ -2,6 +2,7 @@
 import Foundation
 import TestSupport
 import TiltCore
+import TiltProtocol
 import XCTest
 
 /// The real `tiltd run` with `[gps]` pointing at a real gpsd, which reads NMEA from the stand-in

@@ -3,6 +3,7 @@ import FakeHardware
 import Foundation
 import TestSupport
 import TiltCore
+import TiltProtocol
 import XCTest
 
 /// The tilt game end to end: the real daemon on fake IIO hardware, several clients, one host.

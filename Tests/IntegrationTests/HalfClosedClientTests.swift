@@ -2,6 +2,7 @@
 import Foundation
 import TestSupport
 import TiltCore
+import TiltProtocol
 import XCTest
 
 /// `echo '{"cmd":"credits"}' | socat - UNIX-CONNECT:…` printed no reply: the client shuts down its

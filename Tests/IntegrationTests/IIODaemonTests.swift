@@ -3,6 +3,7 @@ import FakeHardware
 import Foundation
 import TestSupport
 import TiltCore
+import TiltProtocol
 import XCTest
 
 /// The real `tiltd run` on fake IIO hardware (needs `scripts/fakehw-ns`): scans of a known motion

@@ -2,6 +2,7 @@
 import Foundation
 import TestSupport
 import TiltCore
+import TiltProtocol
 import XCTest
 
 /// `tiltd import` and `tiltd judge` as a user runs them: a real ST log excerpt in, game lines

@@ -2,6 +2,7 @@
 import Foundation
 import TestSupport
 import TiltCore
+import TiltPlatform
 import XCTest
 
 /// The head frame learned from wear is kept across restarts (`head-frame.json` beside the

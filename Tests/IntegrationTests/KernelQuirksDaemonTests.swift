@@ -4,6 +4,7 @@ import Foundation
 import Synchronization
 import TestSupport
 import TiltCore
+import TiltProtocol
 import XCTest
 
 /// The real daemon on what real kernels do (issue 12): a wall clock that steps under a running

@@ -2,6 +2,8 @@
 import Foundation
 import TestSupport
 import TiltCore
+import TiltPlatform
+import TiltProtocol
 import XCTest
 
 /// The head frame learned from wear, in the real daemon (issue 30): `tiltd run --replay` of a

@@ -2,6 +2,7 @@
 import Foundation
 import TestSupport
 import TiltCore
+import TiltProtocol
 import XCTest
 
 /// `tiltd mqtt` against a real Mosquitto and a real daemon replaying the bundled recording.

@@ -2,6 +2,7 @@
 import Foundation
 import TestSupport
 import TiltCore
+import TiltProtocol
 import XCTest
 
 /// The MQTT bridge's command topic under the socket fuzzer's lines (issue 37): 10,000 messages

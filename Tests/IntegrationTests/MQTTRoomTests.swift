@@ -2,6 +2,7 @@
 import Foundation
 import TestSupport
 import TiltCore
+import TiltProtocol
 import XCTest
 
 /// A shared round across three devices (three daemons replaying the head recording, three

@@ -2,6 +2,7 @@
 import Foundation
 import TestSupport
 import TiltCore
+import TiltProtocol
 import XCTest
 
 /// One simulated device for the MQTT tests: a real `tiltd run` replaying a recording and a real

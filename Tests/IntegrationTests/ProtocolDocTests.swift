@@ -2,6 +2,7 @@
 import Foundation
 import TestSupport
 import TiltCore
+import TiltProtocol
 import XCTest
 
 /// docs/protocol.md is executable: every `→` example is sent to a running daemon and its reply

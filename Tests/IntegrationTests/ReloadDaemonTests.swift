@@ -2,6 +2,7 @@
 import Foundation
 import TestSupport
 import TiltCore
+import TiltProtocol
 import XCTest
 
 /// Reload, end to end: the real `tiltd run` (a recorded head nodding, a real gpsd) is reloaded

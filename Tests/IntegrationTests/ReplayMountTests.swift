@@ -3,6 +3,7 @@ import FakeHardware
 import Foundation
 import TestSupport
 import TiltCore
+import TiltProtocol
 import XCTest
 
 /// `[imu] mount_matrix` is applied in one place for every source: the real daemon on fake IIO

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import TiltCore
+import TiltProtocol
 
 /// Draws for the fuzzer from TiltCore's seeded generator: the same seed gives the same lines on
 /// every machine, so a failure in CI is replayed by hand with its seed.

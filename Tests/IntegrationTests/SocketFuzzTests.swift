@@ -2,6 +2,7 @@
 import Foundation
 import TestSupport
 import TiltCore
+import TiltProtocol
 import XCTest
 
 /// Adversarial lines on the real daemon's socket (issue 37): every command of the catalogue the

@@ -2,6 +2,7 @@
 import Foundation
 import TestSupport
 import TiltCore
+import TiltProtocol
 import XCTest
 
 /// `[socket] trusted_gids` against real peers of another uid: a gid counts whether it is the

@@ -6,6 +6,7 @@ import Logging
 import NIOCore
 import TestSupport
 import TiltCore
+import TiltProtocol
 import XCTest
 
 #if canImport(FoundationNetworking)

@@ -5,6 +5,7 @@ import HummingbirdWSClient
 import Logging
 import TestSupport
 import TiltCore
+import TiltProtocol
 import XCTest
 
 #if canImport(FoundationNetworking)

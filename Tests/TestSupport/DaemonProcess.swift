@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import TiltCore
+import TiltProtocol
 
 /// The repository root, found from this file's path.
 public let repositoryRoot: String = {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltCore
+import TiltPlatform
 
 /// The reference count of nod and shake cycles in a recording, for benches and tests (not
 /// used by the game): how many times the head really went down-and-up, or left-and-right.

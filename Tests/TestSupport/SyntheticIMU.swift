@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import TiltCore
+import TiltPlatform
 
 extension SplitMix64 {
     /// Uniform in [0, 1), for test data.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltConfig
 import TiltCore
+import TiltProtocol
 import XCTest
 
 @testable import TiltBridge

@@ -2,6 +2,7 @@
 import Foundation
 import TestSupport
 import TiltCore
+import TiltProtocol
 import XCTest
 
 /// The calibration steps on synthetic data with known errors.

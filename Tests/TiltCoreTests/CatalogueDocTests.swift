@@ -2,6 +2,7 @@
 import Foundation
 import TestSupport
 import TiltCore
+import TiltProtocol
 import XCTest
 
 /// docs/protocol.md's command and error tables are the catalogue's: a command or code added to

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import TiltCore
+import TiltPlatform
 import XCTest
 
 /// AttitudeEstimator on synthetic motions whose true orientation is known exactly.

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import TiltPlatform
+import TiltProtocol
 import XCTest
 
 @testable import TiltCore

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import TiltCore
+import TiltPlatform
 import XCTest
 
 /// HeadingProvider: the direction the head faces, the chain magnetometer → course → none, and

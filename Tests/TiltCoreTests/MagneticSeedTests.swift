@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import TiltCore
+import TiltPlatform
 import XCTest
 
 /// `AttitudeEstimator.seedMagneticReference`: the reference field from the World Magnetic Model

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltPlatform
+import TiltProtocol
 import XCTest
 
 @testable import TiltCore

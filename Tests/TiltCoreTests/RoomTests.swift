@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltCore
+import TiltProtocol
 import XCTest
 
 /// The shared-round state machines (host and member) without a broker: every rule of the room

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import TiltCore
+import TiltRecordings
 import TiltSensors
 import XCTest
 

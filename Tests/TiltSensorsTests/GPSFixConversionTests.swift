@@ -2,6 +2,7 @@
 import CLibGPS
 import Foundation
 import TiltCore
+import TiltPlatform
 import XCTest
 
 @testable import TiltSensors

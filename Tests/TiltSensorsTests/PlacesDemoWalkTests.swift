@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import TestSupport
 import TiltCore
+import TiltRecordings
 import XCTest
 
 @testable import TiltSensors

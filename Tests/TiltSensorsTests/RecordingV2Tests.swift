@@ -2,6 +2,7 @@
 import Foundation
 import Synchronization
 import TiltCore
+import TiltRecordings
 import XCTest
 
 @testable import TiltSensors

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import TestSupport
 import TiltCore
+import TiltPlatform
 import XCTest
 
 @testable import TiltConfig

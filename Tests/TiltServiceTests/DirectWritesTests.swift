@@ -2,6 +2,7 @@
 import Foundation
 import TestSupport
 import TiltCore
+import TiltPlatform
 import XCTest
 
 @testable import TiltService

@@ -6,6 +6,8 @@ import Synchronization
 import TestSupport
 import TiltConfig
 import TiltCore
+import TiltPlatform
+import TiltProtocol
 import TiltSensors
 import XCTest
 

@@ -11,7 +11,7 @@ import XCTest
 final class LogCapture: @unchecked Sendable {
     private let lock = NSLock()
     private var text = ""
-    private var now: UInt64 = 1_000_000_000
+    private var now: Int64 = 1_000_000_000
 
     var lines: [String] {
         lock.lock()
@@ -27,11 +27,11 @@ final class LogCapture: @unchecked Sendable {
 
     func advance(seconds: Double) {
         lock.lock()
-        now += UInt64(seconds * 1e9)
+        now += Int64(seconds * 1e9)
         lock.unlock()
     }
 
-    func monotonic() -> UInt64 {
+    func monotonic() -> Int64 {
         lock.lock()
         defer { lock.unlock() }
         return now
@@ -171,8 +171,8 @@ final class LoggingTests: XCTestCase {
 
     func testNewWindowLetsBurstThroughAgain() {
         var limiter = RepeatLimiter(limit: RepeatLimit(burst: 2, window: .seconds(1)))
-        let second: UInt64 = 1_000_000_000
-        let emitted = (0..<4).map { limiter.admit(key: "k", message: "m", priority: 3, now: UInt64($0)).emit }
+        let second: Int64 = 1_000_000_000
+        let emitted = (0..<4).map { limiter.admit(key: "k", message: "m", priority: 3, now: Int64($0)).emit }
         XCTAssertEqual(emitted, [true, true, false, false])
         let next = limiter.admit(key: "k", message: "m", priority: 3, now: second + 10)
         XCTAssertTrue(next.emit)

@@ -6,6 +6,7 @@ import NIOPosix
 import TestSupport
 import TiltConfig
 import TiltCore
+import TiltPlatform
 import XCTest
 
 @testable import TiltService

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import TiltCore
+import TiltPlatform
+import TiltProtocol
 import XCTest
 
 @testable import TiltService

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Logging
 import TiltCore
+import TiltProtocol
 import XCTest
 
 @testable import TiltWeb

@@ -3,7 +3,7 @@ import Foundation
 import TestSupport
 import TiltCore
 import TiltPlot
-import TiltSensors
+import TiltRecordings
 import TiltWeb
 import XCTest
 

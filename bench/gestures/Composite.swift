@@ -8,6 +8,8 @@
 import Foundation
 import TestSupport
 import TiltCore
+import TiltPlatform
+import TiltRecordings
 import TiltSensors
 
 /// The activities the composites are played onto, and how strong the gestures are.

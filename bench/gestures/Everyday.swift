@@ -6,6 +6,7 @@
 // would play) and learned (what the game learns from wear, when it does).
 import Foundation
 import TiltCore
+import TiltRecordings
 import TiltSensors
 
 /// One recording's false decisions per vocabulary and frame.

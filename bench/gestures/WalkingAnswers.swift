@@ -12,6 +12,8 @@
 import Foundation
 import TestSupport
 import TiltCore
+import TiltPlatform
+import TiltRecordings
 import TiltSensors
 
 /// One gesture cut from a head-gestures log: rates, and the linear acceleration they give a temple, in the head frame

@@ -14,6 +14,7 @@ import Dispatch
 import Foundation
 import TiltBridge
 import TiltCore
+import TiltProtocol
 
 struct Options {
     var tiltd = ""

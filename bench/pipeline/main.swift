@@ -13,6 +13,7 @@
 // --tsv prints "tiltd<TAB>name<TAB>ns per sample<TAB>checksum" lines for bench/pipeline/run.
 import Foundation
 import TiltCore
+import TiltProtocol
 
 let args = CommandLine.arguments.dropFirst()
 var path = "config/demo/head.csv"

@@ -6,6 +6,7 @@ import Logging
 import NIOConcurrencyHelpers
 import TestSupport
 import TiltCore
+import TiltProtocol
 
 /// The daemon and `tiltd web` for the bench (release binaries), on a free port.
 final class BenchRig: @unchecked Sendable {

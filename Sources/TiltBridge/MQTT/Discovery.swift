@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltConfig
 import TiltCore
+import TiltProtocol
 
 /// Home Assistant MQTT discovery: one retained config message per entity under
 /// `<discovery_prefix>/<component>/<node_id>/<object_id>/config`, each tied to one device and

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltPlatform
+
 /// When the bridge publishes `<prefix>/fix_age`: every `period` once a fix has arrived, with
 /// the seconds since the latest one (docs/mqtt.md). A fix arriving does not publish at once: at
 /// 1 Hz that would be a message per fix, always reading 0.

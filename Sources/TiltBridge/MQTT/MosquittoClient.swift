@@ -21,7 +21,7 @@ public struct MQTTError: Error, CustomStringConvertible {
     public var code: Int32
     /// What was being done.
     public var operation: String
-    /// The operation and `mosquitto_strerror`'s text.
+    /// The operation and libmosquitto's text for the code.
     public var description: String { "\(operation): \(String(cString: mosquitto_strerror(code)))" }
 }
 

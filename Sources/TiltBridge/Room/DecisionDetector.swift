@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltCore
+import TiltProtocol
 
 /// Turns the wearer's attitude into answers for a shared round, with the same rules as the
 /// daemon's own game (`[game]` thresholds, hold, neutral, debounce): it runs a `TiltGame` over
@@ -64,12 +65,10 @@ struct DecisionDetector {
         return nil
     }
 
-    /// The attitude in a daemon `attitude` line.
-    static func attitude(from o: JSONObject) -> Attitude? {
-        guard let t = o["t_ns"]?.intValue, let q = o["q"]?.arrayValue, q.count == 4,
-            let w = q[0].doubleValue, let x = q[1].doubleValue, let y = q[2].doubleValue, let z = q[3].doubleValue
-        else { return nil }
-        return Attitude(
-            t: t, q: Quaternion(w: w, x: x, y: y, z: z), atRest: o["at_rest"]?.boolValue ?? false, gyroBias: .zero)
+    /// The attitude in a daemon `attitude` line, read with the protocol's typed body.
+    static func attitude(from line: DaemonLine) -> Attitude? {
+        guard case .attitude(let body) = line.body, let t = line.tNs else { return nil }
+        let q = body.q
+        return Attitude(t: t, q: Quaternion(w: q.w, x: q.x, y: q.y, z: q.z), atRest: body.atRest, gyroBias: .zero)
     }
 }

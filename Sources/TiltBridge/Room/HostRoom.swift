@@ -4,6 +4,8 @@ import Glibc
 import Logging
 import TiltConfig
 import TiltCore
+import TiltPlatform
+import TiltProtocol
 
 /// The host's side of a room over MQTT: reads players' presence and decisions, feeds them to
 /// `RoomHost`, publishes the state (retained) after every change, and says why it refused
@@ -109,7 +111,7 @@ final class HostRoom {
     private func refuse(_ r: RoomRefusal, player: String, kind: String, payload: [UInt8]) {
         refusals[r.code, default: 0] += 1
         logger.warning("room \(core.state.room): refused \(kind) on \(player)'s topic: \(r)")
-        var reply = CommandGate.reply(id: .null, cmd: "room.\(kind)", code: r.code, r.message)
+        var reply = CommandGate.reply(id: .null, cmd: "room.\(kind)", code: .init(rawValue: r.code), r.message)
         reply["player"] = .string(player)
         if let rid = (try? JSONParser.parse(payload))?["request_id"] { reply["request_id"] = rid }
         publish(OutgoingMessage(topic: topics.reply, payload: bytes(reply), qos: qos, retain: false))
@@ -123,15 +125,18 @@ final class HostRoom {
         case "room.start", "room.restart":
             var seconds = config.mqtt.roomRoundSeconds
             if let v = fields["round_s"] {
-                guard let s = v.doubleValue, (5...3600).contains(s) else {
+                // The game's own range (TiltGame.Rules, TiltGameRules.swift), as `[game] round_s` and `[mqtt] room_round_s`.
+                let range = TiltGame.Rules.roundSecondsRange
+                guard let s = v.doubleValue, range.contains(s) else {
+                    let bounds = "\(Int64(exactly: range.lowerBound) ?? 0)…\(Int64(exactly: range.upperBound) ?? 0)"
                     return CommandGate.reply(
-                        id: id, cmd: cmd, code: "invalid_round_length", "round_s must be a number within 5…3600")
+                        id: id, cmd: cmd, code: .invalidRoundLength, "round_s must be a number within \(bounds)")
                 }
                 seconds = s
             }
             let prompts: [String]
             do { prompts = try deck() } catch {
-                return CommandGate.reply(id: id, cmd: cmd, code: "deck_unavailable", "\(error)")
+                return CommandGate.reply(id: id, cmd: cmd, code: .deckUnavailable, "\(error)")
             }
             if cmd == "room.restart", core.state.phase == .playing {
                 _ = core.stop(at: now)
@@ -149,7 +154,9 @@ final class HostRoom {
                         JSONObject(refusals.sorted { $0.key < $1.key }.map { ($0.key, .int(Int64($0.value))) })),
                 ])
         }
-        if case .refused(let r) = outcome { return CommandGate.reply(id: id, cmd: cmd, code: r.code, r.message) }
+        if case .refused(let r) = outcome {
+            return CommandGate.reply(id: id, cmd: cmd, code: .init(rawValue: r.code), r.message)
+        }
         publishState(now: now)
         logger.info("room \(core.state.room): \(cmd) → round \(core.state.round) \(core.state.phase.rawValue)")
         return CommandGate.ok(

@@ -2,6 +2,7 @@
 import Logging
 import TiltConfig
 import TiltCore
+import TiltProtocol
 
 /// This device's part in a shared room over MQTT: a member always (it follows the host's state,
 /// detects the wearer's answers and sends them), and the host too when `[mqtt] room_host`.
@@ -122,7 +123,7 @@ final class RoomLink {
     }
 
     /// One attitude line from the daemon: the wearer's head, for the decision detector.
-    func attitude(_ line: JSONObject, now: Int64) {
+    func attitude(_ line: DaemonLine, now: Int64) {
         guard member.isPlaying, let a = DecisionDetector.attitude(from: line) else { return }
         guard let d = detector.update(a) else {
             if detector.promptChanged { changed(now: now) }
@@ -177,7 +178,7 @@ final class RoomLink {
     func command(_ cmd: String, id: JSONValue, fields: JSONObject, now: Int64) -> JSONObject {
         guard let h = host else {
             return CommandGate.reply(
-                id: id, cmd: cmd, code: "forbidden", "this device does not host room \(room) ([mqtt] room_host)")
+                id: id, cmd: cmd, code: .forbidden, "this device does not host room \(room) ([mqtt] room_host)")
         }
         return h.command(cmd, id: id, fields: fields, now: now)
     }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltCore
+import TiltProtocol
 
 /// The kinds of key tiltd's files have. Each derives the docs' type column from its range or
 /// choices and the default column from `Value()`, reads through `TableReader` (so type and

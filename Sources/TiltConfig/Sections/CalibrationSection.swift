@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import FoundationEssentials
 import TiltCore
-import TiltSensors
+import TiltPlatform
 
 extension IMUCalibration: ConfigDefaults {
     /// No calibration (`.none`).

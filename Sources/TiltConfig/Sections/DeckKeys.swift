@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltCore
+import TiltPlatform
 
 extension ConfigKey {
     /// A deck: a deck file's name (`DeckFileName`), looked up in `[game] deck_dir`; a path with a

@@ -53,7 +53,7 @@ extension Configuration {
                     "min_reaction_s", \.rules.minReactionSeconds, in: 0...5,
                     "an answer begun sooner than this after its prompt does not count"),
                 .number("debounce_s", \.rules.debounceSeconds, in: 0...10, "after an answer nothing counts this long"),
-                .number("round_s", \.rules.roundSeconds, in: 5...3600, "round length"),
+                .number("round_s", \.rules.roundSeconds, in: TiltGame.Rules.roundSecondsRange, "round length"),
                 .vector(
                     "back_axis", \.rules.backAxis, in: -1...1,
                     "relative mode without a calibrated head frame: the sensor axis pointing to the back of the head"),

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltCore
-import TiltSensors
+import TiltPlatform
+import TiltProtocol
 
 extension Configuration.MQTT {
     /// A device or room name's rule.
@@ -22,20 +23,19 @@ extension Configuration.MQTT {
                 "the broker (port 1883 when omitted)",
                 read: { (t, m, _) throws(ConfigError) in
                     let broker = try t.string("broker", default: "\(m.host):\(m.port)")
-                    // The one HOST[:PORT] / [IPv6]:PORT parser (gpsd's client's); MQTT's port is 1883.
+                    // The one HOST[:PORT] / [IPv6]:PORT parser (the platform's); MQTT's port is 1883.
                     var m = m
                     do {
-                        let g = try GPSDConfig(server: broker)
-                        m.host = g.host
-                        m.port =
-                            broker.trimmingWhitespace(newlines: false).hasSuffix(":\(g.port)") ? UInt16(g.port) : 1883
+                        let address = try HostPort(parsing: broker, defaultPort: 1883)
+                        m.host = address.host
+                        m.port = UInt16(address.port)  // 1...65535: the parser checked
                     } catch {
                         throw t.error("broker", "expected HOST[:PORT] or [IPv6]:PORT, got \"\(broker)\"")
                     }
                     return m
                 },
                 render: { m in
-                    ["broker = \(TOMLText.quote("\(m.host.contains(":") ? "[\(m.host)]" : m.host):\(m.port)"))"]
+                    ["broker = \(TOMLText.quote(HostPort(host: m.host, port: Int(m.port)).text))"]
                 }, same: { $0.host == $1.host && $0.port == $1.port }),
             .custom(
                 "client_id", \.self, type: "string, 1–92 bytes", default: "`\"tiltd-<name>\"`", "MQTT client id",
@@ -88,7 +88,7 @@ extension Configuration.MQTT {
             .integer(
                 "keepalive_s", \.keepaliveSeconds, in: 5...3600,
                 "MQTT keepalive; the broker declares the bridge gone (Last Will) after 1.5× this"),
-            .number("attitude_hz", \.attitudeHz, in: 0...50, "attitude messages per second (0: none)"),
+            .number(Command.Watch.Key.attitudeHz, \.attitudeHz, in: 0...50, "attitude messages per second (0: none)"),
             .integer(
                 "buffer_messages", \.bufferMessages, in: 10...1_000_000,
                 "QoS 1 messages kept while the broker is away; past that the oldest are dropped and counted"),
@@ -125,7 +125,7 @@ extension Configuration.MQTT {
                 render: { ["room_host = \($0)"] }),
             .text("room_topic", \.roomTopic, type: "topic levels", "room topics are under `<room_topic>/<room>/`"),
             .number(
-                "room_round_s", \.roomRoundSeconds, in: 5...3600,
+                "room_round_s", \.roomRoundSeconds, in: TiltGame.Rules.roundSecondsRange,
                 "a hosted round's length (`room.start` may give `round_s`)"),
             .deck(
                 "room_deck", \.roomDeck, orNearby: false, default: "`[game] deck` if a file, else built-in",

@@ -2,7 +2,6 @@
 import FoundationEssentials
 import Glibc
 import TiltCore
-import TiltSensors
 
 extension Configuration {
     /// `[mqtt]`: the `tiltd mqtt` bridge (docs/mqtt.md). The daemon only validates it.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
 import TiltCore
+import TiltProtocol
 
 extension Configuration {
     /// `[socket]`: where clients connect and who may change state (see `ClientsComponent`).
@@ -139,7 +140,7 @@ extension Configuration {
                     "`trusted_gids` by name, e.g. `[\"tiltd\"]` (every member of the group may send commands): looked up as `trusted_users` are"
                 ),
                 .number(
-                    "attitude_hz", \.attitudeHz, in: 0...1000,
+                    Command.Watch.Key.attitudeHz, \.attitudeHz, in: 0...1000,
                     "attitude rate of the default stream (0 = none); each client may change its own with `watch`"),
                 .integer(
                     "queue_lines", \.queueLines, in: 16...1_000_000,

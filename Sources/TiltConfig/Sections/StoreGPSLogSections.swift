@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltCore
-import TiltSensors
+import TiltPlatform
 
 extension Configuration {
     /// `[store]`: the SQLite database.
@@ -51,7 +51,7 @@ extension Configuration {
     }
 
     static var gpsTable: ConfigTable {
-        // The one HOST[:PORT] / [IPv6]:PORT parser: gpsd's client's.
+        // The one HOST[:PORT] / [IPv6]:PORT parser: the platform's (gpsd's client reads it too).
         let server = ConfigKey<GPS>.custom(
             "server", \.self, type: "`\"HOST:PORT\"`, `\"HOST\"` or `\"[IPv6]:PORT\"`", default: "`\"127.0.0.1:2947\"`",
             "the gpsd to connect to (port 2947 when none is given)",
@@ -59,16 +59,16 @@ extension Configuration {
                 let server = try t.string("server", default: "\(v.host):\(v.port)")
                 var g = v
                 do {
-                    let parsed = try GPSDConfig(server: server)
+                    let parsed = try HostPort(parsing: server, defaultPort: 2947)
                     g.host = parsed.host
-                    g.port = UInt16(parsed.port)
+                    g.port = UInt16(parsed.port)  // 1...65535: the parser checked
                 } catch {
-                    throw t.error("server", "\(error)")
+                    throw t.error("server", "gps server \(error)")
                 }
                 return g
             },
-            render: { g in ["server = \(TOMLText.quote("\(g.host.contains(":") ? "[\(g.host)]" : g.host):\(g.port)"))"]
-            }, same: { $0.host == $1.host && $0.port == $1.port })
+            render: { g in ["server = \(TOMLText.quote(HostPort(host: g.host, port: Int(g.port)).text))"] },
+            same: { $0.host == $1.host && $0.port == $1.port })
         let keys: [ConfigKey<GPS>] = [
             .flag(
                 "enabled", \.enabled, whenPresent: true, default: "`false` (`true` once the table is present)",

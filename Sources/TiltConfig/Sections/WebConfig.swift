@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import FoundationEssentials
 import Glibc
+import TiltProtocol
 
 extension Configuration {
     /// `[web]`: the `tiltd web` process — a client of the daemon's socket serving the players'
@@ -97,7 +98,7 @@ extension Configuration {
                     "max_message_bytes", \.maxMessageBytes, in: 256...1_048_576, reload: .otherProcess,
                     "largest message a browser may send; a larger one disconnects it"),
                 .number(
-                    "attitude_hz", \.attitudeHz, in: 0...1000, reload: .otherProcess,
+                    Command.Watch.Key.attitudeHz, \.attitudeHz, in: 0...1000, reload: .otherProcess,
                     "attitude lines per second asked of the daemon and sent to the live view"),
                 .path(
                     "recordings", \.recordings, reload: .otherProcess,

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltCore
+import TiltProtocol
 
 /// A parsed TOML file: its values as a `JSONValue` tree plus the line each key was set on.
 ///

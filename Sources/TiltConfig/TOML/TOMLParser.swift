@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltCore
+import TiltProtocol
 
 /// A TOML syntax error and the 1-based line it is on.
 struct TOMLSyntaxError: Error, Equatable {

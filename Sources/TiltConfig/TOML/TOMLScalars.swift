@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltCore
+import TiltProtocol
 
 /// The scalars `TOMLValueReader.readBareValue` hands over once it has the token: dates, times and
 /// date-times (checked, returned as the text written) and integers and floats.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltCore
+import TiltProtocol
 
 /// Reads TOML's pieces — spaces, comments, keys and values — from the UTF-8 bytes of a document,
 /// keeping the line number for errors. `TOMLParser` drives it one statement at a time.

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltCore
+import TiltProtocol
 
 /// Reads one TOML table with checks: each getter validates type and range and remembers the
 /// key, and `finish()` rejects any key that no getter asked for (a typo is an error, not a no-op).

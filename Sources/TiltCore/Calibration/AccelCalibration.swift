@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import TiltPlatform
+import TiltProtocol
 
 /// Six-position accelerometer calibration.
 ///

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltPlatform
+
 /// Measures the gyro bias: the mean rate while the IMU is held still for `seconds`.
 ///
 /// Feed it raw samples (before the user's calibration). The measurement starts at the first

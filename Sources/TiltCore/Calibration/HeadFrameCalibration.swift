@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import TiltPlatform
 
 /// Learns the head frame from "look ahead, then nod down once" (`tiltd calibrate neutral`).
 ///

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import TiltPlatform
 
 /// Captures the wearer's neutral pose: the mean attitude over the first still stretch of
 /// `seconds`, for the game's relative mode (tilts are then measured from this pose).

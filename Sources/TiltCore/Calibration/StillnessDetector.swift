@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import TiltPlatform
+import TiltProtocol
 
 /// Thresholds that decide when the IMU is held still, shared by every calibration step.
 ///

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import TiltPlatform
 
 /// Roll and pitch from an accelerometer alone, for boards with no gyroscope (ADXL345, an
 /// accel-only HID sensor). Yaw is unobservable without a gyroscope (or magnetometer): attitudes

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import TiltPlatform
 
 /// Estimates orientation from accelerometer and gyroscope samples (roll and pitch; heading is free),
 /// and, when magnetometer samples are fed with `updateMag(t:field:)`, heading from the field where

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import TiltPlatform
 
 /// The magnetometer's part of `AttitudeEstimator` (docs/fusion.md, "Heading"): a heading offset
 /// about global z, applied on top of the 6-axis orientation, pulled towards the horizontal field

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import TiltPlatform
 
 /// What the wearer is doing, as the game sees it from the same samples (`TiltGame.activity`).
 public enum Activity: String, Sendable, CaseIterable {

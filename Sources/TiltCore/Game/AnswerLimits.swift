@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltPlatform
+
 /// The limits that tell a deliberate answer from everyday head motion (docs/game-everyday.md and
 /// docs/dev/game-everyday.md say where each comes from). Not part of the configuration file: they
 /// describe heads and bodies, not a player's taste. Settable for the gesture bench's checks.

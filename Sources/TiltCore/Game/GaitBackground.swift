@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltPlatform
+
 /// How hard the head has been turning about the nod and shake axes lately: the RMS of each
 /// rate over about the last 3 s, as it stood at any moment of the last 4 s (`rms(at:)`).
 ///

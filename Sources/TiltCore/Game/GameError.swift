@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltProtocol
+
 /// Why a game command was refused. `code` and `message` go into the error reply.
 public enum GameError: Error, Equatable, Sendable, CustomStringConvertible {
     /// `start` while a round runs (use `stop` or `restart`).

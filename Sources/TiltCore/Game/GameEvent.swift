@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltPlatform
+import TiltProtocol
+
 /// A player's answer to one prompt.
 public enum Decision: String, Sendable, CaseIterable {
     /// The prompt was guessed (by default: head tilted down).

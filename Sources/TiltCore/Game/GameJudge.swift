@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import TiltPlatform
 
 /// Plays one round over recorded samples, as fast as the CPU allows, through the same steps as
 /// the daemon: the sample front end (mount matrix, calibration), the attitude estimator, and

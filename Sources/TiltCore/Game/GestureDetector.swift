@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import TiltPlatform
 
 /// A head gesture found in the angular rate: a nod (yes) or a shake (no).
 public struct HeadGesture: Sendable, Equatable {

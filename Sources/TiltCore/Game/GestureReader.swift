@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import TiltPlatform
 
 /// Reads nods and shakes from the head's rate for the `nod` vocabulary, with or without a
 /// known head frame. `GestureDetector` finds the half-swings and cycles; this decides about

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import TiltPlatform
+import TiltProtocol
 
 /// Which way the head points, seen in the sensor frame: the wearer's forward, left and up
 /// directions while looking straight ahead (a right-handed frame: left = up × forward).

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import TiltPlatform
 
 /// Learns the head frame from ordinary wear, for a wearer who never ran `tiltd calibrate neutral`
 /// (issue 30). Pure and streaming; fed the calibrated accelerometer, the angular rate and the

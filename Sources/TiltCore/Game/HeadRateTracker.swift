@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import TiltPlatform
 
 /// The head's angular rate and stillness as the game sees them, one sample at a time.
 ///

@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltPlatform
+import TiltProtocol
+
 /// Something that supplies the prompts for a round: a deck file, or (with the GPS issue) the
 /// places near the current fix.
 ///

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltPlatform
+
 /// Where the game decides an answer: a tilt held past a threshold (`tiltStep`), a nod or a shake
 /// (`nodStep`), and when the next prompt may show (`neutralHeld`, `gaitSettled`). `update`
 /// (TiltGame+Update.swift) feeds them each sample; `decide` (TiltGame+Rounds.swift) records the

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltPlatform
+
 extension TiltGame {
     /// Starts a round at time `t` (the daemon's latest sample time) with prompts from `deck`,
     /// lasting `roundSeconds` (default: the configuration's), answered with `gestures` (default:

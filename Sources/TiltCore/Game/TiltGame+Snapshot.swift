@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltProtocol
+
 extension TiltGame {
     // MARK: snapshot
 

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltPlatform
+
 extension TiltGame {
     /// Feeds one attitude and, when the IMU has a gyroscope, the bias-corrected angular rate at
     /// that sample (sensor frame, rad/s; nil = derive it from the change of attitude), and the

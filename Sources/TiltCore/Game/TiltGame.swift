@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltPlatform
+
 /// The game: prompts appear, the wearer answers — in the `tilt` vocabulary by tilting the head
 /// down (correct) or up (skip) and holding it, in the `nod` vocabulary by nodding (correct) or
 /// shaking the head (skip) — and a round ends when its time is up or the deck is used up.

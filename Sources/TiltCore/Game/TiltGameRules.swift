@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import TiltProtocol
 
 extension TiltGame {
     /// How tilts are measured and judged. All angles in degrees, all times in seconds.

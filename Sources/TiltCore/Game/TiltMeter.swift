@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import TiltPlatform
 
 /// The pose the wearer holds when "upright", captured for relative mode.
 public struct NeutralPose: Sendable, Equatable {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import TiltPlatform
 
 /// Sensor logs from other tools, converted to IMU samples (SI units, sensor frame) so they can
 /// be replayed, judged and benchmarked like tiltd's own recordings (`tiltd import`).

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import TiltPlatform
+import TiltProtocol
 
 /// Which way the wearer faces, and where that comes from (docs/fusion.md, "Heading on the
 /// socket"): the magnetometer's heading while the attitude has one, else the GPS course over

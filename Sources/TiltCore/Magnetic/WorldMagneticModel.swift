@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import TiltPlatform
 
 /// The World Magnetic Model (NOAA NCEI / BGS): the Earth's main field at a place and time, for
 /// declination (true heading = magnetic heading + declination) and the field strength and dip a

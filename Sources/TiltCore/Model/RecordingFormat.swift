@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltPlatform
+import TiltProtocol
+
 /// tiltd's recording format: CSV, one IMU sample per row, SI units, as the source delivered
 /// them (before the user's calibration, so a recording can be calibrated later).
 ///

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltPlatform
+
 // `Nanoseconds` (TiltProtocol): the sensor's clock (the kernel's IIO timestamp, or a recording's
 // time). All time in tiltd's core comes from samples, never from the wall clock, so replays are exact.
 

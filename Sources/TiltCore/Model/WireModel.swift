@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // TiltCore depends on TiltProtocol, not the reverse: the core builds the lines it emits (game,
 // place, quest and credit events, replies) from the protocol's types, and TiltProtocol — the wire
-// model every client links — stays free of the core's estimator, game and places. Re-exported so
-// that a module importing TiltCore sees the wire types it exchanges with the core.
-@_exported import TiltProtocol
+// model every client links — stays free of the core's estimator, game and places. Not re-exported:
+// each file that speaks the wire imports TiltProtocol itself, so `import TiltProtocol` shows where.
+import TiltProtocol
 
 extension AttitudeBody {
     /// The `attitude` line of `a`: degrees, and no yaw or bias when the heading is unknown.

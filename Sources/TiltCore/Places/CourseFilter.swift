@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltPlatform
+
 /// Passes a fix's course (track) only while the wearer is moving, so a still wearer does not get
 /// the random headings GPS noise produces at walking-pace-zero.
 ///

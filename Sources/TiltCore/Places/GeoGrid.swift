@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import TiltPlatform
 
 /// A deterministic tiling of the whole globe into cells of roughly `cellSize` metres, with no
 /// list to maintain: latitude bands of equal height from pole to pole, each band cut into an

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Glibc
+import TiltProtocol
 
 /// A named point of interest from the places file.
 public struct Place: Sendable, Equatable {

@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltPlatform
+import TiltProtocol
+
 /// Quests on a global grid: entering a cell that is not cooling down offers a quest
 /// (`quest.available`); `complete` from inside the cell grants experience, counts the visit and
 /// starts the cell's cooldown.

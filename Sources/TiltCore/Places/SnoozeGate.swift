@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltPlatform
+import TiltProtocol
+
 /// Snooze: stops fix and place events until the wearer has moved `distance` metres from where the
 /// snooze began, then wakes by itself.
 ///

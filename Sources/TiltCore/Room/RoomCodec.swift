@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltProtocol
+
 /// Why a room message was refused. `code` is stable; `message` is for people (and logs).
 public struct RoomRefusal: Error, Sendable, Equatable, CustomStringConvertible {
     /// `invalid_json`, `bad_argument`, `payload_too_large`, `wrong_room`, `forged`,
@@ -134,9 +136,11 @@ public enum RoomCodec {
             throw RoomRefusal("payload_too_large", "\(bytes.count) bytes, more than \(maxPayloadBytes)")
         }
         let v: JSONValue
-        do { v = try JSONParser.parse(bytes) } catch { throw RoomRefusal("invalid_json", error.description) }
+        do { v = try JSONParser.parse(bytes) } catch {
+            throw RoomRefusal(ProtocolError.Code.invalidJSON.rawValue, error.description)
+        }
         guard let o = v.objectValue else {
-            throw RoomRefusal("invalid_json", "expected a JSON object, got \(v.typeName)")
+            throw RoomRefusal(ProtocolError.Code.invalidJSON.rawValue, "expected a JSON object, got \(v.typeName)")
         }
         return o
     }

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltProtocol
+
 /// A player's side of a shared round (the host's own device is a member too). Pure: it never
 /// changes the round, it follows the host's state and turns the wearer's local decisions into
 /// `RoomDecision`s, keeping those the host has not yet shown as `pending` so they can be sent

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltPlatform
+
 /// Turns a sensor's timestamps into one continuous, never-decreasing time line for everything
 /// downstream (the estimator, the game, the wire).
 ///

@@ -2,6 +2,8 @@
 import FoundationEssentials
 import Glibc
 import TiltCore
+import TiltPlatform
+import TiltRecordings
 
 /// Replays recorded fixes (e.g. a GPX track) as a `FixSource`, for demos and tests without a GPS.
 ///

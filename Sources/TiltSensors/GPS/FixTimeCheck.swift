@@ -2,6 +2,7 @@
 import FoundationEssentials
 import Glibc
 import TiltCore
+import TiltPlatform
 
 /// Compares a live fix's GPS time with the host's system clock, to catch receivers whose GPS
 /// week number rolled over (they report a date 1024 weeks — 19.6 years — in the past) and hosts

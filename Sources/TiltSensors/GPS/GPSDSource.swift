@@ -3,6 +3,7 @@ import CLibGPS
 import FoundationEssentials
 import Glibc
 import TiltCore
+import TiltPlatform
 
 /// Where to find gpsd and how patiently to talk to it.
 public struct GPSDConfig: Sendable {
@@ -36,31 +37,12 @@ public struct GPSDConfig: Sendable {
     /// Reads a `server` setting: "HOST:PORT", "HOST" (port 2947), or "[IPv6]:PORT".
     public init(server: String) throws {
         self.init()
-        let text = server.trimmingWhitespace(newlines: false)
-        var host = text
-        var portText: Substring?
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]") else { throw GPSDConfigError.badServer(server) }
-            host = String(text[text.index(after: text.startIndex)..<close])
-            let rest = text[text.index(after: close)...]
-            if !rest.isEmpty {
-                guard rest.hasPrefix(":") else { throw GPSDConfigError.badServer(server) }
-                portText = rest.dropFirst()
-            }
-        } else if let colon = text.firstIndex(of: ":") {
-            // A second colon without brackets would be an IPv6 address with its port ambiguous.
-            guard text[text.index(after: colon)...].firstIndex(of: ":") == nil else {
-                throw GPSDConfigError.badServer(server)
-            }
-            host = String(text[..<colon])
-            portText = text[text.index(after: colon)...]
+        let address: HostPort
+        do { address = try HostPort(parsing: server, defaultPort: port) } catch {
+            throw GPSDConfigError.badServer(server)
         }
-        guard !host.isEmpty else { throw GPSDConfigError.badServer(server) }
-        self.host = host
-        if let portText {
-            guard let port = Int(portText), (1...65535).contains(port) else { throw GPSDConfigError.badServer(server) }
-            self.port = port
-        }
+        host = address.host
+        port = address.port
     }
 }
 
@@ -73,7 +55,7 @@ public enum GPSDConfigError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .badServer(let s):
-            "gps server \"\(s)\" is not HOST, HOST:PORT or [IPv6]:PORT with a port in 1…65535"
+            "gps server \(HostPort.Invalid(text: s))"
         }
     }
 }
@@ -164,7 +146,7 @@ public struct GPSDSource: FixSource {
             errno = 0
             guard gps_waiting(data, timeoutMicroseconds) else {
                 // A timeout leaves errno alone; anything else means the socket is broken.
-                if errno != 0 && errno != EINTR && errno != EAGAIN {
+                if errno != 0 && !SystemError.isInterruption(errno) && errno != EAGAIN {
                     return .failed("lost gpsd at \(endpoint): \(describe(errno))")
                 }
                 continue
@@ -251,6 +233,6 @@ public struct GPSDSource: FixSource {
     private func describe(_ code: Int32) -> String {
         if code < 0 { return String(cString: gps_errstr(code)) }
         if code == 0 { return "unknown error" }
-        return String(cString: strerror(code))
+        return SystemError.text(code)
     }
 }

@@ -2,6 +2,7 @@
 import FoundationEssentials
 import Glibc
 import TiltCore
+import TiltPlatform
 
 /// A TCP connect with a deadline, made before libgps connects.
 ///
@@ -28,7 +29,9 @@ enum TCPReachability {
         hints.ai_flags = AI_ADDRCONFIG
         var list: UnsafeMutablePointer<addrinfo>?
         let rc = getaddrinfo(host, String(port), &hints, &list)
-        guard rc == 0, let first = list else { return "cannot resolve \(host): \(String(cString: gai_strerror(rc)))" }
+        guard rc == 0, let first = list else {
+            return "cannot resolve \(host): \(SystemError.text(rc, resolver: true))"
+        }
         defer { freeaddrinfo(list) }
         let deadline = ContinuousClock.now + .milliseconds(Int64(saturating: timeout * 1000))
         var lastError = "no address"
@@ -49,10 +52,10 @@ enum TCPReachability {
     private static func attempt(_ ai: addrinfo, within remaining: Duration) -> String? {
         let fd = socket(
             ai.ai_family, ai.ai_socktype | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), ai.ai_protocol)
-        guard fd >= 0 else { return String(cString: strerror(errno)) }
+        guard fd >= 0 else { return SystemError.text(errno) }
         defer { close(fd) }
         if connect(fd, ai.ai_addr, ai.ai_addrlen) == 0 { return nil }
-        guard errno == EINPROGRESS else { return String(cString: strerror(errno)) }
+        guard errno == EINPROGRESS else { return SystemError.text(errno) }
         var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
         let ms = Int32(
             clamping: remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000)
@@ -61,11 +64,11 @@ enum TCPReachability {
             let s = Double(ms) / 1000
             return "connect timed out after \(format(s)) s"
         }
-        guard n > 0 else { return String(cString: strerror(errno)) }
+        guard n > 0 else { return SystemError.text(errno) }
         var err: Int32 = 0
         var len = socklen_t(MemoryLayout<Int32>.size)
-        guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 else { return String(cString: strerror(errno)) }
-        return err == 0 ? nil : String(cString: strerror(err))
+        guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 else { return SystemError.text(errno) }
+        return err == 0 ? nil : SystemError.text(err)
     }
 
     private static func format(_ s: Double) -> String {

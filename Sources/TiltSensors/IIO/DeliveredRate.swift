@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltCore
+import TiltPlatform
 
 /// The rate a source really delivers, measured over windows of its own deliveries, so that the
 /// rate tiltd reports (`rate_hz` in `hello` and `status`, systemd's STATUS=) is the rate clients

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Glibc
 import Logging
 import TiltCore
+import TiltPlatform
 
 /// The accel or gyro half of an IMU on one device: its x, y, z channels and how to turn their
 /// integers into SI units in the mounted frame.
@@ -313,12 +314,12 @@ enum IIOTriggerFile: Equatable {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         if fd < 0 {
             let code = errno
-            return code == ENOENT ? .absent : .unreadable(String(cString: strerror(code)))
+            return code == ENOENT ? .absent : .unreadable(SystemError.text(code))
         }
         defer { close(fd) }
         var buf = [UInt8](repeating: 0, count: 256)
-        let n = buf.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-        if n < 0 { return .unreadable(String(cString: strerror(errno))) }
+        let n: Int
+        do { n = try Syscall.readFully(fd, into: &buf) } catch { return .unreadable(SystemError.text(error.code)) }
         let name = String(decoding: buf[0..<n], as: UTF8.self).trimming { $0.isWhitespace || $0 == "\0" }
         return name.isEmpty ? .empty : .set(name)
     }

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Glibc
 import Logging
 import TiltCore
+import TiltPlatform
 
 /// One attempt at reading the magnetometer: a libiio context of its own (the IMU's session has
 /// another, on another thread), the device `MagnetometerPairing` chose, its x, y, z channels with

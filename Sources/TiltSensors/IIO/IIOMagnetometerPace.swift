@@ -2,6 +2,7 @@
 import FoundationEssentials
 import Logging
 import TiltCore
+import TiltPlatform
 
 /// What the magnetometer really delivers, for its `streaming` status. Issue 26's polled IMU reads
 /// (`IIOPolledPace`) met it first: some drivers' raw read is a one-shot measurement that waits for
@@ -80,9 +81,9 @@ extension IIOMagnetometerReader {
     func tune(_ d: IIOMagnetometer) throws -> MagnetometerPace {
         var pace = MagnetometerPace(polledHz: d.rateHz)
         func timed() throws -> Int64 {
-            let start = Nanoseconds(MonotonicClock.nanoseconds())
+            let start = MonotonicClock.nanoseconds()
             _ = try d.read()
-            return Nanoseconds(MonotonicClock.nanoseconds()) - start
+            return MonotonicClock.nanoseconds() - start
         }
         let before = try timed()
         guard pace.isSlow(before), let raised = d.raiseChipRate(logger: logger) else {

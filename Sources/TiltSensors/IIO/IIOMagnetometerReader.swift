@@ -3,6 +3,7 @@ import FoundationEssentials
 import Logging
 import Synchronization
 import TiltCore
+import TiltPlatform
 
 /// The magnetometer's loop beside the IMU's (`IIOSource` runs it on a thread of its own): finds the
 /// magnetometer (`IIOMagnetometer`), polls it at its rate and emits `.magnetometer` samples
@@ -73,12 +74,12 @@ final class IIOMagnetometerReader: Sendable {
         emit: @Sendable (SourceOutput) -> Void, delivered: inout Int
     ) throws {
         let period = pace.periodNs
-        var next = Nanoseconds(MonotonicClock.nanoseconds())
+        var next = MonotonicClock.nanoseconds()
         var lastCheck = next
         while !stop.isStopped {
-            let start = Nanoseconds(MonotonicClock.nanoseconds())
+            let start = MonotonicClock.nanoseconds()
             let field = try d.read()
-            let end = Nanoseconds(MonotonicClock.nanoseconds())
+            let end = MonotonicClock.nanoseconds()
             let t = start + (end - start) / 2
             emit(.magnetometer(MagSample(t: t, field: field)))
             delivered += 1
@@ -93,7 +94,7 @@ final class IIOMagnetometerReader: Sendable {
             // The IMU loop's schedule: late by less than a period keeps the grid, more restarts it,
             // so slow reads follow one another with no wait.
             next += period
-            let now = Nanoseconds(MonotonicClock.nanoseconds())
+            let now = MonotonicClock.nanoseconds()
             if next <= now { next = now }
             wake.wait(nanoseconds: next - now)
         }

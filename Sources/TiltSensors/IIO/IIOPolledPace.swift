@@ -2,6 +2,7 @@
 import FoundationEssentials
 import Logging
 import TiltCore
+import TiltPlatform
 
 /// Polled reads that cannot keep the pace. Some drivers' one-shot raw read switches the sensor on
 /// and waits for fresh data: st_lsm6dsx sleeps three to four output periods for every channel, so
@@ -91,9 +92,9 @@ extension IIOSession {
     private func medianReadNs(of count: Int = 3) throws -> Int64 {
         var times: [Int64] = []
         for _ in 0..<count {
-            let start = Nanoseconds(MonotonicClock.nanoseconds())
+            let start = MonotonicClock.nanoseconds()
             _ = try readPolled(at: start)
-            times.append(Nanoseconds(MonotonicClock.nanoseconds()) - start)
+            times.append(MonotonicClock.nanoseconds() - start)
         }
         return times.sorted()[count / 2]
     }

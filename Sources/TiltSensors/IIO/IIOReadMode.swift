@@ -2,6 +2,7 @@
 import CLibIIO
 import FoundationEssentials
 import Glibc
+import TiltPlatform
 
 /// How an IIO device is read (`[imu] mode`).
 public enum IIOReadMode: String, Sendable, CaseIterable {

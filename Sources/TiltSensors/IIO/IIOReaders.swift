@@ -3,6 +3,7 @@ import CLibIIO
 import FoundationEssentials
 import Glibc
 import TiltCore
+import TiltPlatform
 
 /// What one device gives for one instant: a full IMU sample from a combined device, or one half
 /// from a split device.
@@ -80,7 +81,7 @@ final class IIOBufferedReader {
             if n < 0 { throw IIOError.call("\(device.summary): reading scans", n) }
             guard let start = iio_buffer_start(buffer) else { break }
             let scans = n / step
-            let now = Nanoseconds(MonotonicClock.nanoseconds())
+            let now = MonotonicClock.nanoseconds()
             let period = Int64(saturating: 1e9 / max(device.rateHz, 1))
             for i in 0..<scans {
                 let scan = UnsafeRawPointer(start + i * step)

@@ -2,6 +2,7 @@
 import FoundationEssentials
 import Glibc
 import TiltCore
+import TiltPlatform
 
 /// How one scan element is stored in a buffered scan, from the channel's `scan_elements/*_type`
 /// (`le:s16/16>>0`): byte order, signedness, significant bits, storage size and shift.

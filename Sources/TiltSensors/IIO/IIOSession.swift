@@ -4,6 +4,7 @@ import FoundationEssentials
 import Glibc
 import Logging
 import TiltCore
+import TiltPlatform
 
 /// One attempt at streaming: a libiio context and the configured device(s) with their readers,
 /// buffered or polled as `IIOReadMode` decides (and, in auto mode, polled after all when the
@@ -209,16 +210,15 @@ final class IIOSession {
         var pairer = IMUPairer(rateHz: rateHz)
         var fds = buffered.map { pollfd(fd: $0.pollFD, events: Int16(POLLIN), revents: 0) }
         fds.append(pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0))
-        var lastData = Nanoseconds(MonotonicClock.nanoseconds())
+        var lastData = MonotonicClock.nanoseconds()
         var lastCheck = lastData
         var silent = false
         let canFallBack = configuration.mode == .auto && devices.allSatisfy(\.isPollable)
         while !stop.isStopped {
             for i in fds.indices { fds[i].revents = 0 }
             // 200 ms: how soon a vanished device is noticed while no data flows.
-            if poll(&fds, nfds_t(fds.count), 200) < 0 && errno != EINTR {
-                throw IIOError("poll: \(String(cString: strerror(errno)))")
-            }
+            // An interruption counts as nothing ready: the loop checks its stop signal first.
+            do { _ = try Syscall.pollOnce(&fds, timeoutMilliseconds: 200) } catch { throw IIOError(error.description) }
             var got = 0
             let deliveredBefore = delivered
             for (i, reader) in buffered.enumerated() where fds[i].revents != 0 {
@@ -239,7 +239,7 @@ final class IIOSession {
                 }
             }
             if let unitRefusal { throw IIOError(unitRefusal) }
-            let now = Nanoseconds(MonotonicClock.nanoseconds())
+            let now = MonotonicClock.nanoseconds()
             if got > 0 {
                 lastData = now
                 if silent {
@@ -289,10 +289,10 @@ final class IIOSession {
         stop: StopSignal, wake: IIOWakeup, emit: @Sendable (SourceOutput) -> Void, logger: Logger?
     ) throws {
         let period = Int64(saturating: 1e9 / max(rateHz, 0.1))
-        var next = Nanoseconds(MonotonicClock.nanoseconds())
+        var next = MonotonicClock.nanoseconds()
         var lastCheck = next
         while !stop.isStopped {
-            let start = Nanoseconds(MonotonicClock.nanoseconds())
+            let start = MonotonicClock.nanoseconds()
             var accel: Vector3?, gyro: Vector3?, gyroError: String?
             // The per-sample path: no array unless the reads go side by side.
             if let sideBySide {
@@ -310,7 +310,7 @@ final class IIOSession {
                 }
             }
             if hasGyro { noteGyro(gyro != nil ? nil : gyroError, emit: emit, logger: logger) }
-            let end = Nanoseconds(MonotonicClock.nanoseconds())
+            let end = MonotonicClock.nanoseconds()
             lastReadNs = end - start
             meanReadNs = meanReadNs == 0 ? Double(lastReadNs) : 0.95 * meanReadNs + 0.05 * Double(lastReadNs)
             // The values were read one file after another over [start, end] (six one-shot reads
@@ -322,7 +322,7 @@ final class IIOSession {
                 deliver(IMUSample(t: t, accelOnly: accel), emit: emit, logger: logger)
             }
             if let unitRefusal { throw IIOError(unitRefusal) }
-            noteDeliveries(1, at: Nanoseconds(MonotonicClock.nanoseconds()), emit: emit)
+            noteDeliveries(1, at: MonotonicClock.nanoseconds(), emit: emit)
             if t - lastCheck >= 1_000_000_000 {
                 lastCheck = t
                 // A gyroscope device that went is a gyro fault (its reads fail), not the end.
@@ -332,7 +332,7 @@ final class IIOSession {
                 try watchForGyro()
             }
             next += period
-            let now = Nanoseconds(MonotonicClock.nanoseconds())
+            let now = MonotonicClock.nanoseconds()
             // Late by less than a period (a busy machine's wake-up): the schedule holds, so the
             // lateness does not add up into a lower rate. Past the next read's time (reads slower
             // than the period, st_lsm6dsx's one-shots): the next read starts at once and the

@@ -2,6 +2,7 @@
 import Dispatch
 import Synchronization
 import TiltCore
+import TiltPlatform
 
 /// Polled reads of split devices (st_lsm6dsx's `<chip>_accel` and `<chip>_gyro`) side by side.
 /// A driver whose one-shot raw read sleeps for fresh data serialises the reads of one device (the

@@ -6,6 +6,7 @@ import Glibc
 import Logging
 import Synchronization
 import TiltCore
+import TiltPlatform
 
 /// IMU samples from the kernel's IIO subsystem through libiio's local backend.
 ///
@@ -153,7 +154,7 @@ final class IIOWakeup: Sendable {
 
     init() throws {
         var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { throw IIOError("pipe: \(String(cString: strerror(errno)))") }
+        guard pipe(&ends) == 0 else { throw IIOError(SystemError("pipe").description) }
         for e in ends {
             _ = fcntl(e, F_SETFL, fcntl(e, F_GETFL) | O_NONBLOCK)
             _ = fcntl(e, F_SETFD, FD_CLOEXEC)
@@ -175,9 +176,9 @@ final class IIOWakeup: Sendable {
         var left = nanoseconds
         if left > 2_000_000 {
             var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let start = Nanoseconds(MonotonicClock.nanoseconds())
+            let start = MonotonicClock.nanoseconds()
             if poll(&p, 1, Int32((left - 1_000_000) / 1_000_000)) > 0 { return }
-            left -= Nanoseconds(MonotonicClock.nanoseconds()) - start
+            left -= MonotonicClock.nanoseconds() - start
         }
         guard left > 0 else { return }
         var ts = timespec(tv_sec: Int(left / 1_000_000_000), tv_nsec: Int(left % 1_000_000_000))

@@ -2,6 +2,7 @@
 import FoundationEssentials
 import Synchronization
 import TiltCore
+import TiltPlatform
 
 /// Plausibility of a driver's units. IIO promises SI (m/s², rad/s), but drivers get it wrong:
 /// Linux 6.1's `fxas21002c` prints `in_anglvel_scale = 62.5` (millidegrees/s per count), so a

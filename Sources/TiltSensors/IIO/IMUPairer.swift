@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltCore
+import TiltPlatform
 
 /// Joins the accel stream and the gyro stream of split devices (st_lsm6dsx and the like) into
 /// whole IMU samples by timestamp. Both streams run at about the same rate but are read

@@ -3,6 +3,8 @@ import FoundationEssentials
 import Glibc
 import Synchronization
 import TiltCore
+import TiltPlatform
+import TiltRecordings
 
 /// Replays a tiltd recording through the same pipeline as a live device.
 ///

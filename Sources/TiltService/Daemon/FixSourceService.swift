@@ -6,6 +6,8 @@ import ServiceLifecycle
 import Synchronization
 import TiltConfig
 import TiltCore
+import TiltPlatform
+import TiltRecordings
 import TiltSensors
 
 /// The GPS fix source as a service: gpsd (or a GPX replay) on its own thread, fixes handed to

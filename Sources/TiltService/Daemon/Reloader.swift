@@ -7,6 +7,7 @@ import Synchronization
 import TiltConfig
 import TiltCore
 import TiltLogging
+import TiltProtocol
 import TiltSystemd
 
 /// Reloads the config file, all or nothing (SIGHUP, the `reload` command, `tiltd reload`):

@@ -5,6 +5,7 @@ import ServiceLifecycle
 import Synchronization
 import TiltConfig
 import TiltCore
+import TiltPlatform
 import TiltSensors
 
 /// The IMU sampler as a service: runs the `SensorPipeline` (its own thread), replaces it when a
@@ -91,7 +92,9 @@ public final class SamplerService: Service, SamplerControl {
     }
 
     /// Whether the sampler is making progress (feeds the systemd watchdog).
-    public func isAlive(within window: UInt64) -> Bool { current.withLock { $0?.isAlive(within: window) ?? false } }
+    public func isAlive(within window: Nanoseconds) -> Bool {
+        current.withLock { $0?.isAlive(within: window) ?? false }
+    }
 
     /// Starts `pipeline`; its end counts only while it is the current one (a replaced
     /// pipeline also ends).

@@ -4,6 +4,8 @@ import Glibc
 import Logging
 import Synchronization
 import TiltCore
+import TiltPlatform
+import TiltProtocol
 import TiltSensors
 
 /// Runs a sample source on its own thread: the time line (timestamp jumps smoothed, see
@@ -74,7 +76,7 @@ public final class SensorPipeline: Sendable {
                             let (s, a, jump, mounted) = state.fusion.withLock { st in
                                 var jump: SampleTimeline.Jump?
                                 if st.timeline != nil {
-                                    let placed = st.timeline!.place(raw.t, arrival: Int64(MonotonicClock.nanoseconds()))
+                                    let placed = st.timeline!.place(raw.t, arrival: MonotonicClock.nanoseconds())
                                     raw.t = placed.t
                                     jump = placed.jump
                                 }
@@ -178,7 +180,7 @@ public final class SensorPipeline: Sendable {
     public var isDone: Bool { thread.isDone }
 
     /// Whether the sampler is making progress; the systemd watchdog is fed only while it is.
-    public func isAlive(within window: UInt64) -> Bool { thread.isAlive(within: window) }
+    public func isAlive(within window: Nanoseconds) -> Bool { thread.isAlive(within: window) }
 
     /// Asks the source to stop and waits (bounded) for its thread.
     public func shutdown(timeout: Double = 3) {

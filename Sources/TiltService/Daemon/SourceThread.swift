@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import FoundationEssentials
 import Glibc
+import TiltPlatform
 import TiltSensors
 
 /// A source's own thread. Sources block (in libiio, libgps, or sleeping to pace a replay),
@@ -28,10 +29,10 @@ final class SourceThread: Sendable {
 
     /// Whether the thread is making progress: it checked its stop signal within `window` ns,
     /// or it has ended.
-    func isAlive(within window: UInt64) -> Bool {
+    func isAlive(within window: Nanoseconds) -> Bool {
         if done.isStopped { return true }
         let beat = stop.lastHeartbeat
-        return beat != 0 && MonotonicClock.nanoseconds() &- beat < window
+        return beat != 0 && MonotonicClock.nanoseconds() - beat < window
     }
 
     /// Signals stop and waits up to `timeout` seconds for the body to return. A source blocked

@@ -8,6 +8,7 @@ import ServiceLifecycle
 import Synchronization
 import TiltCore
 import TiltLogging
+import TiltPlatform
 import TiltSystemd
 
 /// Tells systemd how the daemon is: READY=1 once serving, STATUS= when the status line
@@ -57,7 +58,7 @@ public final class StatusService: Service {
         // The tick: STATUS= for systemctl, and the watchdog, fed only while the sampler beats.
         let watchdog = SystemdWatchdog.interval()
         let period: Duration = watchdog.map { max(.milliseconds(100), $0 / 4) } ?? .seconds(1)
-        let aliveWindow = UInt64(saturating: watchdog.map { Double($0.components.seconds) * 0.5e9 } ?? 5e9)
+        let aliveWindow = Nanoseconds(saturating: watchdog.map { Double($0.components.seconds) * 0.5e9 } ?? 5e9)
         let (engine, sampler, notifier, logOutput, reloader) = (
             self.engine, self.sampler, self.notifier, self.logOutput, self.reloader
         )

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltConfig
 import TiltCore
+import TiltPlatform
+import TiltProtocol
 import TiltSensors
 
 /// The IMU and attitude: counts and times samples, publishes `sample` and `attitude` lines (with

@@ -3,6 +3,8 @@ import NIOCore
 import Synchronization
 import TiltConfig
 import TiltCore
+import TiltPlatform
+import TiltProtocol
 import TiltSensors
 
 /// `calibrate.gyro`: the daemon measures the gyro bias from the IMU it is already reading.

@@ -3,6 +3,7 @@ import FoundationEssentials
 import Glibc
 import TiltConfig
 import TiltCore
+import TiltProtocol
 
 /// Clients and trust: `watch`, `ping`, `help`; the `[socket]` section (limits and the default
 /// rate for new connections, trust for every connection). Loop-confined (see `Component`).

@@ -3,6 +3,8 @@ import Logging
 import NIOCore
 import TiltConfig
 import TiltCore
+import TiltPlatform
+import TiltProtocol
 import TiltSensors
 
 /// One concern of the daemon — attitude, game, places, quests, credits, GPS, clients — with

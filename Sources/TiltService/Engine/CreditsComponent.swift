@@ -2,6 +2,8 @@
 import FoundationEssentials
 import Glibc
 import TiltCore
+import TiltPlatform
+import TiltProtocol
 
 /// Credits: one per dwell at a credit-earning place (with a cooldown per place), `credits`,
 /// `credits.redeem`, the `[credits]` section. Every change is committed to the store before

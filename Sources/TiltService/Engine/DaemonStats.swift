@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltCore
+import TiltPlatform
+import TiltProtocol
 import TiltSensors
 
 /// Counters for the `stats` reply (and a web screen's /metrics): what happened since start.
@@ -12,7 +14,7 @@ struct DaemonStats {
     var roundsStarted = 0
     var roundsEnded = 0
     /// When the latest fix arrived, `MonotonicClock` nanoseconds.
-    var lastFixAt: UInt64?
+    var lastFixAt: Nanoseconds?
     var reloadsApplied = 0
     var reloadsRefused = 0
     /// The latest reload's outcome: "applied" or "refused", and its message.

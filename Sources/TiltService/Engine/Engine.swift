@@ -4,6 +4,8 @@ import NIOCore
 import TiltConfig
 import TiltCore
 import TiltLogging
+import TiltPlatform
+import TiltProtocol
 import TiltSensors
 import TiltSystemd
 

@@ -2,6 +2,7 @@
 import Logging
 import TiltConfig
 import TiltCore
+import TiltProtocol
 
 /// A reload in two steps, so it applies all or nothing: `stage` (off the loop) validates the
 /// whole new configuration and prepares every component's part — files read, indexes built,

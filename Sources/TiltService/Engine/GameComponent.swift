@@ -4,6 +4,8 @@ import Glibc
 import NIOCore
 import TiltConfig
 import TiltCore
+import TiltPlatform
+import TiltProtocol
 
 /// The tilt game: `game.*` and `history`, the `[game]` section, committing finished rounds to
 /// the store before their end is published. Loop-confined (see `Component`).
@@ -27,7 +29,14 @@ final class GameComponent: Component {
         let config = context.config.game
         // Unseeded, each run shuffles differently; `[game] seed` makes the order repeatable.
         let seed = config.seed ?? UInt64.random(in: 0...UInt64.max)
-        game = (try? TiltGame(configuration: config.rules, seed: seed)) ?? (try! TiltGame(seed: seed))
+        do {
+            game = try TiltGame(configuration: config.rules, seed: seed)
+        } catch {
+            // `Configuration` validates `[game]` with these rules' own `validate()` (GameSection), so
+            // rules that reach the engine are valid: a refusal here is a bug, not a config to replace
+            // silently with the defaults.
+            preconditionFailure("[game] rules passed the config's validation but not the game's: \(error)")
+        }
         // Without a calibrated frame the game learns one from wear (`[game] head_frame`).
         game.learnsHeadFrame = config.learnsHeadFrame
         keptFrame = KeptHeadFrame(store: context.store, logger: context.logger)

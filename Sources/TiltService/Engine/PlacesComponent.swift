@@ -3,6 +3,8 @@ import FoundationEssentials
 import Glibc
 import TiltConfig
 import TiltCore
+import TiltPlatform
+import TiltProtocol
 import TiltSensors
 
 /// Where the wearer is: the course filter, snooze, geofences (config `[[geofence]]` and the

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltConfig
 import TiltCore
+import TiltProtocol
 
 /// Quest cells: `quest.available` on entering a cell, `quest.complete`, the `[quests]`
 /// section. Loop-confined (see `Component`).

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltCore
+import TiltProtocol
 
 /// Shared rounds (docs/mqtt.md): the round of a room that several devices play is run by the
 /// room's host through `tiltd mqtt`, not by this daemon. The bridge shows this device's view

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import NIOCore
 import TiltCore
+import TiltProtocol
 
 /// A client that writes its commands and then shuts down its write side (`socat` with a pipe,
 /// `echo … | nc -U`) must still get every reply, also those answered off the loop (the store's:

@@ -5,6 +5,8 @@ import TiltCore
 
 #if canImport(Glibc)
 import Glibc
+import TiltPlatform
+import TiltProtocol
 #endif
 
 /// One connected client: what it watches, its bounded outgoing queue, and its credentials.
@@ -138,11 +140,7 @@ public final class ClientSession: RingWriter {
 
     /// The client's current watch settings, as echoed in the `watch` reply.
     public var watchState: JSONObject {
-        var o = JSONObject()
-        o["classes"] = .array(EventClass.allCases.filter { classes.contains($0) }.map { .string($0.rawValue) })
-        o["attitude_hz"] = .number(attitudeHz)
-        o["samples"] = .bool(samples)
-        return o
+        Command.Watch.state(classes: classes, attitudeHz: attitudeHz, samples: samples)
     }
 
     /// Applies a `watch` request.
@@ -290,7 +288,7 @@ public final class ClientSession: RingWriter {
     public func finishWrite(_ n: Int, error: Int32, wanted: Int) -> Bool {
         if n < 0 {
             switch error {
-            case EINTR: return true
+            case _ where SystemError.isInterruption(error): return true
             case EAGAIN: handHeadToNIO(); return false
             default:
                 // The peer is gone (EPIPE, ECONNRESET): NIO sees it too and ends the session.

@@ -4,6 +4,8 @@ import SocketWriteRing
 import TiltConfig
 import TiltCore
 import TiltLogging
+import TiltPlatform
+import TiltProtocol
 import TiltSystemd
 
 /// Receives requests from clients; implemented by the daemon, which alone changes state.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import NIOCore
 import TiltCore
+import TiltProtocol
 
 /// The hub as other threads hold it: its loop, and the hub itself only on that loop. `Hub` and
 /// its `ClientSession`s are not `Sendable`: the compiler refuses to let them leave the loop

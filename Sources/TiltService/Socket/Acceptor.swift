@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #if canImport(Glibc)
 import Glibc
+import TiltPlatform
 #endif
 
 /// Accepts connections on the listening socket, on a thread of its own.
@@ -32,7 +33,7 @@ final class Acceptor: Sendable {
             ]
             while !stop.isStopped {
                 // Blocks until a client connects or stop() writes to the pipe: no idle wake-ups.
-                guard poll(&polls, 2, -1) >= 0 || errno == EINTR else { return }
+                guard (try? Syscall.pollOnce(&polls, timeoutMilliseconds: -1)) != nil else { return }
                 if polls[1].revents != 0 { return }
                 guard polls[0].revents != 0 else { continue }
                 // Drain the backlog; EAGAIN ends it (the listening socket may be non-blocking,

@@ -2,6 +2,7 @@
 import Glibc
 import Synchronization
 import TiltCore
+import TiltProtocol
 
 /// How many socket clients may be connected at once, and how many are: the acceptor takes a
 /// slot for each connection before NIO sees it and refuses one past the cap with one line.

@@ -7,6 +7,8 @@ import NIOPosix
 import Synchronization
 import TiltConfig
 import TiltCore
+import TiltPlatform
+import TiltProtocol
 
 /// Serves the JSON-lines protocol on a Unix stream socket.
 ///
@@ -46,7 +48,7 @@ public final class SocketServer: Sendable {
                 return
                     "\(p) is in use by another running tiltd (a client connected to it); stop that one first or choose another [socket] path"
             case .notASocket(let p): return "\(p) exists and is not a socket; refusing to replace it"
-            case .system(let what, let e): return "\(what): \(String(cString: strerror(e)))"
+            case .system(let what, let e): return SystemError(what, code: e).description
             }
         }
     }
@@ -83,7 +85,7 @@ public final class SocketServer: Sendable {
         let writeFD = fcntl(fd, F_DUPFD_CLOEXEC, 0)
         guard writeFD >= 0 else {
             logger.warning(
-                "client \(id): cannot duplicate its descriptor (\(String(cString: strerror(errno)))); closed")
+                "client \(id): cannot duplicate its descriptor (\(SystemError.text(errno))); closed")
             close(fd)
             slot.release()
             return

@@ -4,6 +4,8 @@ import Glibc
 import Logging
 import TiltConfig
 import TiltCore
+import TiltPlatform
+import TiltProtocol
 
 /// The head frame the game learned from wear, kept across restarts in `head-frame.json` beside
 /// the store's database: a wearer who never calibrated need not walk and look down again after
@@ -53,7 +55,7 @@ final class KeptHeadFrame: Sendable {
                     try CalibrationFile.writeAtomically(
                         Array((JSONValue.object(frame.stateJSON).jsonText + "\n").utf8), to: path)
                 } else if unlink(path) != 0, errno != ENOENT {
-                    logger.warning("\(path): cannot remove the kept head frame: \(String(cString: strerror(errno)))")
+                    logger.warning("\(SystemError("cannot remove the kept head frame", path: path))")
                 }
             } catch {
                 logger.warning("keeping the learned head frame: \(error)")

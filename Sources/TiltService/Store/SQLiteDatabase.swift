@@ -11,9 +11,9 @@ import TiltCore
 /// 30+ MB of data into the daemon (docs/hardware.md, "Footprint"). The store needs a handful of
 /// synchronous statements on its own worker, which the C API gives directly.
 ///
-/// `@unchecked Sendable`: the connection is opened without SQLite's own mutex and only ever
-/// used inside `SQLiteQueue`'s lock, one thread at a time, which is all SQLite asks.
-final class SQLiteDatabase: @unchecked Sendable {
+/// Not `Sendable`: the connection is opened without SQLite's own mutex. `SQLiteQueue` holds it
+/// in a `Mutex`, which lends it to one thread at a time, which is all SQLite asks.
+final class SQLiteDatabase {
     private var handle: OpaquePointer?
 
     /// Opens (creating) the file; a locked database is waited for up to `busyTimeoutMs`.

@@ -2,6 +2,8 @@
 import FoundationEssentials
 import Glibc
 import TiltCore
+import TiltPlatform
+import TiltProtocol
 
 /// tiltd's persistent state in one SQLite file (WAL): finished game rounds, place visits, the
 /// credits ledger and quest cells.

@@ -2,6 +2,7 @@
 import FoundationEssentials
 import Glibc
 import TiltCore
+import TiltPlatform
 
 /// The credit ledger and the quest completions: the parts of the store whose writes must be
 /// exactly once (request ids) and whose history seeds the daemon at start.

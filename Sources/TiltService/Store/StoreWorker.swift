@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import Synchronization
 import TiltCore
+import TiltPlatform
 
 /// Runs store operations on one serial queue, off the event loop, and hands results back to
 /// the loop. SQLite commits (fsync) take milliseconds; the loop serves clients meanwhile.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import NIOConcurrencyHelpers
+import TiltPlatform
 
 /// Who may send commands from a browser: whoever typed the pairing code. The code is printed by
 /// `tiltd web` at start (and in `systemctl status`), or fixed by `[web] pairing_code`. A browser

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltCore
+import TiltProtocol
 
 /// What a browser may ask of the daemon through `tiltd web`, decided from the socket's one
 /// command catalogue (`CommandCatalogue`): a message is parsed and checked exactly as the daemon
@@ -67,7 +68,7 @@ public enum BrowserCommands {
                     Refused(
                         id, name,
                         Refusal(
-                            code: "not_allowed",
+                            code: ProtocolError.Code.notAllowed.rawValue,
                             message:
                                 "\(name) cannot be sent from a browser; allowed: \((open + pairedOnly).joined(separator: ", "))"
                         )))
@@ -77,7 +78,7 @@ public enum BrowserCommands {
                     Refused(
                         id, name,
                         Refusal(
-                            code: "not_paired",
+                            code: ProtocolError.Code.notPaired.rawValue,
                             message: "\(name) needs this browser to be paired: enter the code `tiltd web` printed")))
             }
             var fields = JSONObject()
@@ -89,10 +90,6 @@ public enum BrowserCommands {
 
     /// A reply line in the daemon's format for a refusal made here.
     public static func refusalLine(_ r: Refusal, id: JSONValue, cmd: String?) -> String {
-        let o: JSONObject = [
-            "class": "reply", "id": id, "cmd": cmd.map { .string($0) } ?? .null, "ok": false,
-            "error": .object(["code": .string(r.code), "message": .string(r.message)]),
-        ]
-        return JSONValue.object(o).jsonText
+        JSONValue.object(ProtocolError(.init(rawValue: r.code), r.message).replyObject(id: id, cmd: cmd)).jsonText
     }
 }

@@ -4,6 +4,7 @@ import Logging
 import NIOConcurrencyHelpers
 import ServiceLifecycle
 import TiltCore
+import TiltProtocol
 
 /// Between the daemon link and the browsers: forwards every daemon line unchanged, adds the web
 /// process's own `web` lines (the link's state, the map around the fix), keeps what a browser

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import TiltCore
+import TiltProtocol
 
 /// What the live view draws around the wearer, offline, without map tiles: the places within
 /// `radius` (name, category, distance, and where they lie in metres east/north of the fix) and

@@ -2,6 +2,7 @@
 import NIOConcurrencyHelpers
 import Prometheus
 import TiltCore
+import TiltProtocol
 
 /// `/metrics` in Prometheus' text format (swift-prometheus). On each scrape it asks the daemon
 /// for `stats` and mirrors the counters (the daemon owns them; they restart from zero when it

@@ -3,7 +3,7 @@ import Foundation
 import Hummingbird
 import TiltCore
 import TiltPlot
-import TiltSensors
+import TiltRecordings
 
 /// The page's recordings view: `GET /api/recordings` lists the recordings in `[web] recordings`
 /// (names only: nothing outside that directory is reachable), `GET /api/recordings/NAME/plot.svg`

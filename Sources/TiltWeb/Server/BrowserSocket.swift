@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdWebSocket
 import Logging
 import TiltCore
+import TiltProtocol
 
 /// `GET /ws`: one browser's WebSocket. Out: every daemon line the relay forwards (attitude only
 /// with `?attitude=1`), then replies to this browser's commands. In: commands as JSON objects
@@ -103,7 +104,7 @@ struct BrowserSocket: Sendable {
                 )
             }
         } catch {
-            let r = BrowserCommands.Refusal(code: "unavailable", message: "\(error)")
+            let r = BrowserCommands.Refusal(code: ProtocolError.Code.unavailable.rawValue, message: "\(error)")
             relay.hub.send(BrowserCommands.refusalLine(r, id: c.browserID, cmd: c.name), to: browser)
         }
     }

@@ -2,6 +2,7 @@
 import Foundation
 import Hummingbird
 import TiltCore
+import TiltProtocol
 
 /// `POST /pair` (body: the code, as `code=…` form data or `{"code":"…"}`) sets the session
 /// cookie; `POST /unpair` forgets it; `GET /session` says whether this browser is paired.

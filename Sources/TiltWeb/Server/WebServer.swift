@@ -8,6 +8,7 @@ import NIOCore
 import ServiceLifecycle
 import TiltConfig
 import TiltCore
+import TiltPlatform
 
 /// `tiltd web`: the daemon link, the relay and the HTTP/WebSocket server, run as one service
 /// group. Built from the same configuration file as the daemon (`[socket] path`, `[web]`, and

@@ -7,6 +7,7 @@
 //   writes identically (the codec is a fixed point after one round trip);
 // - `MonitorState` takes the line as a daemon line and `MonitorView` draws the result.
 import TiltCore
+import TiltProtocol
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzProtocol(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
@@ -29,7 +30,9 @@ public func fuzzProtocol(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
         precondition(once == twice, "round trip changed the text: \(once) -> \(twice)")
     }
 
-    var state = MonitorState(socketPath: "/run/tiltd/tiltd.sock")
+    let rules = TiltGame.Rules()
+    var state = MonitorState(
+        socketPath: "/run/tiltd/tiltd.sock", defaultThresholdsDeg: (rules.lowThresholdDeg, rules.highThresholdDeg))
     state.didConnect()
     state.apply(line: bytes)
     _ = MonitorView.screen(state, width: 100, height: 30)

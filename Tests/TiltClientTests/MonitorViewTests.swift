@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
 import TiltCore
+import TiltProtocol
 import XCTest
 
-@testable import TiltService
+@testable import TiltClient
 
 /// `tiltd monitor`'s state and screen, from fixed daemon lines (no terminal, no socket).
 final class MonitorViewTests: XCTestCase {
+    /// The game's default thresholds, as `tiltd monitor` passes them (`TiltGame.Rules`).
+    static let gameDefaults = (low: TiltGame.Rules().lowThresholdDeg, high: TiltGame.Rules().highThresholdDeg)
+
     /// A daemon session as the monitor sees it: hello (with custom thresholds), a status reply,
     /// attitude, a game decision, a fix and a gap.
     func sessionState() -> MonitorState {
-        var s = MonitorState(socketPath: "/run/tiltd/tiltd.sock")
+        var s = MonitorState(socketPath: "/run/tiltd/tiltd.sock", defaultThresholdsDeg: Self.gameDefaults)
         s.didConnect()
         let lines = [
             #"{"class":"hello","seq":0,"t_ns":1000000000,"version":"0.3.0","protocol":1,"sources":[{"source":"imu","state":"streaming","message":"replaying head.csv"}],"game":{"state":"idle","t_ns":null,"round":null,"remaining_ms":null,"score":0,"prompt":null,"config":{"mode":"absolute","low_threshold_deg":60,"high_threshold_deg":120,"low_side":"correct"}}}"#,
@@ -53,7 +57,9 @@ final class MonitorViewTests: XCTestCase {
         var s = sessionState()
         // 42 s left at t = 5 s; the attitude is at 5.5 s.
         XCTAssertEqual(s.gameTimeLeftMs, 41_500)
-        s.apply(line: Array(#"{"class":"attitude","t_ns":50000000000,"roll_deg":90,"pitch_deg":0,"yaw_deg":0}"#.utf8))
+        s.apply(
+            line: Array(
+                #"{"class":"attitude","t_ns":50000000000,"q":[1,0,0,0],"roll_deg":90,"pitch_deg":0,"yaw_deg":0}"#.utf8))
         XCTAssertEqual(s.gameTimeLeftMs, 0, "never negative")
         s.apply(
             line: Array(
@@ -161,7 +167,7 @@ final class MonitorViewTests: XCTestCase {
             "roll=90.0 pitch=-0.3 yaw=12.5 at_rest=yes gyro_bias=0.00120,-0.00030,0.00010 thresholds=60,120 "
                 + "game=waiting_for_neutral round=3 score=2 left=41.5s prompt=\"Giraffe\" fix=48.858370,2.294481 rate=59.9Hz dropped=17 dropped_all=7"
         )
-        var empty = MonitorState(socketPath: "/s")
+        var empty = MonitorState(socketPath: "/s", defaultThresholdsDeg: Self.gameDefaults)
         empty.didConnect()
         XCTAssertEqual(
             MonitorView.summary(empty), "roll=- thresholds=63,117 game=idle score=0 fix=none rate=? dropped=0")
@@ -237,7 +243,7 @@ final class MonitorViewTests: XCTestCase {
         func attitude(_ heading: String) {
             s.apply(
                 line: Array(
-                    (#"{"class":"attitude","t_ns":6000000000,"roll_deg":90,"pitch_deg":0,"yaw_deg":-61.2,"at_rest":false"#
+                    (#"{"class":"attitude","t_ns":6000000000,"q":[1,0,0,0],"roll_deg":90,"pitch_deg":0,"yaw_deg":-61.2,"at_rest":false"#
                         + heading + "}").utf8))
         }
         attitude(#","heading_deg":61.3,"true_heading_deg":66.1,"heading_source":"mag","mag_disturbed":false"#)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-import TiltCore
+import TiltPlatform
+import TiltProtocol
 
 /// What `tiltd monitor` knows about the daemon: the latest of everything it has been told.
 ///
@@ -111,10 +112,11 @@ public struct MonitorState: Sendable, Equatable {
         }
     }
 
-    /// The game's default low threshold (`TiltGame.Rules`), degrees, used until the daemon says.
-    public static let defaultLowThresholdDeg = TiltGame.Rules().lowThresholdDeg
+    /// The game's default low threshold, degrees, used until the daemon says. Given by the caller
+    /// (`tiltd monitor` passes `TiltGame.Rules`'s), so this client-side model needs no game module.
+    public let defaultLowThresholdDeg: Double
     /// The game's default high threshold, degrees, until the daemon says otherwise.
-    public static let defaultHighThresholdDeg = TiltGame.Rules().highThresholdDeg
+    public let defaultHighThresholdDeg: Double
 
     /// Where the monitor connects (shown in the title).
     public var socketPath: String
@@ -132,9 +134,9 @@ public struct MonitorState: Sendable, Equatable {
     /// The game as last seen.
     public var game = GameReading()
     /// The game's low threshold in force, degrees.
-    public var lowThresholdDeg = MonitorState.defaultLowThresholdDeg
+    public var lowThresholdDeg: Double
     /// The game's high threshold in force, degrees.
-    public var highThresholdDeg = MonitorState.defaultHighThresholdDeg
+    public var highThresholdDeg: Double
     /// The latest fix.
     public var fix: FixReading?
     /// Sources in the order first reported.
@@ -154,7 +156,13 @@ public struct MonitorState: Sendable, Equatable {
     public var badLines = 0
 
     /// A fresh state for the monitor of `socketPath`.
-    public init(socketPath: String) { self.socketPath = socketPath }
+    public init(socketPath: String, defaultThresholdsDeg: (low: Double, high: Double)) {
+        self.socketPath = socketPath
+        defaultLowThresholdDeg = defaultThresholdsDeg.low
+        defaultHighThresholdDeg = defaultThresholdsDeg.high
+        lowThresholdDeg = defaultThresholdsDeg.low
+        highThresholdDeg = defaultThresholdsDeg.high
+    }
 
     /// Records a successful connect; readings from the previous connection stay on screen
     /// until the daemon's `hello` replaces them.
@@ -172,36 +180,34 @@ public struct MonitorState: Sendable, Equatable {
 
     /// Applies one line from the daemon (without its newline).
     public mutating func apply(line: some Collection<UInt8>) {
-        guard let v = try? JSONParser.parse(line), case .object(let o) = v else { badLines += 1; return }
-        apply(o)
+        guard let l = DaemonLine(bytes: line) else { badLines += 1; return }
+        apply(l)
     }
 
-    /// Applies one parsed line from the daemon.
-    public mutating func apply(_ o: JSONObject) {
-        switch o["class"]?.stringValue {
-        case "hello":
+    /// Applies one line from the daemon, read with the protocol's typed bodies (`DaemonLine.body`):
+    /// a line whose required fields are missing or mistyped (`malformed`) changes nothing.
+    public mutating func apply(_ line: DaemonLine) {
+        switch line.body {
+        case .hello(let h):
             forgetDaemonReadings()
-            daemonVersion = o["version"]?.stringValue
-            applySources(o["sources"])
-            if let g = o["game"]?.objectValue { applyGameSnapshot(g) }
-            if let f = o["fix"]?.objectValue { applyFix(f) }
-        case "attitude":
-            applyAttitude(o)
-        case "game":
-            applyGame(o)
-        case "fix":
-            applyFix(o)
-        case "status":
-            if let s = o["source"]?.stringValue {
-                setSource(
-                    SourceReading(
-                        source: s, state: o["state"]?.stringValue ?? "?", message: o["message"]?.stringValue ?? ""))
-            }
-        case "gap":
+            daemonVersion = h.version
+            applySources(h.sources)
+            if let g = h.fields["game"]?.objectValue { applyGameSnapshot(g) }
+            if let f = h.fields["fix"]?.objectValue.flatMap(FixBody.init) { applyFix(f) }
+        case .attitude(let a):
+            applyAttitude(a, t: line.tNs)
+        case .event(.game, _):
+            // A game line's fields depend on its kind (docs/game.md): read from the line.
+            applyGame(line.object)
+        case .fix(let f):
+            applyFix(f)
+        case .status(let s):
+            setSource(SourceReading(source: s.source, state: s.state, message: s.message))
+        case .gap(let dropped):
             gapEvents += 1
-            gapDropped += o["dropped"]?.intValue ?? 0
-        case "reply":
-            if o["cmd"]?.stringValue == "status", o["ok"]?.boolValue == true { applyStatusReply(o) }
+            gapDropped += Int64(dropped)
+        case .reply(let r):
+            if r.cmd == "status", r.ok { applyStatusReply(r.fields) }
         default:
             break
         }
@@ -214,8 +220,8 @@ public struct MonitorState: Sendable, Equatable {
         daemonVersion = nil
         attitude = nil
         game = GameReading()
-        lowThresholdDeg = Self.defaultLowThresholdDeg
-        highThresholdDeg = Self.defaultHighThresholdDeg
+        lowThresholdDeg = defaultLowThresholdDeg
+        highThresholdDeg = defaultHighThresholdDeg
         fix = nil
         sources = []
         sampleRateHz = nil
@@ -223,14 +229,11 @@ public struct MonitorState: Sendable, Equatable {
         droppedLinesAllClients = nil
     }
 
-    mutating func applyAttitude(_ o: JSONObject) {
-        guard let r = o["roll_deg"]?.doubleValue, let p = o["pitch_deg"]?.doubleValue else { return }
+    mutating func applyAttitude(_ a: AttitudeBody, t: Nanoseconds?) {
         attitude = AttitudeReading(
-            t: o["t_ns"]?.intValue, rollDeg: r, pitchDeg: p, yawDeg: o["yaw_deg"]?.doubleValue,
-            atRest: o["at_rest"]?.boolValue,
-            gyroBias: o["gyro_bias"]?.arrayValue?.compactMap(\.doubleValue),
-            headingDeg: o["heading_deg"]?.doubleValue, trueHeadingDeg: o["true_heading_deg"]?.doubleValue,
-            headingSource: o["heading_source"]?.stringValue, magDisturbed: o["mag_disturbed"]?.boolValue)
+            t: t, rollDeg: a.rollDeg, pitchDeg: a.pitchDeg, yawDeg: a.yawDeg, atRest: a.atRest,
+            gyroBias: a.gyroBias.map { [$0.x, $0.y, $0.z] }, headingDeg: a.headingDeg,
+            trueHeadingDeg: a.trueHeadingDeg, headingSource: a.headingSource?.rawValue, magDisturbed: a.magDisturbed)
     }
 
     /// A `game` event: the common fields every kind carries.
@@ -272,22 +275,13 @@ public struct MonitorState: Sendable, Equatable {
         if let s = c["low_side"]?.stringValue { game.lowSide = s }
     }
 
-    mutating func applyFix(_ o: JSONObject) {
+    mutating func applyFix(_ f: FixBody) {
         fix = FixReading(
-            mode: o["mode"]?.intValue ?? 0,
-            lat: o["lat"]?.doubleValue, lon: o["lon"]?.doubleValue,
-            speedMps: (o["speed_mps"] ?? o["speed"])?.doubleValue,
-            trackDeg: (o["track_deg"] ?? o["track"])?.doubleValue,
-            altM: (o["alt_m"] ?? o["alt"])?.doubleValue)
+            mode: Int64(f.mode), lat: f.lat, lon: f.lon, speedMps: f.speedMps, trackDeg: f.trackDeg, altM: f.altM)
     }
 
-    mutating func applySources(_ v: JSONValue?) {
-        for s in v?.arrayValue ?? [] {
-            guard let name = s["source"]?.stringValue else { continue }
-            setSource(
-                SourceReading(
-                    source: name, state: s["state"]?.stringValue ?? "?", message: s["message"]?.stringValue ?? ""))
-        }
+    mutating func applySources(_ sources: [StatusBody]) {
+        for s in sources { setSource(SourceReading(source: s.source, state: s.state, message: s.message)) }
     }
 
     mutating func setSource(_ r: SourceReading) {
@@ -299,9 +293,9 @@ public struct MonitorState: Sendable, Equatable {
         clients = o["clients"]?.intValue ?? clients
         droppedLinesAllClients = o["dropped_lines"]?.intValue ?? droppedLinesAllClients
         daemonVersion = o["version"]?.stringValue ?? daemonVersion
-        applySources(o["sources"])
+        applySources((o["sources"]?.arrayValue ?? []).compactMap { $0.objectValue.flatMap(StatusBody.init) })
         if let g = o["game"]?.objectValue { applyGameSnapshot(g) }
-        if let f = o["fix"]?.objectValue { applyFix(f) }
+        if let f = o["fix"]?.objectValue.flatMap(FixBody.init) { applyFix(f) }
     }
 
     /// Time left in the round now: the last report counted down by the sample time since.

@@ -6,6 +6,7 @@ import Logging
 import Synchronization
 import TiltConfig
 import TiltCore
+import TiltPlatform
 
 /// When to save the gyro bias the estimator learns at rest (`[calibration] persist_*`).
 ///

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltCore
+import TiltPlatform
 
 /// Reads the track points of a GPX 1.1 (or 1.0) file as fixes.
 ///

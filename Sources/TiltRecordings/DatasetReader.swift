@@ -3,6 +3,7 @@ import CZlib
 import FoundationEssentials
 import Glibc
 import TiltCore
+import TiltPlatform
 
 /// Reads IMU samples from a file: the project's recording CSV or a BROAD dataset CSV, either of
 /// them plain or gzip-compressed (detected by content, not by name).
@@ -208,7 +209,7 @@ public enum DatasetReader {
     /// Decompresses with zlib (Debian's zlib1g, through the CZlib module).
     private static func gunzip(path: String) throws(ReadError) -> Data {
         guard let gz = gzopen(path, "rb") else {
-            throw ReadError(path: path, line: nil, message: "cannot open: \(String(cString: strerror(errno)))")
+            throw ReadError(path: path, line: nil, message: SystemError("cannot open").reason)
         }
         defer { gzclose(gz) }
         var out = Data()

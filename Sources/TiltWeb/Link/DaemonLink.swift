@@ -5,6 +5,7 @@ import NIOCore
 import ServiceLifecycle
 import TiltClient
 import TiltCore
+import TiltProtocol
 
 /// The web process's connection to the daemon's socket, as a service of its group: a
 /// `DaemonClient` (framing, id-matched replies, `watch`, reconnect with backoff) whose events
@@ -69,7 +70,8 @@ public final class DaemonLink: Service, Sendable {
     public func run() async throws {
         // The default stream has every class the pages draw; only the attitude rate is ours.
         var o = DaemonClient.Options(
-            socketPath: options.socketPath, idPrefix: "web-", watch: ["attitude_hz": .number(options.attitudeHz)])
+            socketPath: options.socketPath, idPrefix: "web-",
+            watch: Command.Watch(attitudeHz: options.attitudeHz).fields)
         o.requestTimeout = options.commandTimeout
         o.minRetry = options.minRetry
         o.maxRetry = options.maxRetry

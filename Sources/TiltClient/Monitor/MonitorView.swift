@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-import TiltCore
+import TiltPlatform
+import TiltProtocol
 
 /// Turns a `MonitorState` into text: the full-screen view of `tiltd monitor` and the one-line
 /// summary it prints when stdout is not a terminal.
