@@ -263,7 +263,8 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]),
         .testTarget(
-            name: "TiltBridgeTests", dependencies: ["TiltBridge", "TiltCore", "TiltConfig", "TiltService", "TiltProtocol"]),
+            name: "TiltBridgeTests",
+            dependencies: ["TiltBridge", "TiltCore", "TiltConfig", "TiltService", "TiltProtocol"]),
         // The config file's declarations, parser, docs and example, without the daemon.
         .testTarget(
             name: "TiltConfigTests", dependencies: ["TiltConfig", "TiltCore", "TestSupport"], exclude: ["Fixtures"]),
