@@ -31,7 +31,7 @@ extension CalibrateGyro {
         if e == ENOENT || e == ECONNREFUSED || e == ENOTDIR { return nil }
         throw ValidationFailure(
             message:
-                "tiltd calibrate gyro: the daemon's socket \(path) is there but cannot be used (\(String(cString: strerror(e)))): "
+                "tiltd calibrate gyro: the daemon's socket \(path) is there but cannot be used (\(SystemError.text(e)))): "
                 + "the running daemon holds the IMU, so the daemon measures; run this as root (sudo) or as a member of group tiltd"
         )
     }
