@@ -1,5 +1,4 @@
 // SPDX-License-Identifier: Apache-2.0
-import TiltCore
 import TiltPlatform
 
 /// How many lines one log statement may write in a time window before its repeats are only counted.
