@@ -166,10 +166,11 @@ public enum CommandCatalogue {
                     outOfRange: .invalidRoundLength)
             ],
             reply: [ReplyField("round", "the round's number"), ReplyField("deck_size", "prompts in its deck")],
-            errors: [.invalidRoundLength, .deckUnavailable]),
+            errors: [.roundInProgress, .invalidRoundLength, .deckUnavailable]),
         CommandSpec(
             "room.stop", "ends the room's running round for everyone (its host only)", trust: .trusted,
-            reply: [ReplyField("round", "the round stopped"), ReplyField("deck_size", "prompts in its deck")]),
+            reply: [ReplyField("round", "the round stopped"), ReplyField("deck_size", "prompts in its deck")],
+            errors: [.notRunning]),
         CommandSpec(
             "room.restart", "stops the room's running round and starts a new one (its host only)", trust: .trusted,
             arguments: [
@@ -232,6 +233,14 @@ public enum CommandCatalogue {
             "| command | trust | arguments | reply fields | errors besides the common ones | what |",
             "|---|---|---|---|---|---|",
         ] + commands.map(\.markdownRow)).joined(separator: "\n")
+    }
+
+    /// The room's command table of docs/mqtt.md, exactly.
+    public static var roomMarkdownTable: String {
+        ([
+            "| command | arguments | reply fields | errors besides the common ones | what |",
+            "|---|---|---|---|---|",
+        ] + roomCommands.map { $0.markdownRow(trust: false) }).joined(separator: "\n")
     }
 
     /// The error-code table of docs/protocol.md, exactly.

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+import TestSupport
 import TiltProtocol
 import XCTest
 
@@ -60,5 +61,18 @@ final class RoomCatalogueTests: XCTestCase {
             XCTAssertTrue(spec.name.hasPrefix("room."))
             for code in spec.errors { XCTAssertTrue(known.contains(code), "\(spec.name): \(code.rawValue)") }
         }
+    }
+}
+
+/// docs/mqtt.md's table of the room's commands is the catalogue's.
+final class RoomCatalogueDocTests: XCTestCase {
+    func testRoomTableIsTheCatalogue() throws {
+        let text = try String(contentsOfFile: "\(repositoryRoot)/docs/mqtt.md", encoding: .utf8)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let start = try XCTUnwrap(lines.firstIndex(of: "### Room commands"), "docs/mqtt.md has no \"### Room commands\"")
+        let rows = lines[(start + 1)...].drop { !$0.hasPrefix("|") }.prefix { $0.hasPrefix("|") }
+        XCTAssertEqual(
+            rows.joined(separator: "\n"), CommandCatalogue.roomMarkdownTable,
+            "docs/mqtt.md's room table differs from the catalogue; the table:\n\(CommandCatalogue.roomMarkdownTable)")
     }
 }
