@@ -190,6 +190,7 @@ public enum CommandCatalogue {
     public static let roundSecondsRange: ClosedRange<Double> = 5...3600
     /// `roundSecondsRange` as messages write it: "5…3600".
     public static var roundSecondsText: String {
+        // bounded: the range is the constant above, whole seconds.
         "\(Int64(roundSecondsRange.lowerBound))…\(Int64(roundSecondsRange.upperBound))"
     }
 

@@ -129,6 +129,7 @@ public struct CommandSpec: Sendable {
             arguments.isEmpty ? "—" : arguments.map { "\(code($0.name)) (\($0.typeText))" }.joined(separator: ", ")
         let reply = reply.isEmpty ? "—" : reply.map { code($0.name) }.joined(separator: ", ")
         let errs = errors.isEmpty ? "—" : errors.map { code($0.rawValue) }.joined(separator: ", ")
-        return "| \(code(name)) |" + (withTrust ? " \(trust.rawValue) |" : "") + " \(args) | \(reply) | \(errs) | \(summary) |"
+        return "| \(code(name)) |" + (withTrust ? " \(trust.rawValue) |" : "")
+            + " \(args) | \(reply) | \(errs) | \(summary) |"
     }
 }

@@ -102,7 +102,8 @@ public struct GameBody: Sendable, Equatable {
             Key.roundSeconds: typed(["number"], "round_started: the round's length, s"),
             Key.deck: typed(["string"], "round_started: the deck's name"),
             Key.deckSize: typed(["integer"], "round_started: the deck's distinct prompts"),
-            Key.reason: typed(["string", "null"], "neutral_rejected, orientation_suspect: why (shared: why the round ended)"),
+            Key.reason: typed(
+                ["string", "null"], "neutral_rejected, orientation_suspect: why (shared: why the round ended)"),
             Key.decisionMs: typed(["integer", "null"], "correct, skip: ms from the prompt to the answer"),
             Key.gesture: typed(["string"], "correct, skip with nod gestures: the gesture that answered"),
             Key.result: typed(["object", "null"], "round_ended, stopped: the round's result"),

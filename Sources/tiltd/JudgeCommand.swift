@@ -63,7 +63,8 @@ struct Judge: ParsableCommand {
         }
         if let r = roundS {
             guard TiltGame.Rules.roundSecondsRange.contains(r) else {
-                throw ValidationFailure(message: "tiltd judge: --round-s must be within \(CommandCatalogue.roundSecondsText)")
+                throw ValidationFailure(
+                    message: "tiltd judge: --round-s must be within \(CommandCatalogue.roundSecondsText)")
             }
             options.roundSeconds = r
         }

@@ -69,7 +69,8 @@ final class RoomCatalogueDocTests: XCTestCase {
     func testRoomTableIsTheCatalogue() throws {
         let text = try String(contentsOfFile: "\(repositoryRoot)/docs/mqtt.md", encoding: .utf8)
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        let start = try XCTUnwrap(lines.firstIndex(of: "### Room commands"), "docs/mqtt.md has no \"### Room commands\"")
+        let start = try XCTUnwrap(
+            lines.firstIndex(of: "### Room commands"), "docs/mqtt.md has no \"### Room commands\"")
         let rows = lines[(start + 1)...].drop { !$0.hasPrefix("|") }.prefix { $0.hasPrefix("|") }
         XCTAssertEqual(
             rows.joined(separator: "\n"), CommandCatalogue.roomMarkdownTable,

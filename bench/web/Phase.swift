@@ -130,7 +130,9 @@ struct Phase {
         let done = NIOLockedValueBox(false)
         let reader = Thread {
             while !done.withLockedValue({ $0 }) {
-                guard let text = try? watcher.readLine(timeout: 0.5), let line = DaemonLine(text: text) else { continue }
+                guard let text = try? watcher.readLine(timeout: 0.5), let line = DaemonLine(text: text) else {
+                    continue
+                }
                 let now = wallMillis()
                 switch line.body {
                 case .game(let g):
