@@ -8,7 +8,9 @@ import XCTest
 /// (`AnswerLimits.gaitSettleSeconds`), and the stride's sway about the vertical not taken for a
 /// shake (`AnswerLimits.gaitShakeSwingSeconds`), a shake that stands out of it twice
 /// (`AnswerLimits.gaitShakePeakRatio`), and a gait kept for a moment when the steps' rhythm breaks
-/// (`ActivityTracker.onFoot`).
+/// (`ActivityTracker.onFoot`). These are the hand-set rules' checks (`AnswerLimits.classifier`
+/// nil, `AnswerLimits.handSet`): the synthetic run here is a pure sinusoid, which the trained
+/// classifier — judged on real walks and runs (bench/gestures) — was never shown.
 final class GaitPromptTests: XCTestCase {
     /// A nod vocabulary round at a run (2.8 steps/s landing at ±6 m/s², the head bobbing at 35 °/s
     /// about the ear-to-ear axis: never under `still_dps` for the 0.2 s a prompt waits for), with
@@ -17,7 +19,7 @@ final class GaitPromptTests: XCTestCase {
     /// vertical at `swayDps` (peak).
     static func runningRound(
         nods: [(at: Double, cycles: Int)] = [], shakes: [(at: Double, swings: Int, halfSwing: Double)] = [],
-        seconds: Double, swayDps: Double = 0, shakeDps: Double = 120, limits: AnswerLimits = AnswerLimits()
+        seconds: Double, swayDps: Double = 0, shakeDps: Double = 120, limits: AnswerLimits = .handSet
     ) throws -> (events: [GameEvent], game: TiltGame, decidedAt: [Double]) {
         var game = try TiltGame(configuration: .absoluteMode)
         game.limits = limits
@@ -57,7 +59,7 @@ final class GaitPromptTests: XCTestCase {
         let prompts = played.events.filter { $0.kind == .prompt }
         XCTAssertEqual(prompts.count, 2, "\(GamePlay.kinds(played.events))")
         // Waiting for a still head instead (the rule off): no second prompt on a run.
-        var waiting = AnswerLimits()
+        var waiting = AnswerLimits.handSet
         waiting.gaitSettleSeconds = 0
         let before = try Self.runningRound(nods: [(8, 2)], seconds: 12, limits: waiting)
         XCTAssertEqual(GamePlay.decisions(before.events), ["correct"])
@@ -82,7 +84,7 @@ final class GaitPromptTests: XCTestCase {
         let shake = try Self.runningRound(shakes: [(8, 5, 0.15)], seconds: 11)
         XCTAssertEqual(GamePlay.decisions(shake.events), ["skip"], "\(GamePlay.kinds(shake.events))")
         // Without the limit the sway answered.
-        var open = AnswerLimits()
+        var open = AnswerLimits.handSet
         open.gaitShakeSwingSeconds = 0
         let before = try Self.runningRound(shakes: [(8, 4, 0.35)], seconds: 11, limits: open)
         XCTAssertEqual(GamePlay.decisions(before.events), ["skip"], "\(GamePlay.kinds(before.events))")
@@ -95,7 +97,7 @@ final class GaitPromptTests: XCTestCase {
         let played = try Self.runningRound(shakes: [(8, 5, 0.15)], seconds: 11, swayDps: 38, shakeDps: 65)
         XCTAssertEqual(played.game.activity, .running)
         XCTAssertEqual(GamePlay.decisions(played.events), ["skip"], "\(GamePlay.kinds(played.events))")
-        var three = AnswerLimits()
+        var three = AnswerLimits.handSet
         three.gaitShakePeakRatio = 3
         let before = try Self.runningRound(
             shakes: [(8, 5, 0.15)], seconds: 11, swayDps: 38, shakeDps: 65, limits: three)
@@ -121,5 +123,14 @@ final class GaitPromptTests: XCTestCase {
             accel: { _ in Vector3(0, 0, 9.81) })
         XCTAssertNotEqual(tracker.activity, .walking)
         XCTAssertFalse(tracker.onFoot(at: t9 + 4_500_000_000))
+    }
+}
+
+extension AnswerLimits {
+    /// The hand-set rules alone, without the trained classifier (the bench's "rules" rows).
+    static var handSet: AnswerLimits {
+        var l = AnswerLimits()
+        l.classifier = nil
+        return l
     }
 }

@@ -77,6 +77,18 @@ public struct AnswerLimits: Sendable, Equatable {
     /// detector's gestures instead, as before the classifier (the bench's "rules" rows).
     public var classifier: GestureClassifier? = .trained
 
+    /// A candidate whose motion repeats what the head did a whole number of strides before it
+    /// (`GestureFeatures` "stride_match" under this: 0 = the same, 1 = nothing alike) is the
+    /// gait, whatever the classifier says. The trees learned from real walks, whose bob never
+    /// repeats exactly, and scored a perfectly regular bob (a clean gait, a synthetic one) as
+    /// nods; a nod or shake played onto a walk keeps 0.49 or more in 99 % of cases.
+    public var strideRepeatMax = 0.25
+
+    /// With the classifier, no nod or shake answers whose fastest half-swing is under this, °/s:
+    /// a gentle player's nod peaks at 50 °/s (half the head-gestures logs' swing and rate: 99 % at
+    /// 30 °/s or more), and the loose detector reads swings from 20 °/s — a head rocking to music.
+    public var minClassifiedPeakDps = 30.0
+
     /// The defaults.
     public init() {}
 

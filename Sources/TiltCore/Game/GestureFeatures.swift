@@ -22,18 +22,21 @@ public struct GestureFeatures: Sendable, Equatable {
     /// The names of `inputs`.
     public static let inputNames = [
         "nod", "cycles", "log_peak", "log_amplitude", "swing_s", "log_peak_over_bg", "log_rms_over_bg",
-        "log_other_over_own", "log_roll_over_own", "log_bg_own", "log_bg_other", "bg_accel_sd", "accel_sd",
-        "stride_residual", "bg_own_periodicity", "bg_accel_periodicity", "run_swings", "stride_match", "period_s",
+        "log_other_over_own", "log_roll_over_own", "log_bg_own", "log_bg_other", "stride_residual",
+        "bg_own_periodicity", "run_swings", "stride_match", "period_s",
     ]
     /// What `GestureClassifier` judges: the values as ratios and logarithms (rates in °/s, +1 so
-    /// a still head's background does not divide by zero), counts and residuals capped.
+    /// a still head's background does not divide by zero), counts and residuals capped. The
+    /// accelerometer's values are left out: judged without them, leave-one-person-out, the trees
+    /// answered as many gestures with fewer false decisions, and a game fed no accelerometer (or a
+    /// noiseless one) is not judged on numbers it never had (docs/dev/game-everyday.md).
     public var inputs: [Double] {
         let v = values
         func log(_ x: Double) -> Double { Glibc.log(max(x, 1e-3)) }
         return [
             v[0], min(v[1], 4), log(v[2]), log(v[3]), v[4], log(v[2] / (v[8] + 1)), log(v[5] / (v[8] + 1)),
-            log((v[6] + 1) / (v[5] + 1)), log((v[7] + 1) / (v[5] + 1)), log(v[8] + 1), log(v[9] + 1), v[10], v[11],
-            min(v[12], 5), v[13], v[14], min(v[15], 8), v[16], v[17],
+            log((v[6] + 1) / (v[5] + 1)), log((v[7] + 1) / (v[5] + 1)), log(v[8] + 1), log(v[9] + 1),
+            min(v[12], 5), v[13], min(v[15], 8), v[16], v[17],
         ]
     }
     /// The value called `name` (nan when there is no such name).
@@ -46,6 +49,9 @@ extension RateHistory {
     /// The longest stretch of a run of swings the features read, ns (a five-swing shake or a
     /// two-cycle nod of the head-gestures logs takes 0.8–1.6 s).
     static let longestSpanNs: Nanoseconds = 2_500_000_000
+    /// The least history before a gesture for its features, ns: a game begun as the daemon
+    /// starts judges its first answers against a shorter background than the 3 s it is trained on.
+    static let shortestBackgroundNs: Nanoseconds = 500_000_000
     /// How long before a gesture its background is read, ns (the same 3 s as `GaitBackground`).
     static let backgroundNs: Nanoseconds = 3_000_000_000
     /// The lags tried for the stride (a step of a run to a slow stride), in 10 ms grid steps.
@@ -54,7 +60,7 @@ extension RateHistory {
     static let longestLag = 130
 
     /// The features of `g` (a cycle the detector just reported), or nil when the history does not
-    /// reach back over its background yet. The background is the 3 s before the gesture, but
+    /// reach `shortestBackgroundNs` before it yet. The background is the 3 s before the gesture, but
     /// not before `notBefore`: the game passes the end of the last answer's debounce, so a
     /// player answering prompt after prompt is not judged against their own previous nod (a
     /// background full of nods looks like a gait, and the head-gestures logs' nodders lost 68 of
@@ -64,7 +70,7 @@ extension RateHistory {
         // `longestSpanNs` at most: a head nodding on and on makes one run of a minute.
         let runStart = min(g.start, g.runStart > 0 ? g.runStart : g.start)
         let start = max(runStart, min(g.start, g.end - Self.longestSpanNs))
-        guard let oldest, g.end > start, oldest <= start - Self.backgroundNs else { return nil }
+        guard let oldest, g.end > start, oldest <= start - Self.shortestBackgroundNs else { return nil }
         let lead = Self.referenceReachNs
         let all = grid(from: start - Self.backgroundNs - lead, to: g.end)
         guard let first = all.firstIndex(where: { $0.t >= start }), all.count - first >= 3 else { return nil }
@@ -89,7 +95,11 @@ extension RateHistory {
         let swings = max(2, (Double(g.runSwings) * spanSeconds / max(1, runSeconds)).rounded())
         // The stride's reference lies before the background; none for a background cut short.
         let cut = notBefore > start - Self.backgroundNs
-        let match = Self.strideMatch(all.map(own), from: first, period: cut ? nil : Self.period(background.map(own)))
+        let period = cut ? nil : Self.period(background.map(own))
+        let match = Self.strideMatch(all.map(own), from: first, period: period)
+        // A gait whose stride the history does not reach back over yet (the first seconds of a
+        // daemon): not judged until it does, rather than taken for "nothing alike".
+        if let period, match.value == 1, first < period * max(1, (all.count - first + period - 1) / period) { return nil }
         let values: [Double] = [
             nod ? 1 : 0, Double(g.cycle), g.peakDps, g.amplitudeDeg, Double(g.end - start) * 1e-9 / swings,
             rms(span, own), rms(span, other), rms(span, roll), rms(background, own), rms(background, other),
@@ -125,7 +135,7 @@ extension RateHistory {
     }
 
     /// How far back the history must reach before a gesture's background for `strideMatch`, ns.
-    static let referenceReachNs: Nanoseconds = 2_600_000_000
+    static let referenceReachNs: Nanoseconds = longestSpanNs + Nanoseconds(longestLag) * binNs
 
     /// How unlike the same phase of the gait a whole number of strides earlier the candidate is:
     /// the energy of (rate − rate `lag` before) over the energy of both, where `lag` is the

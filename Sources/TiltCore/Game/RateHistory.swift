@@ -16,9 +16,9 @@ public struct RateHistory: Sendable {
         var accel: Double
     }
     static let binNs: Nanoseconds = 10_000_000
-    /// How far back the ring reaches, s: the features look 3 s before a gesture of up to ~2.5 s
-    /// and 1.3 s further back for the stride.
-    static let seconds = 8.0
+    /// How far back the ring reaches, s: the features read a gesture of up to 2.5 s, the 3 s
+    /// before it, and for the stride's reference up to 2.5 + 1.3 s further back.
+    static let seconds = 10.0
     static let capacity = Int(seconds * 1e9) / Int(binNs)
 
     private var ring: [Bin]

@@ -122,6 +122,9 @@ extension TiltGame {
                     guard c.gesture.start >= countFrom else { return nil }
                     let need = c.gesture.kind == .nod ? limits.nodCycles : limits.shakeCycles
                     guard c.gesture.cycle >= need else { return nil }
+                    guard c.gesture.peakDps >= limits.minClassifiedPeakDps,
+                        !(c.features["stride_match"] < limits.strideRepeatMax)
+                    else { return nil }
                     let p = classifier.probability(c.features.inputs)
                     return p >= classifier.accept ? (c.gesture, p) : nil
                 }

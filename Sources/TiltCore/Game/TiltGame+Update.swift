@@ -91,7 +91,7 @@ extension TiltGame {
             t: a.t, rate: w, up: TiltMeter.upInSensor(q), frame: frameKnown ? frame : nil, accel: accel?.norm,
             minCycles: min(limits.nodCycles, limits.shakeCycles),
             wanted: limits.classifier != nil && phase == .prompt && round?.gestures == .nod,
-            backgroundFrom: answeredUntil)
+            backgroundFrom: .min)
         // Repeated nods or shakes read as steps in part: the learner drops the window they are in.
         if !found.isEmpty { learner.dropWindow(); lastGestureRead = a.t }
         if abs(yawRate) >= Self.maxTurnDuringTilt { lastTurn = a.t }
