@@ -282,7 +282,8 @@ let package = Package(
                 "TiltCore", "TiltConfig", "TiltPlatform", "FakeHardware", "TestSupport", "BrowserSupport",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
-            ]),
+            ],
+            exclude: ["Fixtures"]),
         // tiltd web's parts without a daemon: pairing, origins, rate limits, commands, plots, metrics.
         .testTarget(
             name: "TiltWebTests",

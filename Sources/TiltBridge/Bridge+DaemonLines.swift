@@ -11,19 +11,17 @@ extension Bridge {
     /// One line from the daemon (replies to the bridge's own requests come as their results).
     func line(_ l: DaemonLine, now: Int64) {
         guard let cls = l.cls else { return }  // a newer daemon's class: not published
-        let o = l.object
         let raw = Array(l.text.utf8)
         let name = cls.rawValue
         switch cls {
         case .hello:
             // The sources' current states, as the status lines a subscriber would have seen.
-            for src in o["sources"]?.arrayValue ?? [] {
-                guard let so = src.objectValue, let name = so["source"]?.stringValue, RoomState.isValidID(name) else {
-                    continue
-                }
+            guard case .hello(let hello) = l.body else { return }
+            for source in hello.sources where RoomState.isValidID(source.source) {
+                let name = source.source
                 var line: JSONObject = ["class": "status"]
-                if let t = o["t_ns"] { line["t_ns"] = t }
-                for (k, v) in so.entries { line[k] = v }
+                if let t = l.tNs { line["t_ns"] = .int(t) }
+                for (k, v) in source.object.entries { line[k] = v }
                 send(
                     OutgoingMessage(
                         topic: topics.status(source: name), payload: bytes(line), qos: qos("status"), retain: true))
@@ -48,7 +46,7 @@ extension Bridge {
             send(
                 OutgoingMessage(
                     topic: topics.events(name), payload: raw, qos: qos(name), retain: cls == .credit || cls == .game))
-            if let (isGame, payload) = Discovery.eventPayload(o) {
+            if let (isGame, payload) = Discovery.eventPayload(l) {
                 send(
                     OutgoingMessage(
                         topic: isGame ? topics.gameDecisionEvent : topics.placeEvent, payload: payload, qos: qos(name),

@@ -260,7 +260,7 @@ public final class Bridge {
     private func command(_ payload: [UInt8], now: Int64) {
         switch gate.check(payload) {
         case .refuse(let reply):
-            logger.notice("refused a command on \(topics.command): \(reply["error"]?["message"]?.stringValue ?? "")")
+            logger.notice("refused a command on \(topics.command): \(ReplyBody(reply)?.error?.message ?? "")")
             publishReply(reply)
         case .bridge(let cmd, let id, let fields):
             let reply =

@@ -74,7 +74,7 @@ extension DaemonClient {
             onEvent(.unparsable(String(buffer: buffer)))
             return
         }
-        if line.cls == .reply, let id = line["id"]?.stringValue, id.hasPrefix(options.idPrefix),
+        if let id = line.replyID?.stringValue, id.hasPrefix(options.idPrefix),
             let w = state.value.pending.removeValue(forKey: id)
         {
             w.timer.cancel()

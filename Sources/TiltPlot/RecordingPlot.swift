@@ -66,7 +66,9 @@ public struct RecordingPlot {
                 // One long round from the first sample (rounds last at most an hour: start another).
                 let left = (Double(samples.last!.t) - Double(s.t)) * 1e-9
                 if left >= 1 {
-                    _ = try game.start(at: s.t, roundSeconds: min(3600, max(5, left + 1)), deck: Self.deck)
+                    let range = TiltGame.Rules.roundSecondsRange
+                    _ = try game.start(
+                        at: s.t, roundSeconds: min(range.upperBound, max(range.lowerBound, left + 1)), deck: Self.deck)
                     roundStart = s.t
                 }
             }

@@ -15,7 +15,9 @@ public struct Command: Sendable, Equatable {
 
     /// The catalogue entry.
     public var spec: CommandSpec {
-        guard let s = CommandCatalogue.spec(name) else { preconditionFailure("\(name) is not in CommandCatalogue") }
+        guard let s = CommandCatalogue.spec(name, for: .bridge) else {
+            preconditionFailure("\(name) is not in CommandCatalogue")
+        }
         return s
     }
 
@@ -114,9 +116,21 @@ public struct Request: Sendable, Equatable {
     /// Why an id was refused.
     public static let invalidIDMessage = "id must be a number or a string of at most \(maxIDLength) bytes"
 
-    /// Parses one line (without its newline). On failure returns the error and whatever id could
-    /// be read, so the error reply still echoes it.
-    public static func parse<C: Collection>(_ line: C) -> Result<Request, RequestError> where C.Element == UInt8 {
+    /// Parses one line (without its newline) as `listener` reads it (the daemon's commands, or
+    /// the bridge's with the room's). On failure returns the error and whatever id could be read,
+    /// so the error reply still echoes it.
+    public static func parse<C: Collection>(
+        _ line: C, serving listener: CommandCatalogue.Listener = .daemon
+    ) -> Result<Request, RequestError> where C.Element == UInt8 {
+        parseHead(line, serving: listener).flatMap { $0.request() }
+    }
+
+    /// Parses one line up to its command, without checking the arguments: for a listener that
+    /// decides on the command first (the bridge's `[mqtt] allowed_commands`, before the
+    /// arguments, as the daemon's trust check does).
+    public static func parseHead<C: Collection>(
+        _ line: C, serving listener: CommandCatalogue.Listener = .daemon
+    ) -> Result<Head, RequestError> where C.Element == UInt8 {
         let value: JSONValue
         do {
             value = try JSONParser.parse(line)
@@ -140,17 +154,32 @@ public struct Request: Sendable, Equatable {
             return .failure(
                 RequestError(id: id, cmd: nil, error: ProtocolError(.badArgument, "\"cmd\" must be a string")))
         }
-        guard let spec = CommandCatalogue.spec(cmd) else {
-            let known = CommandCatalogue.names.joined(separator: ", ")
+        guard let spec = CommandCatalogue.spec(cmd, for: listener) else {
+            let known = listener.commands.map(\.name).joined(separator: ", ")
             return .failure(
                 RequestError(
                     id: id, cmd: nil,
                     error: ProtocolError(.unknownCommand, "unknown command \"\(cmd.prefix(64))\"; known: \(known)")))
         }
-        do {
-            return .success(Request(id: id, command: try check(o, against: spec)))
-        } catch {
-            return .failure(RequestError(id: id, cmd: cmd, error: error))
+        return .success(Head(id: id, spec: spec, object: o))
+    }
+
+    /// A request line read up to its command (`parseHead`): the arguments are not checked yet.
+    public struct Head: Sendable {
+        /// The client's `id`.
+        public var id: JSONValue?
+        /// The command it names.
+        public var spec: CommandSpec
+        /// The whole request object.
+        public var object: JSONObject
+
+        /// The request with its arguments checked against the command's declaration.
+        public func request() -> Result<Request, RequestError> {
+            do {
+                return .success(Request(id: id, command: try check(object, against: spec)))
+            } catch {
+                return .failure(RequestError(id: id, cmd: spec.name, error: error))
+            }
         }
     }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /// Every command the daemon answers, declared once. The request parser (`Request.parse`), the
 /// `help` reply, the trust check and the command table in docs/protocol.md come from this list
+/// (the room's commands, which `tiltd mqtt` answers, are `roomCommands`)
 /// (`CatalogueDocTests` fails when the table and the list differ). A new command is one entry
 /// here plus its handler in the component that owns it.
 public enum CommandCatalogue {
@@ -64,7 +65,7 @@ public enum CommandCatalogue {
             "game.start", "starts a round", trust: .trusted,
             arguments: [
                 ArgumentSpec(
-                    "round_s", .number(5...3600), "round length (default [game] round_s)",
+                    "round_s", .number(roundSecondsRange), "round length (default [game] round_s)",
                     outOfRange: .invalidRoundLength),
                 ArgumentSpec(
                     "deck", .string(maxLength: 4096),
@@ -153,10 +154,76 @@ public enum CommandCatalogue {
             errors: [.reloadRefused]),
     ]
 
-    private static let byName: [String: CommandSpec] = Dictionary(uniqueKeysWithValues: commands.map { ($0.name, $0) })
+    /// The shared room's commands (docs/mqtt.md): `tiltd mqtt` answers them on `<prefix>/cmd`
+    /// itself, next to the daemon's, and the daemon does not know them. The same parser checks
+    /// them (`Request.parse(_:serving: .bridge)`).
+    public static let roomCommands: [CommandSpec] = [
+        CommandSpec(
+            "room.start", "starts a shared round of this device's room (its host only)", trust: .trusted,
+            arguments: [
+                ArgumentSpec(
+                    "round_s", .number(roundSecondsRange), "round length (default [mqtt] room_round_s)",
+                    outOfRange: .invalidRoundLength)
+            ],
+            reply: [ReplyField("round", "the round's number"), ReplyField("deck_size", "prompts in its deck")],
+            errors: [.roundInProgress, .invalidRoundLength, .deckUnavailable]),
+        CommandSpec(
+            "room.stop", "ends the room's running round for everyone (its host only)", trust: .trusted,
+            reply: [ReplyField("round", "the round stopped"), ReplyField("deck_size", "prompts in its deck")],
+            errors: [.notRunning]),
+        CommandSpec(
+            "room.restart", "stops the room's running round and starts a new one (its host only)", trust: .trusted,
+            arguments: [
+                ArgumentSpec(
+                    "round_s", .number(roundSecondsRange), "round length (default [mqtt] room_round_s)",
+                    outOfRange: .invalidRoundLength)
+            ],
+            reply: [ReplyField("round", "the new round's number"), ReplyField("deck_size", "prompts in its deck")],
+            errors: [.invalidRoundLength, .deckUnavailable]),
+        CommandSpec(
+            "room.state", "the room as its host keeps it, and the refusals counted by code", trust: .anyone,
+            reply: [ReplyField("room", "the room's state (docs/mqtt.md)"), ReplyField("refused", "refusals by code")]),
+    ]
 
-    /// The command called `name`, if there is one.
+    /// The length a round may have, seconds: `game.start` and `room.start` (`round_s`), and the
+    /// game's rules (`TiltGame.Rules.roundSecondsRange`, `[game] round_s`, `[mqtt] room_round_s`).
+    public static let roundSecondsRange: ClosedRange<Double> = 5...3600
+    /// `roundSecondsRange` as messages write it: "5…3600".
+    public static var roundSecondsText: String {
+        // bounded: the range is the constant above, whole seconds.
+        "\(Int64(roundSecondsRange.lowerBound))…\(Int64(roundSecondsRange.upperBound))"
+    }
+
+    /// Who answers a request: which commands its parser knows.
+    public enum Listener: Sendable {
+        /// The daemon's socket: `commands`.
+        case daemon
+        /// `tiltd mqtt`'s command topic: `commands` and `roomCommands`.
+        case bridge
+
+        /// The commands it knows, in catalogue order.
+        public var commands: [CommandSpec] {
+            switch self {
+            case .daemon: CommandCatalogue.commands
+            case .bridge: CommandCatalogue.commands + CommandCatalogue.roomCommands
+            }
+        }
+    }
+
+    private static let byName: [String: CommandSpec] = Dictionary(uniqueKeysWithValues: commands.map { ($0.name, $0) })
+    private static let roomByName: [String: CommandSpec] = Dictionary(
+        uniqueKeysWithValues: roomCommands.map { ($0.name, $0) })
+
+    /// The daemon's command called `name`, if there is one.
     public static func spec(_ name: String) -> CommandSpec? { byName[name] }
+
+    /// The command called `name` that `listener` answers, if there is one.
+    public static func spec(_ name: String, for listener: Listener) -> CommandSpec? {
+        switch listener {
+        case .daemon: byName[name]
+        case .bridge: byName[name] ?? roomByName[name]
+        }
+    }
 
     /// Every command name, in catalogue order.
     public static var names: [String] { commands.map(\.name) }
@@ -167,6 +234,14 @@ public enum CommandCatalogue {
             "| command | trust | arguments | reply fields | errors besides the common ones | what |",
             "|---|---|---|---|---|---|",
         ] + commands.map(\.markdownRow)).joined(separator: "\n")
+    }
+
+    /// The room's command table of docs/mqtt.md, exactly.
+    public static var roomMarkdownTable: String {
+        ([
+            "| command | arguments | reply fields | errors besides the common ones | what |",
+            "|---|---|---|---|---|",
+        ] + roomCommands.map { $0.markdownRow(trust: false) }).joined(separator: "\n")
     }
 
     /// The error-code table of docs/protocol.md, exactly.

@@ -119,12 +119,17 @@ public struct CommandSpec: Sendable {
     }
 
     /// This command's row of the table in docs/protocol.md.
-    public var markdownRow: String {
+    public var markdownRow: String { markdownRow(trust: true) }
+
+    /// The row, with or without the trust column (the room's commands are allowed by `[mqtt]
+    /// allowed_commands`, not by the socket's trust).
+    public func markdownRow(trust withTrust: Bool) -> String {
         func code(_ s: String) -> String { "`\(s)`" }
         let args =
             arguments.isEmpty ? "—" : arguments.map { "\(code($0.name)) (\($0.typeText))" }.joined(separator: ", ")
         let reply = reply.isEmpty ? "—" : reply.map { code($0.name) }.joined(separator: ", ")
         let errs = errors.isEmpty ? "—" : errors.map { code($0.rawValue) }.joined(separator: ", ")
-        return "| \(code(name)) | \(trust.rawValue) | \(args) | \(reply) | \(errs) | \(summary) |"
+        return "| \(code(name)) |" + (withTrust ? " \(trust.rawValue) |" : "")
+            + " \(args) | \(reply) | \(errs) | \(summary) |"
     }
 }

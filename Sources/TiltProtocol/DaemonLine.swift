@@ -33,6 +33,9 @@ public struct DaemonLine: Sendable {
     public var seq: Int64? { object["seq"]?.intValue }
     /// `t_ns` of the line, when it has one (on the clock `EventClass.usesGPSTime` names).
     public var tNs: Nanoseconds? { object["t_ns"]?.intValue }
+    /// `id` of a reply line (the request's, echoed), when it has one: read before the body, so
+    /// that a client can match even a malformed reply to what it asked.
+    public var replyID: JSONValue? { cls == .reply ? object["id"] : nil }
     /// A field of the line.
     public subscript(key: String) -> JSONValue? { object[key] }
 
@@ -46,9 +49,8 @@ public struct DaemonLine: Sendable {
         case .fix: FixBody(object).map(Body.fix) ?? .malformed
         case .reply: ReplyBody(object).map(Body.reply) ?? .malformed
         case .gap: object["dropped"]?.intValue.map { .gap(dropped: Int($0)) } ?? .malformed
-        // These carry their kind in one field (`kind` for game lines, `event` for the others) and
-        // fields that depend on it (docs/protocol.md, docs/game.md).
-        case .game: .event(.game, kind: object["kind"]?.stringValue ?? "")
+        case .game: GameBody(object).map(Body.game) ?? .malformed
+        // These carry their kind in `event` and fields that depend on it (docs/protocol.md).
         case .place, .quest, .credit: .event(cls!, kind: object["event"]?.stringValue ?? "")
         case nil: .unknown
         }
@@ -70,8 +72,10 @@ public struct DaemonLine: Sendable {
         case reply(ReplyBody)
         /// This client lost `dropped` lines.
         case gap(dropped: Int)
-        /// A `game`, `place`, `quest` or `credit` line and its kind (`round_started`, `enter`, …);
-        /// read the rest from the line's fields.
+        /// A `game` line: what happened in the game (or a room's round, kind `shared`).
+        case game(GameBody)
+        /// A `place`, `quest` or `credit` line and its kind (`enter`, `granted`, …); read the rest
+        /// from the line's fields.
         case event(EventClass, kind: String)
         /// A known class whose required fields are missing or mistyped.
         case malformed

@@ -41,6 +41,11 @@ public struct StatusBody: Sendable, Equatable {
         return o
     }
 
+    /// The status objects of a `sources` array (`hello`, the `status` reply); others skipped.
+    public static func list(_ v: JSONValue?) -> [StatusBody] {
+        (v?.arrayValue ?? []).compactMap { $0.objectValue.flatMap(StatusBody.init) }
+    }
+
     /// Reads a status object; nil without `source` and `state`.
     public init?(_ o: JSONObject) {
         guard let source = o["source"]?.stringValue, let state = o["state"]?.stringValue else { return nil }
@@ -148,7 +153,13 @@ public struct HelloBody: Sendable, Equatable {
     public var protocolNumber: Int
     /// The sources' latest states.
     public var sources: [StatusBody]
-    /// The whole line's fields (`client`, `game`, `fix`, `watch`, …).
+    /// The client as the daemon sees it.
+    public var client: ClientBody?
+    /// The game's state.
+    public var game: GameStateBody?
+    /// The latest fix, when there is one.
+    public var fix: FixBody?
+    /// The whole line's fields (`watch`, …).
     public var fields: JSONObject
 
     /// Reads a hello object; nil without `version` and `protocol`.
@@ -156,7 +167,10 @@ public struct HelloBody: Sendable, Equatable {
         guard let v = o["version"]?.stringValue, let p = o["protocol"]?.intValue else { return nil }
         version = v
         protocolNumber = Int(p)
-        sources = (o["sources"]?.arrayValue ?? []).compactMap { $0.objectValue.flatMap(StatusBody.init) }
+        sources = StatusBody.list(o["sources"])
+        client = o["client"]?.objectValue.map(ClientBody.init)
+        game = o["game"]?.objectValue.flatMap(GameStateBody.init)
+        fix = o["fix"]?.objectValue.flatMap(FixBody.init)
         fields = o
     }
 }

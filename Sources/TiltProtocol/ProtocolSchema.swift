@@ -4,9 +4,9 @@
 /// ships them in /usr/share/tiltd/schema; docs/protocol.md links them).
 ///
 /// Made from the protocol's own declarations: the classes from `EventClass`, the typed bodies'
-/// fields (`StatusBody`, `FixBody`, `AttitudeBody`, `SampleBody`, `HelloBody`) as their readers
-/// require them, the replies' fields from `CommandCatalogue` and the error codes from
-/// `ProtocolError.Code.all`. Fields a body does not type (the game's, the places') are allowed
+/// fields (`StatusBody`, `FixBody`, `AttitudeBody`, `SampleBody`, `HelloBody`, `GameBody`) as
+/// their readers require them, the replies' fields from `CommandCatalogue` and the error codes from
+/// `ProtocolError.Code.all`. Fields a body does not type (a round's result, the places') are allowed
 /// with any value: the schemas pin what a client may rely on, not every field a line may carry.
 public enum ProtocolSchema {
     /// Where the schemas say they live (`$id` prefix).
@@ -119,8 +119,8 @@ public enum ProtocolSchema {
             p["dropped"] = ["type": "integer", "minimum": 1, "description": "lines dropped for this client"]
             required += ["dropped"]
         case .game:
-            p["kind"] = string("what happened (docs/protocol.md, game)")
-            required += ["kind"]
+            for (k, v) in GameBody.schemaFields.entries { p[k] = v }
+            required += [GameBody.Key.kind]
         case .place, .quest, .credit:
             p["event"] = string("what happened (docs/protocol.md)")
             required += ["event"]

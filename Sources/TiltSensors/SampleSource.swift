@@ -73,7 +73,7 @@ public struct SourceStatus: Sendable, Equatable {
 /// Output of a sample source.
 public enum SourceOutput: Sendable {
     case sample(IMUSample)
-    /// A magnetometer sample (an IMU with one, or a magnetometer device paired with it).
+    /// A magnetometer sample (an IMU with one, or a magnetometer device matched to it).
     case magnetometer(MagSample)
     case status(SourceStatus)
 }

@@ -50,25 +50,25 @@ extension CalibrateGyro {
                 message: "tiltd calibrate gyro: \(Reload.describe(error, path: socket, timeout: settle + seconds + 30))"
             )
         }
-        guard reply.ok else {
+        guard let result = GyroCalibrationReplyBody(reply) else {
             var message = reply.error?.message ?? JSONValue.object(reply.fields).jsonText
             if reply.error?.code == .forbidden {
                 message += " (run it as root, through sudo, or add this user to [socket] trusted_groups)"
             }
             throw ValidationFailure(message: "tiltd calibrate gyro: \(message); nothing written")
         }
-        guard let bias = Self.vector(reply["gyro_bias"]) else {
+        guard let bias = Self.vector(result.gyroBias) else {
             throw ValidationFailure(
                 message: "tiltd calibrate gyro: the daemon's reply has no gyro_bias; nothing written")
         }
-        let samples = reply["samples"]?.doubleValue ?? 0, covered = reply["seconds"]?.doubleValue ?? 0
+        let samples = result.samples ?? 0, covered = result.seconds ?? 0
         print("gyro bias: \(vec(bias)) rad/s (\(vec(bias * (180 / .pi), 3)) °/s)")
         print(
             cFormat(
                 "  from %.0f samples over %.2f s still; noise %.4f rad/s RMS (measured by the daemon)", samples,
                 covered,
-                reply["noise"]?.doubleValue ?? 0))
-        print("  previous: \(vec(Self.vector(reply["previous"]) ?? session.config.calibration.gyroBias)) rad/s")
+                result.noise ?? 0))
+        print("  previous: \(vec(Self.vector(result.previous) ?? session.config.calibration.gyroBias)) rad/s")
         try session.save("gyro_bias", note: cFormat("%.0f samples, %.1f s, measured by the daemon", samples, covered)) {
             $0.gyroBias = bias
         }
@@ -93,8 +93,5 @@ extension CalibrateGyro {
         }
     }
 
-    static func vector(_ v: JSONValue?) -> Vector3? {
-        guard let a = v?.arrayValue?.compactMap(\.doubleValue), a.count == 3 else { return nil }
-        return Vector3(a[0], a[1], a[2])
-    }
+    static func vector(_ t: Triple?) -> Vector3? { t.map { Vector3($0.x, $0.y, $0.z) } }
 }

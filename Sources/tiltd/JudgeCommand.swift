@@ -6,6 +6,7 @@ import TiltCommandLine
 import TiltConfig
 import TiltCore
 import TiltPlatform
+import TiltProtocol
 import TiltRecordings
 import TiltSensors
 import TiltService
@@ -62,7 +63,8 @@ struct Judge: ParsableCommand {
         }
         if let r = roundS {
             guard TiltGame.Rules.roundSecondsRange.contains(r) else {
-                throw ValidationFailure(message: "tiltd judge: --round-s must be within 5…3600")
+                throw ValidationFailure(
+                    message: "tiltd judge: --round-s must be within \(CommandCatalogue.roundSecondsText)")
             }
             options.roundSeconds = r
         }

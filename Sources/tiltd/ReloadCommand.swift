@@ -60,13 +60,12 @@ struct Reload: ParsableCommand {
         } catch {
             throw ValidationFailure(message: "tiltd reload: \(Self.describe(error, path: path, timeout: timeout))")
         }
-        guard reply.ok else {
+        guard let result = ReloadReplyBody(reply) else {
             let message = reply.error?.message ?? JSONValue.object(reply.fields).jsonText
             throw ValidationFailure(message: "tiltd reload: refused, the daemon keeps its running config: \(message)")
         }
-        let file = reply["file"]?.stringValue ?? "the config"
-        let changed = (reply["changed"]?.arrayValue ?? []).compactMap(\.stringValue)
-        let notes = (reply["notes"]?.arrayValue ?? []).compactMap(\.stringValue)
+        let file = result.file ?? "the config"
+        let changed = result.changed, notes = result.notes
         var line =
             "reloaded \(file): " + (changed.isEmpty ? "nothing changed" : "changed \(changed.joined(separator: ", "))")
         if !notes.isEmpty { line += " (\(notes.joined(separator: "; ")))" }

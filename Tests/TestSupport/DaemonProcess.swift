@@ -23,11 +23,18 @@ public final class DaemonProcess: Sendable {
     public let process = Process()
     public let logPath: String
 
-    /// Starts `tiltd ARGS` with an optional extra environment.
-    public init(_ args: [String], environment: [String: String] = [:], logPath: String) throws {
+    /// The command `tiltd` was started through (`umockdev-run … --`), empty when started itself.
+    public let launcher: [String]
+
+    /// Starts `tiltd ARGS` with an optional extra environment; with a `launcher`, as
+    /// `LAUNCHER… tiltd ARGS` (`launcher[0]` an absolute path), e.g. under `umockdev-run`.
+    public init(
+        _ args: [String], launcher: [String] = [], environment: [String: String] = [:], logPath: String
+    ) throws {
         self.logPath = logPath
-        process.executableURL = URL(fileURLWithPath: tiltdBinary)
-        process.arguments = args
+        self.launcher = launcher
+        process.executableURL = URL(fileURLWithPath: launcher.first ?? tiltdBinary)
+        process.arguments = launcher.isEmpty ? args : Array(launcher.dropFirst()) + [tiltdBinary] + args
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
         process.environment = env
@@ -42,11 +49,42 @@ public final class DaemonProcess: Sendable {
     public var isRunning: Bool { process.isRunning }
     public var pid: Int32 { process.processIdentifier }
 
-    /// Sends `signal` and waits up to `timeout` for the exit; returns the exit status.
+    /// Sends `signal` and waits up to `timeout` for the exit; returns the exit status. Under a
+    /// launcher the signal goes to tiltd itself (umockdev-run does not pass signals on; it exits
+    /// with its child's status).
     @discardableResult
     public func stop(signal: Int32 = SIGTERM, timeout: Double = 10) -> Int32? {
-        if process.isRunning { kill(process.processIdentifier, signal) }
+        if process.isRunning { kill(daemonPID ?? process.processIdentifier, signal) }
         return waitForExit(timeout: timeout)
+    }
+
+    /// tiltd's own pid: the process started, or under a launcher the descendant of it that runs
+    /// the tiltd binary (nil while there is none yet).
+    public var daemonPID: Int32? {
+        if launcher.isEmpty { return process.isRunning ? process.processIdentifier : nil }
+        let binary = URL(fileURLWithPath: tiltdBinary).resolvingSymlinksInPath().path
+        var parents: [Int32: Int32] = [:]
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = Int32(entry),
+                let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { continue }
+            // "pid (comm) state ppid …": the fields after the last ')'.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 1, let ppid = Int32(fields[1]) { parents[pid] = ppid }
+        }
+        func descends(_ pid: Int32) -> Bool {
+            var p = pid
+            for _ in 0..<16 {
+                guard let up = parents[p] else { return false }
+                if up == process.processIdentifier { return true }
+                p = up
+            }
+            return false
+        }
+        return parents.keys.sorted().first { pid in
+            descends(pid) && (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/exe")) == binary
+        }
     }
 
     /// Waits for the process to end by itself.

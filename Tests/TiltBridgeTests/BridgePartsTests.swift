@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import TiltConfig
 import TiltCore
+import TiltProtocol
 import XCTest
 
 @testable import TiltBridge
@@ -80,14 +81,17 @@ final class BridgePartsTests: XCTestCase {
     }
 
     func testHomeAssistantEventPayloads() throws {
-        let correct = try XCTUnwrap(Discovery.eventPayload(["class": "game", "seq": 5, "kind": "correct", "score": 1]))
+        func payload(_ o: JSONObject) -> (gameDecision: Bool, payload: [UInt8])? {
+            DaemonLine(text: JSONValue.object(o).jsonText).flatMap(Discovery.eventPayload)
+        }
+        let correct = try XCTUnwrap(payload(["class": "game", "seq": 5, "kind": "correct", "score": 1]))
         XCTAssertTrue(correct.gameDecision)
         XCTAssertEqual(
             String(decoding: correct.payload, as: UTF8.self), #"{"event_type":"correct","kind":"correct","score":1}"#)
-        let enter = try XCTUnwrap(Discovery.eventPayload(["class": "place", "event": "enter", "name": "Café"]))
+        let enter = try XCTUnwrap(payload(["class": "place", "event": "enter", "name": "Café"]))
         XCTAssertFalse(enter.gameDecision)
-        XCTAssertNil(Discovery.eventPayload(["class": "game", "kind": "prompt"]))
-        XCTAssertNil(Discovery.eventPayload(["class": "place", "event": "snoozed"]))
+        XCTAssertNil(payload(["class": "game", "kind": "prompt"]))
+        XCTAssertNil(payload(["class": "place", "event": "snoozed"]))
         XCTAssertEqual(Discovery.nodeID("pi.kitchen 2"), "pi_kitchen_2")
     }
 

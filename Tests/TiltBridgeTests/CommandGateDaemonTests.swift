@@ -41,6 +41,31 @@ final class CommandGateDaemonTests: XCTestCase {
         XCTAssertEqual(r["cmd"], "watch")
     }
 
+    /// The room's commands go through the same parser (`CommandCatalogue.roomCommands`): the
+    /// arguments are checked after `allowed_commands`, and what reaches the room is checked.
+    func testRoomCommandsAreParsedByTheCatalogue() {
+        let gate = CommandGate(
+            allowed: ["room.start", "room.state"], maxPayloadBytes: 4096,
+            bridgeCommands: Set(CommandCatalogue.roomCommands.map(\.name)))
+        func code(_ s: String) -> String? {
+            if case .refuse(let r) = gate.check(Array(s.utf8)) { return r["error"]?["code"]?.stringValue }
+            return nil
+        }
+        XCTAssertEqual(code(#"{"cmd":"room.start","round_s":2}"#), "invalid_round_length")
+        XCTAssertEqual(code(#"{"cmd":"room.start","round_s":"x"}"#), "bad_argument")
+        XCTAssertEqual(code(#"{"cmd":"room.state","pad":1}"#), "bad_argument")
+        XCTAssertEqual(code(#"{"cmd":"room.stop","round_s":"x"}"#), "forbidden", "allowed_commands first")
+        XCTAssertEqual(code(#"{"cmd":"room.fly"}"#), "unknown_command")
+        XCTAssertEqual(
+            gate.check(Array(#"{"cmd":"room.start","id":3,"round_s":30}"#.utf8)),
+            .bridge(cmd: "room.start", id: .int(3), fields: ["round_s": .int(30)]))
+        guard case .refuse(let r) = gate.check(Array(#"{"cmd":"room.start","id":"m","round_s":1e9}"#.utf8)) else {
+            return XCTFail("accepted")
+        }
+        XCTAssertEqual(r["id"], "m")
+        XCTAssertEqual(r["cmd"], "room.start")
+    }
+
     func testALineOverTheDaemonsLimitIsRefused() {
         // (The sender's id is not what is sent: the bridge's own id replaces it.)
         let gate = CommandGate(

@@ -5,7 +5,7 @@ import XCTest
 
 @testable import TiltSensors
 
-/// The pure parts of the IIO source: scan-type parsing and decoding, attribute text, pairing.
+/// The pure parts of the IIO source: scan-type parsing and decoding, attribute text, joining split streams.
 final class IIODecodingTests: XCTestCase {
     func testParsesScanTypes() {
         XCTAssertEqual(
@@ -90,15 +90,15 @@ final class IIODecodingTests: XCTestCase {
         XCTAssertEqual(IIOSource.Settings(rateHz: 1000, bufferSamples: 3).samplesPerBuffer, 3)
     }
 
-    func testPairsSplitStreamsByTimestamp() {
-        var p = IMUPairer(rateHz: 100)  // 5 ms tolerance
+    func testJoinsSplitStreamsByTimestamp() {
+        var p = AccelGyroJoiner(rateHz: 100)  // 5 ms tolerance
         let a = Vector3(0, 0, 9.8), g = Vector3(0.1, 0, 0)
         XCTAssertEqual(p.addAccel(t: 1_000_000_000, a), [])
         XCTAssertEqual(p.addGyro(t: 1_001_000_000, g), [IMUSample(t: 1_000_000_000, accel: a, gyro: g)])
         // Gyro ahead by several samples: they wait for their partners.
         for i in 1...3 { XCTAssertEqual(p.addGyro(t: 1_000_000_000 + Int64(i) * 10_000_000, g), []) }
         XCTAssertEqual(p.addAccel(t: 1_010_000_000, a).map(\.t), [1_010_000_000])
-        // The accel reading for 1.02 s was lost: that gyro reading is dropped, 1.03 s pairs.
+        // The accel reading for 1.02 s was lost: that gyro reading is dropped, 1.03 s joins.
         XCTAssertEqual(p.addAccel(t: 1_030_000_000, a).map(\.t), [1_030_000_000])
         XCTAssertEqual(p.dropped, 1)
         // The gyro reading for 1.04 s was lost: that accel reading is dropped once 1.05 s arrives.
@@ -108,8 +108,8 @@ final class IIODecodingTests: XCTestCase {
         XCTAssertEqual(p.dropped, 2)
     }
 
-    func testPairerBoundsAStalledStream() {
-        var p = IMUPairer(rateHz: 100, capacity: 8)
+    func testJoinerBoundsAStalledStream() {
+        var p = AccelGyroJoiner(rateHz: 100, capacity: 8)
         for i in 0..<20 { _ = p.addAccel(t: Int64(i) * 10_000_000, .zero) }
         XCTAssertEqual(p.dropped, 12)
         XCTAssertEqual(p.addGyro(t: 190_000_000, .zero).map(\.t), [190_000_000])

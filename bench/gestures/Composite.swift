@@ -61,7 +61,8 @@ struct CompositeTally {
 /// Plays `gestures` onto `walk` (as `playGestures` places them) and judges the composite with the
 /// nod vocabulary, the game told `frame` (given) or nothing (learning from scratch).
 func judgeComposite(
-    _ gestures: [CutGesture], onto recording: [IMUSample], activity: String, truth: HeadFrame, told: Bool, first: Int
+    _ gestures: [CutGesture], onto recording: [IMUSample], activity: String, truth: HeadFrame, told: Bool, first: Int,
+    participant: String
 ) -> CompositeTally {
     // A runner's head never turns under 60 °/s for long: running takes gestures wherever they fall.
     let (samples, placed) = composite(
@@ -73,7 +74,7 @@ func judgeComposite(
         options.learnsHeadFrame = true
     }
     options.gestures = .nod
-    options.limits = benchLimits
+    options.limits = benchLimits(for: participant)
     options.rules = benchRules
     let timeline = PromptTimeline()
     options.onSample = { game, _, _ in
@@ -125,12 +126,12 @@ func printComposites(_ everydayDir: String, nods: [CutGesture], shakes: [CutGest
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for activity in compositeActivities {
         let files = all.filter { $0.hasSuffix("-\(activity).csv.gz") && !excluded.contains($0) }
-        var recordings: [(HeadFrame, [IMUSample])] = []
+        var recordings: [(HeadFrame, [IMUSample], String)] = []
         for file in files {
             guard let truth = givenFrame(people[everydayParticipant(file)]),
                 let s = try? DatasetReader.read(path: "\(everydayDir)/\(file)").samples, s.count > 100
             else { continue }
-            recordings.append((truth, s))
+            recordings.append((truth, s, everydayParticipant(file)))
         }
         for told in [true, false] {
             for (strength, scale) in compositeStrengths {
@@ -141,8 +142,10 @@ func printComposites(_ everydayDir: String, nods: [CutGesture], shakes: [CutGest
                     if !pool.isEmpty { both.append(pool[(k / 2) % pool.count]) }
                 }
                 var t = CompositeTally()
-                for (n, (truth, s)) in recordings.enumerated() {
-                    t.add(judgeComposite(both, onto: s, activity: activity, truth: truth, told: told, first: 7 * n))
+                for (n, (truth, s, person)) in recordings.enumerated() {
+                    t.add(
+                        judgeComposite(
+                            both, onto: s, activity: activity, truth: truth, told: told, first: 7 * n, participant: person))
                 }
                 func cell(_ l: String) -> (String, String) {
                     let shown = t.shown[l] ?? 0, right = t.right[l] ?? 0

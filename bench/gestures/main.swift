@@ -33,6 +33,10 @@ if sweep { runSweep(logs.map { ($0, load($0)) }); exit(0) }
 // GESTURE_BENCH_COMPOSITE_ONLY=1: only the game-on-the-move table (minutes instead of the whole bench).
 if let everydayDir, ProcessInfo.processInfo.environment["GESTURE_BENCH_COMPOSITE_ONLY"] != nil {
     let pools = cutPools(logs.map { ($0, load($0)) }, mount: headsetMount)
+    if let path = ProcessInfo.processInfo.environment["GESTURE_BENCH_FEATURES"] {
+        dumpFeatures(everydayDir, nods: pools.nods, shakes: pools.shakes, to: path)
+        exit(0)
+    }
     if let a = ProcessInfo.processInfo.environment["GESTURE_BENCH_DIAG"] {
         if a == "POOL" {
             describePool(pools.nods, name: "nods")

@@ -130,13 +130,19 @@ struct Phase {
         let done = NIOLockedValueBox(false)
         let reader = Thread {
             while !done.withLockedValue({ $0 }) {
-                guard let v = try? watcher.readJSON(timeout: 0.5) else { continue }
+                guard let text = try? watcher.readLine(timeout: 0.5), let line = DaemonLine(text: text) else {
+                    continue
+                }
                 let now = wallMillis()
-                if v["class"] == .string("game"), let s = v["seq"]?.intValue {
+                switch line.body {
+                case .game(let g):
+                    guard let s = line.seq else { break }
                     gameSeen.note(s, now)
-                    if v["kind"] == .string("round_ended") { done.withLockedValue { $0 = true } }
-                } else if v["class"] == .string("attitude"), let t = v["t_ns"]?.intValue {
-                    attitudeSeen.note(t, now)
+                    if g.kind == "round_ended" { done.withLockedValue { $0 = true } }
+                case .attitude:
+                    if let t = line.tNs { attitudeSeen.note(t, now) }
+                default:
+                    break
                 }
             }
         }
@@ -153,9 +159,7 @@ struct Phase {
                     ) { inbound, outbound, _ in
                         for try await m in inbound.messages(maxSize: 1 << 20) {
                             guard case .text(let t) = m else { continue }
-                            if t.hasPrefix(#"{"class":"attitude""#), let v = try? JSONParser.parse(t),
-                                let tn = v["t_ns"]?.intValue
-                            {
+                            if t.hasPrefix(#"{"class":"attitude""#), let tn = DaemonLine(text: t)?.tNs {
                                 wsSeen.note(tn, wallMillis()); n.withLockedValue { $0 += 1 }
                             }
                             if done.withLockedValue({ $0 }) {

@@ -5,7 +5,7 @@
  * drivers bound to those chips read real motion. Test tooling for scripts/kernel-test (runs
  * inside the VM, built static); not part of tiltd. MIT, like the rest of the test tooling.
  *
- *   feeder --bus N --addr 0x68 --chip mpu6050|lsm6dsx|lsm9ds1|bmi160|nxp9dof|bmx055 --accel-dir D [--gyro-dir D]
+ *   feeder --bus N --addr 0x68 --chip mpu6050|lsm6dsx|lsm9ds1|bmi160|nxp9dof|bmx055|bma255 --accel-dir D [--gyro-dir D]
  *          [--gyro-addr A]
  *          [--mag-chip lis3mdl|hmc5883l --mag-addr 0x1e --mag-dir D [--mag-log FILE]]
  *          --csv FILE [--secs S] [--once] [--fire PATH]
@@ -23,7 +23,8 @@
  * lsm9ds1: st_lsm6dsx's LSM9DS1, its gyroscope from OUT_X_L_G 0x18 and its accelerometer from
  * OUT_X_L_XL 0x28 (two writes: the chip's two blocks are apart).
  * bmx055: Bosch's BMX055/BMI055, a bmc150_accel (at --addr; 12 bits left-justified) and a bmg160
- * (gyro, at --gyro-addr), both little-endian from 0x02.
+ * (gyro, at --gyro-addr), both little-endian from 0x02. bma255: that accelerometer alone (no
+ * gyroscope: the recording's gyro columns are not written, gyro_scale is printed as 0).
  * nxp9dof: the NXP 9-DOF board, an FXOS8700 (accel, at --addr; 14 bits left-justified, which
  * 6.1's driver shifts right by 2) and an FXAS21002C (gyro, at --gyro-addr), both big-endian from
  * OUT_X_MSB 0x01; Linux 6.1's drivers print their scales in g and in millidegrees/s, which the
@@ -192,7 +193,7 @@ static int cmp_i64(const void *a, const void *b)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: feeder --bus N --addr A --chip mpu6050|lsm6dsx|lsm9ds1|bmi160|nxp9dof|bmx055 --accel-dir D [--gyro-dir D] "
+    fprintf(stderr, "usage: feeder --bus N --addr A --chip mpu6050|lsm6dsx|lsm9ds1|bmi160|nxp9dof|bmx055|bma255 --accel-dir D [--gyro-dir D] "
                     "[--gyro-addr A] "
                     "[--mag-chip lis3mdl|hmc5883l --mag-addr A --mag-dir D] --csv FILE [--secs S] [--once] "
                     "[--fire PATH]\n");
@@ -237,7 +238,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "feeder: cannot read %s/in_accel_scale\n", adir);
         return 1;
     }
-    if (read_double(gdir, "in_anglvel_scale", &gscale) || gscale <= 0) {
+    int accel_only = !strcmp(chip, "bma255");
+    gscale = 0;
+    if (!accel_only && (read_double(gdir, "in_anglvel_scale", &gscale) || gscale <= 0)) {
         fprintf(stderr, "feeder: cannot read %s/in_anglvel_scale\n", gdir);
         return 1;
     }
@@ -246,7 +249,8 @@ int main(int argc, char **argv)
         gscale *= M_PI / 180000.0;
     }
     read_mount(adir, "in_accel", am);
-    read_mount(gdir, "in_anglvel", gm);
+    if (accel_only) { for (int k = 0; k < 9; k++) gm[k] = k % 4 == 0; }
+    else read_mount(gdir, "in_anglvel", gm);
 
     FILE *f = fopen(csv, "r");
     if (!f) { perror(csv); return 1; }
@@ -315,10 +319,10 @@ int main(int argc, char **argv)
         int64_t due = t0 + (s[i].t - s[0].t);
         struct timespec ts = { (time_t)(due / 1000000000LL), (long)(due % 1000000000LL) };
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {}
-        int16_t a[3], g[3];
+        int16_t a[3], g[3] = { 0 };
         uint8_t b[14] = { 0 };
         encode(am, s[i].a, ascale, a);
-        encode(gm, s[i].g, gscale, g);
+        if (!accel_only) encode(gm, s[i].g, gscale, g);
         int rc;
         if (!strcmp(chip, "mpu6050")) { /* ACCEL_XOUT_H 0x3b: accel, temp, gyro; big-endian */
             for (int k = 0; k < 3; k++) { put_be(b + 2 * k, a[k]); put_be(b + 8 + 2 * k, g[k]); }
@@ -333,7 +337,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(chip, "bmi160")) { /* DATA_GYRO_XOUT_L 0x0c: gyro then accel; little-endian */
             for (int k = 0; k < 3; k++) { put_le(b + 2 * k, g[k]); put_le(b + 6 + 2 * k, a[k]); }
             rc = block_write(fd, 0x0c, b, 12);
-        } else if (!strcmp(chip, "bmx055") && gfd >= 0) { /* ACCD_X_LSB / RATE_X_LSB 0x02; little-endian */
+        } else if ((!strcmp(chip, "bmx055") && gfd >= 0) || accel_only) { /* ACCD_X_LSB / RATE_X_LSB 0x02; LE */
             /* the accel is 12 bits, left-justified: bmc150_accel shifts the word right by 4 */
             for (int k = 0; k < 3; k++) {
                 int v = a[k] > 2047 ? 2047 : a[k] < -2048 ? -2048 : a[k];
@@ -341,7 +345,7 @@ int main(int argc, char **argv)
                 put_le(b + 6 + 2 * k, g[k]);
             }
             rc = block_write(fd, 0x02, b, 6);
-            if (rc >= 0) rc = block_write(gfd, 0x02, b + 6, 6);
+            if (rc >= 0 && !accel_only) rc = block_write(gfd, 0x02, b + 6, 6);
         } else if (!strcmp(chip, "nxp9dof") && gfd >= 0) { /* OUT_X_MSB 0x01 on each chip; big-endian */
             /* the FXOS8700's accel is 14 bits, left-justified: 6.1's driver shifts the word right by 2 */
             for (int k = 0; k < 3; k++) {

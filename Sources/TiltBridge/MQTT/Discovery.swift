@@ -140,19 +140,16 @@ public enum Discovery {
 
     /// A socket line turned into a Home Assistant event payload (`event_type` first), or nil when
     /// the line is not one of the event entities' types.
-    public static func eventPayload(_ line: JSONObject) -> (gameDecision: Bool, payload: [UInt8])? {
-        let cls = line["class"]?.stringValue
-        let type: String?
-        if cls == "game", let k = line["kind"]?.stringValue, k == "correct" || k == "skip" {
-            type = k
-        } else if cls == "place", let e = line["event"]?.stringValue, ["enter", "exit", "dwell"].contains(e) {
-            type = e
-        } else {
-            type = nil
+    /// The line's other fields follow as sent, without `class` and `seq`.
+    public static func eventPayload(_ line: DaemonLine) -> (gameDecision: Bool, payload: [UInt8])? {
+        let type: String
+        switch line.body {
+        case .game(let g) where g.isDecision: type = g.kind
+        case .event(.place, let e) where ["enter", "exit", "dwell"].contains(e): type = e
+        default: return nil
         }
-        guard let type else { return nil }
         var o: JSONObject = ["event_type": .string(type)]
-        for (k, v) in line.entries where k != "class" && k != "seq" { o[k] = v }
-        return (cls == "game", Array(JSONValue.object(o).jsonText.utf8))
+        for (k, v) in line.object.entries where k != "class" && k != "seq" { o[k] = v }
+        return (line.cls == .game, Array(JSONValue.object(o).jsonText.utf8))
     }
 }

@@ -117,23 +117,15 @@ final class HostRoom {
         publish(OutgoingMessage(topic: topics.reply, payload: bytes(reply), qos: qos, retain: false))
     }
 
-    /// `room.start [round_s]`, `room.stop`, `room.restart`, `room.state`.
+    /// `room.start [round_s]`, `room.stop`, `room.restart`, `room.state` (`CommandCatalogue.roomCommands`),
+    /// with their arguments checked.
     func command(_ cmd: String, id: JSONValue, fields: JSONObject, now: Int64) -> JSONObject {
         tick(now: now)
         let outcome: RoomHost.Outcome
         switch cmd {
         case "room.start", "room.restart":
-            var seconds = config.mqtt.roomRoundSeconds
-            if let v = fields["round_s"] {
-                // The game's own range (TiltGame.Rules, TiltGameRules.swift), as `[game] round_s` and `[mqtt] room_round_s`.
-                let range = TiltGame.Rules.roundSecondsRange
-                guard let s = v.doubleValue, range.contains(s) else {
-                    let bounds = "\(Int64(exactly: range.lowerBound) ?? 0)…\(Int64(exactly: range.upperBound) ?? 0)"
-                    return CommandGate.reply(
-                        id: id, cmd: cmd, code: .invalidRoundLength, "round_s must be a number within \(bounds)")
-                }
-                seconds = s
-            }
+            // `round_s` was checked against the catalogue's range (`CommandGate`, `Request.parse`).
+            let seconds = fields["round_s"]?.doubleValue ?? config.mqtt.roomRoundSeconds
             let prompts: [String]
             do { prompts = try deck() } catch {
                 return CommandGate.reply(id: id, cmd: cmd, code: .deckUnavailable, "\(error)")

@@ -192,13 +192,12 @@ public struct MonitorState: Sendable, Equatable {
             forgetDaemonReadings()
             daemonVersion = h.version
             applySources(h.sources)
-            if let g = h.fields["game"]?.objectValue { applyGameSnapshot(g) }
-            if let f = h.fields["fix"]?.objectValue.flatMap(FixBody.init) { applyFix(f) }
+            if let g = h.game { applyGameSnapshot(g) }
+            if let f = h.fix { applyFix(f) }
         case .attitude(let a):
             applyAttitude(a, t: line.tNs)
-        case .event(.game, _):
-            // A game line's fields depend on its kind (docs/game.md): read from the line.
-            applyGame(line.object)
+        case .game(let g):
+            applyGame(g, t: line.tNs)
         case .fix(let f):
             applyFix(f)
         case .status(let s):
@@ -207,7 +206,7 @@ public struct MonitorState: Sendable, Equatable {
             gapEvents += 1
             gapDropped += Int64(dropped)
         case .reply(let r):
-            if r.cmd == "status", r.ok { applyStatusReply(r.fields) }
+            if let s = StatusReplyBody(r) { applyStatusReply(s) }
         default:
             break
         }
@@ -236,43 +235,54 @@ public struct MonitorState: Sendable, Equatable {
             trueHeadingDeg: a.trueHeadingDeg, headingSource: a.headingSource?.rawValue, magDisturbed: a.magDisturbed)
     }
 
-    /// A `game` event: the common fields every kind carries.
-    mutating func applyGame(_ o: JSONObject) {
-        if let s = o["state"]?.stringValue { game.state = s }
-        game.round = o["round"]?.intValue
-        game.prompt = o["prompt"]?.stringValue
-        if let s = o["score"]?.intValue { game.score = s }
-        game.remainingMs = o["remaining_ms"]?.intValue
-        game.t = o["t_ns"]?.intValue ?? game.t
-        if let k = o["kind"]?.stringValue { game.lastKind = k }
-        game.tiltDeg = o["tilt_deg"]?.doubleValue
-        if let c = o["config"]?.objectValue { applyGameConfig(c) }
-        if let or = o["orientation"]?.objectValue {
-            game.headFrame = or["source"]?.stringValue ?? game.headFrame
-            if let suspect = or["suspect"]?.boolValue { game.orientationSuspect = suspect }
-        }
-        switch o["kind"]?.stringValue {
+    /// A `game` line: the fields every kind carries, and the head frame's.
+    mutating func applyGame(_ g: GameBody, t: Nanoseconds?) {
+        applyGameCommon(
+            state: g.state, round: g.round, prompt: g.prompt, score: g.score, remainingMs: g.remainingMs, t: t,
+            tiltDeg: g.tiltDeg, orientation: g.orientation)
+        game.lastKind = g.kind
+        switch g.kind {
         case "orientation_suspect": game.orientationSuspect = true
         case "orientation_ok": game.orientationSuspect = false
         default: break
         }
     }
 
-    /// The game snapshot in `hello` and `status` replies: the same fields plus the rules.
-    mutating func applyGameSnapshot(_ g: JSONObject) {
-        let kind = game.lastKind
-        applyGame(g)
-        game.lastKind = kind
+    /// The game state in `hello` and `status` replies: the same fields plus the rules (the
+    /// last line's kind stays).
+    mutating func applyGameSnapshot(_ g: GameStateBody) {
+        applyGameCommon(
+            state: g.state, round: g.round, prompt: g.prompt, score: g.score, remainingMs: g.remainingMs, t: g.tNs,
+            tiltDeg: g.tiltDeg, orientation: g.orientation)
+        if let c = g.config { applyGameConfig(c) }
     }
 
-    mutating func applyGameConfig(_ c: JSONObject) {
-        let low = c["low_threshold_deg"]?.doubleValue, high = c["high_threshold_deg"]?.doubleValue
+    private mutating func applyGameCommon(
+        state: String?, round: Int64?, prompt: String?, score: Int64?, remainingMs: Int64?, t: Nanoseconds?,
+        tiltDeg: Double?, orientation: HeadFrameBody?
+    ) {
+        if let state { game.state = state }
+        game.round = round
+        game.prompt = prompt
+        if let score { game.score = score }
+        game.remainingMs = remainingMs
+        game.t = t ?? game.t
+        game.tiltDeg = tiltDeg
+        if let orientation {
+            game.headFrame = orientation.source ?? game.headFrame
+            if let suspect = orientation.suspect { game.orientationSuspect = suspect }
+        }
+    }
+
+    mutating func applyGameConfig(_ c: GameRulesBody) {
         // Take the pair only when it makes sense, so a bad value cannot break the gauge.
-        if let low, let high, low.isFinite, high.isFinite, 0 <= low, low < high, high <= 180 {
+        if let low = c.lowThresholdDeg, let high = c.highThresholdDeg, low.isFinite, high.isFinite, 0 <= low,
+            low < high, high <= 180
+        {
             lowThresholdDeg = low; highThresholdDeg = high
         }
-        if let m = c["mode"]?.stringValue { game.mode = m }
-        if let s = c["low_side"]?.stringValue { game.lowSide = s }
+        if let m = c.mode { game.mode = m }
+        if let s = c.lowSide { game.lowSide = s }
     }
 
     mutating func applyFix(_ f: FixBody) {
@@ -288,14 +298,14 @@ public struct MonitorState: Sendable, Equatable {
         if let i = sources.firstIndex(where: { $0.source == r.source }) { sources[i] = r } else { sources.append(r) }
     }
 
-    mutating func applyStatusReply(_ o: JSONObject) {
-        sampleRateHz = o["sample_rate_hz"]?.doubleValue
-        clients = o["clients"]?.intValue ?? clients
-        droppedLinesAllClients = o["dropped_lines"]?.intValue ?? droppedLinesAllClients
-        daemonVersion = o["version"]?.stringValue ?? daemonVersion
-        applySources((o["sources"]?.arrayValue ?? []).compactMap { $0.objectValue.flatMap(StatusBody.init) })
-        if let g = o["game"]?.objectValue { applyGameSnapshot(g) }
-        if let f = o["fix"]?.objectValue.flatMap(FixBody.init) { applyFix(f) }
+    mutating func applyStatusReply(_ s: StatusReplyBody) {
+        sampleRateHz = s.sampleRateHz
+        clients = s.clients ?? clients
+        droppedLinesAllClients = s.droppedLines ?? droppedLinesAllClients
+        daemonVersion = s.version ?? daemonVersion
+        applySources(s.sources)
+        if let g = s.game { applyGameSnapshot(g) }
+        if let f = s.fix { applyFix(f) }
     }
 
     /// Time left in the round now: the last report counted down by the sample time since.

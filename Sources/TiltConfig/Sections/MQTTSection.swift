@@ -2,6 +2,7 @@
 import FoundationEssentials
 import Glibc
 import TiltCore
+import TiltProtocol
 
 extension Configuration {
     /// `[mqtt]`: the `tiltd mqtt` bridge (docs/mqtt.md). The daemon only validates it.
@@ -9,7 +10,7 @@ extension Configuration {
         /// The event classes the bridge publishes, each on `<prefix>/<class>`.
         public static let classes = ["status", "attitude", "game", "fix", "place", "quest", "credit"]
         /// Commands the bridge handles itself (the room's), next to the daemon's.
-        public static let bridgeCommands = ["room.start", "room.stop", "room.restart", "room.state"]
+        public static let bridgeCommands = CommandCatalogue.roomCommands.map(\.name)
 
         /// False when the table is absent or says `enabled = false`.
         public var enabled = false

@@ -71,6 +71,12 @@ public struct AnswerLimits: Sendable, Equatable {
     /// swing in 0.1–0.3 s (docs/dev/game-everyday.md). 0: no limit.
     public var gaitShakeSwingSeconds = 0.25
 
+    /// What judges a nod or shake (the `nod` vocabulary): the trained `GestureClassifier`, on
+    /// the candidates a loose detector reports (`GestureCandidates`), from their second cycle.
+    /// nil: the hand-set rules above (`gaitPeakRatio` and the rest) judge the game's own
+    /// detector's gestures instead, as before the classifier (the bench's "rules" rows).
+    public var classifier: GestureClassifier? = .trained
+
     /// The defaults.
     public init() {}
 

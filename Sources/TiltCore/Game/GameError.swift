@@ -42,7 +42,7 @@ public enum GameError: Error, Equatable, Sendable, CustomStringConvertible {
         case .nothingToRestart: return "no round has been started yet"
         case .emptyDeck(let d): return "deck \(d) has no prompts"
         case .deckUnavailable(let d, let r): return "deck \(d) is unavailable: \(r)"
-        case .invalidRoundLength(let s): return "round length \(s) s is outside 5…3600 s"
+        case .invalidRoundLength(let s): return "round length \(s) s is outside \(CommandCatalogue.roundSecondsText) s"
         case .invalidConfiguration(let f, let r): return "\(f) \(r)"
         case .needsGyro: return "the nod vocabulary needs a gyroscope and this IMU has none; use gestures \"tilt\""
         }

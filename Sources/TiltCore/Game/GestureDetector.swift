@@ -23,6 +23,11 @@ public struct HeadGesture: Sendable, Equatable {
     public var cycle: Int
     /// The fastest rate of the cycle's half-swings, °/s.
     public var peakDps: Double = 0
+    /// When the run of swings this cycle belongs to began (its first counted half-swing), and
+    /// how many half-swings it has counted so far (`GestureFeatures` reads the whole run).
+    public var runStart: Nanoseconds = 0
+    /// See `runStart`.
+    public var runSwings = 0
 }
 
 /// Finds nods and shakes in the head's angular rate (head frame, see `HeadFrame`). Pure and
@@ -171,7 +176,8 @@ public struct GestureDetector: Sendable {
             let amplitude = firstOfRun ? runAmplitude : max(previous.angle, s.angle)
             let peak = firstOfRun ? runPeak : max(previous.peak, s.peak)
             return HeadGesture(
-                kind: kind, start: start, end: s.end, amplitudeDeg: amplitude, cycle: reported, peakDps: peak)
+                kind: kind, start: start, end: s.end, amplitudeDeg: amplitude, cycle: reported, peakDps: peak,
+                runStart: runStart, runSwings: count)
         }
 
         private mutating func endRun() { run = []; reported = 0; count = 0 }

@@ -49,11 +49,12 @@ struct GestureReader: Sendable {
     }
 
     /// Feeds one sample: the rate (sensor frame, rad/s) and up from the attitude (sensor frame,
-    /// unit). Returns the gestures completed at it, and the rates about a horizontal axis and
-    /// about up for the gait background (rad/s).
+    /// unit). Returns the gestures completed at it, the rates about a horizontal axis and about
+    /// up for the gait background, and about two horizontal axes at right angles (the frame's
+    /// ear-to-ear and front-to-back, or two the reader chose) for the rate history (rad/s).
     mutating func add(
         t: Nanoseconds, rate w: Vector3, up u: Vector3, frame: HeadFrame? = nil
-    ) -> (gestures: [HeadGesture], pitch: Double, yaw: Double) {
+    ) -> (gestures: [HeadGesture], pitch: Double, yaw: Double, horizontal: (Double, Double)) {
         let dt = lastT.map { min(0.25, max(0, Double(t - $0) * 1e-9)) } ?? 0
         lastT = t
         if let frame {
@@ -69,7 +70,7 @@ struct GestureReader: Sendable {
             if let nod = nods.max(by: { ($0.cycle, $0.amplitudeDeg) < ($1.cycle, $1.amplitudeDeg) }) {
                 out.insert(nod, at: 0)
             }
-            return (out, pa, yaw)
+            return (out, pa, yaw, (pa, w.dot(frame.forward)))
         }
         let smoothed = (up.map { $0 + (u - $0) * min(1, dt / Self.tau) } ?? u).normalized
         up = smoothed
@@ -105,6 +106,6 @@ struct GestureReader: Sendable {
         // with the most cycles, then the largest.
         let nod = nods.max { ($0.cycle, $0.amplitudeDeg) < ($1.cycle, $1.amplitudeDeg) }
         let horizontal = (p1 * p1 + p2 * p2).squareRoot() * 0.5.squareRoot()
-        return ((nod.map { [$0] } ?? []) + shakes, horizontal, yaw)
+        return ((nod.map { [$0] } ?? []) + shakes, horizontal, yaw, (p1, p2))
     }
 }

@@ -102,7 +102,10 @@ extension TiltGame {
         return []
     }
 
-    mutating func nodStep(_ t: Nanoseconds, tilt: Double?, gestures: [HeadGesture]) -> [GameEvent] {
+    mutating func nodStep(
+        _ t: Nanoseconds, tilt: Double?, gestures: [HeadGesture],
+        candidates: [(gesture: HeadGesture, features: GestureFeatures)] = []
+    ) -> [GameEvent] {
         switch phase {
         case .waitingForNeutral:
             if neutralHeld(at: t, zoneSince: nil) || gaitSettled(at: t) {
@@ -111,6 +114,20 @@ extension TiltGame {
                 return [e, showNextPrompt(at: t)]
             }
         case .prompt:
+            if let classifier = limits.classifier {
+                // The trained classifier judges the loose detector's candidates (docs/game-everyday.md):
+                // one begun before the prompt plus the reaction time answers nothing; of a nod and a
+                // shake accepted at once, the likelier.
+                let accepted = candidates.compactMap { c -> (HeadGesture, Double)? in
+                    guard c.gesture.start >= countFrom else { return nil }
+                    let need = c.gesture.kind == .nod ? limits.nodCycles : limits.shakeCycles
+                    guard c.gesture.cycle >= need else { return nil }
+                    let p = classifier.probability(c.features.inputs)
+                    return p >= classifier.accept ? (c.gesture, p) : nil
+                }
+                guard let (g, _) = accepted.max(by: { $0.1 < $1.1 }) else { return [] }
+                return decide(g.kind == .nod ? .correct : .skip, at: t, enteredAt: g.start, tilt: tilt, gesture: g.kind)
+            }
             // A gesture begun before the prompt plus the reaction time answers nothing.
             // While walking or running a single down-up can be the gait's head bob, and a single
             // left-right-left a walker looking both ways: a nod or shake answers from its second

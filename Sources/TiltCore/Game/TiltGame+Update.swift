@@ -87,6 +87,11 @@ extension TiltGame {
         let read = reader.add(t: a.t, rate: w, up: TiltMeter.upInSensor(q), frame: frameKnown ? frame : nil)
         let found = read.gestures
         gaitBackground.add(t: a.t, pitch: read.pitch, yaw: read.yaw)
+        let judged = candidates.add(
+            t: a.t, rate: w, up: TiltMeter.upInSensor(q), frame: frameKnown ? frame : nil, accel: accel?.norm,
+            minCycles: min(limits.nodCycles, limits.shakeCycles),
+            wanted: limits.classifier != nil && phase == .prompt && round?.gestures == .nod,
+            backgroundFrom: answeredUntil)
         // Repeated nods or shakes read as steps in part: the learner drops the window they are in.
         if !found.isEmpty { learner.dropWindow(); lastGestureRead = a.t }
         if abs(yawRate) >= Self.maxTurnDuringTilt { lastTurn = a.t }
@@ -104,7 +109,7 @@ extension TiltGame {
         lastTilt = tilt
         switch r.gestures {
         case .tilt: events += tiltStep(a.t, tilt: tilt)
-        case .nod: events += nodStep(a.t, tilt: tilt, gestures: found)
+        case .nod: events += nodStep(a.t, tilt: tilt, gestures: found, candidates: judged)
         }
         return events
     }

@@ -73,7 +73,7 @@ extension TiltGame {
         public init() {}
 
         /// Round lengths accepted by `start`, seconds.
-        public static let roundSecondsRange: ClosedRange<Double> = 5...3600
+        public static let roundSecondsRange = CommandCatalogue.roundSecondsRange
 
         /// Checks the values make sense together; the error names the offending field.
         public func validate() throws(GameError) {
@@ -120,7 +120,9 @@ extension TiltGame {
                 throw bad("nod_max_swing_ratio", "must be within 1…100")
             }
             guard (2...9).contains(nod.shakeSwings) else { throw bad("shake_swings", "must be within 2…9") }
-            guard Self.roundSecondsRange.contains(roundSeconds) else { throw bad("round_s", "must be within 5…3600 s") }
+            guard Self.roundSecondsRange.contains(roundSeconds) else {
+                throw bad("round_s", "must be within \(CommandCatalogue.roundSecondsText) s")
+            }
             guard backAxis.x.isFinite, backAxis.y.isFinite, backAxis.z.isFinite, backAxis.norm > 0.1 else {
                 throw bad("back_axis", "must be a non-zero finite vector")
             }

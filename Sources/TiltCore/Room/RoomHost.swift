@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+import TiltProtocol
+
 /// The host's side of a shared round: the only code that changes a room's state. Pure: no I/O,
 /// no clock — every input carries the host's monotonic time `t` (ns). The caller calls `tick`
 /// before each input and on a timer, and publishes `state` (retained) whenever a call returns
@@ -52,8 +54,10 @@ public struct RoomHost: Sendable {
             return .refused(
                 RoomRefusal("bad_argument", "a round needs 1–\(RoomState.maxPrompts) prompts, got \(prompts.count)"))
         }
-        guard roundMs >= 5_000, roundMs <= 3_600_000 else {
-            return .refused(RoomRefusal("invalid_round_length", "round length must be 5–3600 s"))
+        let range = CommandCatalogue.roundSecondsRange
+        guard Double(roundMs) >= range.lowerBound * 1000, Double(roundMs) <= range.upperBound * 1000 else {
+            return .refused(
+                RoomRefusal("invalid_round_length", "round length must be \(CommandCatalogue.roundSecondsText) s"))
         }
         for p in state.players where p.presence == .left { declared[p.id] = nil; offline.remove(p.id) }
         state.players.removeAll { $0.presence == .left }

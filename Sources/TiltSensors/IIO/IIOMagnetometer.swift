@@ -7,7 +7,7 @@ import TiltCore
 import TiltPlatform
 
 /// One attempt at reading the magnetometer: a libiio context of its own (the IMU's session has
-/// another, on another thread), the device `MagnetometerPairing` chose, its x, y, z channels with
+/// another, on another thread), the device `MagnetometerSelection` chose, its x, y, z channels with
 /// their scales and its own mount matrix, and the rate it is polled at.
 ///
 /// Magnetometers are polled (`in_magn_*_raw`): they run at 10–100 Hz, most have no buffer
@@ -15,7 +15,7 @@ import TiltPlatform
 final class IIOMagnetometer {
     private let context: IIOContext
     let ref: IIODeviceRef
-    let choice: MagnetometerPairing.Choice
+    let choice: MagnetometerSelection.Choice
     private let axes: IIOAxes
     /// The rate it is polled at, Hz.
     let rateHz: Double
@@ -31,20 +31,20 @@ final class IIOMagnetometer {
     /// IIO reports magnetic fields in gauss; tiltd works in µT.
     static let microteslaPerGauss = 100.0
 
-    /// Finds and configures the magnetometer; throws `MagnetometerPairing.Refusal` when there is
+    /// Finds and configures the magnetometer; throws `MagnetometerSelection.Refusal` when there is
     /// none to use, `IIOError` when the device cannot be set up.
     init(spec: String, imuSpec: String, imuRateHz: Double, logger: Logger?) throws {
         do { context = try IIOContext(timeoutMs: 1000) } catch {
             // No IIO at all (no kernel support, no devices directory): for "auto" that is no
             // magnetometer, which is silent (the IMU's own status says what is wrong).
-            if spec == "auto" { throw MagnetometerPairing.Refusal.noneFound }
+            if spec == "auto" { throw MagnetometerSelection.Refusal.noneFound }
             throw error
         }
         let refs = context.devices
         // The IMU's devices as its own session chooses them (the same rules, on this context).
         let imu = (try? IIODeviceSetup.choose(imuSpec, in: context).map(\.ref.id)) ?? []
         let described = refs.map(Self.describe)
-        switch MagnetometerPairing.choose(spec, imu: imu, devices: described) {
+        switch MagnetometerSelection.choose(spec, imu: imu, devices: described) {
         case .failure(let refusal): throw refusal
         case .success(let c):
             choice = c
@@ -93,11 +93,11 @@ final class IIOMagnetometer {
     /// True while the device is still the one opened (its sysfs directory with the same name).
     func isPresent() -> Bool { IIOPresence.nameMatches(ref) }
 
-    /// What the pairing needs to know of a device: name, label, the physical device behind it.
-    static func describe(_ ref: IIODeviceRef) -> MagnetometerPairing.Device {
+    /// What the selection needs to know of a device: name, label, the physical device behind it.
+    static func describe(_ ref: IIODeviceRef) -> MagnetometerSelection.Device {
         let label = ref.attribute("label")?.trimmingWhitespace()
         let physical = physicalDevice(of: ref.id)
-        return MagnetometerPairing.Device(
+        return MagnetometerSelection.Device(
             id: ref.id, name: ref.name, number: ref.number ?? .max, label: label,
             physical: physical, hasMagnetometer: ref.hasAxes("magn"), muxOwner: physical.flatMap(muxOwner(of:)))
     }

@@ -17,7 +17,7 @@ import TiltPlatform
 final class IIOMagnetometerReader: Sendable {
     /// `[imu] magnetometer`: "auto", a device name or id, or "none".
     let spec: String
-    /// The IMU's `[imu] device`, so the magnetometer can be paired with it.
+    /// The IMU's `[imu] device`, so the magnetometer can be matched to it.
     let imuSpec: String
     let imuRateHz: Double
     let logger: Logger?
@@ -53,7 +53,7 @@ final class IIOMagnetometerReader: Sendable {
                     "magnetometer streaming", metadata: ["device": "\(d.summary)", "rate_hz": "\(pace.reportedHz)"])
                 try stream(d, pace: &pace, stop: stop, wake: wake, emit: emit, delivered: &delivered)
                 return
-            } catch MagnetometerPairing.Refusal.noneFound where spec == "auto" && !announced {
+            } catch MagnetometerSelection.Refusal.noneFound where spec == "auto" && !announced {
                 // None has been seen: nothing to report (the IMU works as without one).
                 stop.sleep(seconds: Self.quietRetry)
             } catch {

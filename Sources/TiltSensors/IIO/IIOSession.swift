@@ -162,7 +162,7 @@ final class IIOSession {
         mode =
             "buffered, \(n) scan\(n == 1 ? "" : "s") per buffer"
             + (triggers.isEmpty ? "" : ", trigger \(triggers.joined(separator: ", "))")
-            + (devices.count > 1 ? ", accel and gyro paired by timestamp" : "")
+            + (devices.count > 1 ? ", accel and gyro joined by timestamp" : "")
     }
 
     private func closeBuffers() {
@@ -207,7 +207,7 @@ final class IIOSession {
         stop: StopSignal, wake: IIOWakeup, emit: @Sendable (SourceOutput) -> Void,
         logger: Logger?
     ) throws -> Bool {
-        var pairer = IMUPairer(rateHz: rateHz)
+        var joiner = AccelGyroJoiner(rateHz: rateHz)
         var fds = buffered.map { pollfd(fd: $0.pollFD, events: Int16(POLLIN), revents: 0) }
         fds.append(pollfd(fd: wake.fd, events: Int16(POLLIN), revents: 0))
         var lastData = MonotonicClock.nanoseconds()
@@ -232,8 +232,8 @@ final class IIOSession {
                         deliver(IMUSample(t: reading.t, accelOnly: a), emit: emit, logger: logger)
                     } else {
                         let done =
-                            reading.accel.map { pairer.addAccel(t: reading.t, $0) }
-                            ?? reading.gyro.map { pairer.addGyro(t: reading.t, $0) } ?? []
+                            reading.accel.map { joiner.addAccel(t: reading.t, $0) }
+                            ?? reading.gyro.map { joiner.addGyro(t: reading.t, $0) } ?? []
                         for s in done { deliver(s, emit: emit, logger: logger) }
                     }
                 }

@@ -11,7 +11,7 @@ import TiltPlatform
 /// IMU samples from the kernel's IIO subsystem through libiio's local backend.
 ///
 /// Finds the device (one combined accel + gyro device such as inv_mpu6050, split accel and gyro
-/// devices such as st_lsm6dsx, paired by timestamp, or an accelerometer alone such as adxl345),
+/// devices such as st_lsm6dsx, joined by timestamp, or an accelerometer alone such as adxl345),
 /// sets its sampling rate, sets its timestamp clock to CLOCK_MONOTONIC, attaches its trigger when
 /// it needs one, and streams buffered scans decoded by each channel's own scan type; devices
 /// without a buffer, or whose buffer cannot fill (no trigger, no data within a second), are

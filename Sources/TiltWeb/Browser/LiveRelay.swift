@@ -48,7 +48,7 @@ public final class LiveRelay: Service, Sendable {
             hub.broadcast(line.text, isAttitude: true)
         case .fix?:
             hub.broadcast(line.text)
-            updateMap(line.value)
+            if case .fix(let fix) = line.body { updateMap(fix) }
         case .hello?:
             // A daemon that (re)started may have no GPS: its fix and map come anew, if at all.
             state.withLockedValue { s in
@@ -56,8 +56,8 @@ public final class LiveRelay: Service, Sendable {
             }
             hub.broadcast(line.text)
             // Browsers' game commands go out as this process's: say so at once if they will fail.
-            if let client = line.value["client"], client["trusted"]?.boolValue == false {
-                let uid = client["uid"]?.intValue.map(String.init) ?? "?"
+            if case .hello(let hello) = line.body, let client = hello.client, client.trusted == false {
+                let uid = client.uid.map(String.init) ?? "?"
                 logger.warning(
                     "the daemon does not trust this process (uid \(uid)): paired browsers' game commands will be refused as forbidden; add its user to [socket] trusted_users (or \(uid) to trusted_uids; docs/web.md)"
                 )
@@ -91,7 +91,7 @@ public final class LiveRelay: Service, Sendable {
         return JSONValue.object(o).jsonText
     }
 
-    private func updateMap(_ fix: JSONValue) {
+    private func updateMap(_ fix: FixBody) {
         let now = ProcessInfo.processInfo.systemUptime
         let due = state.withLockedValue { s -> Bool in
             s.lastFixTime = now
@@ -99,8 +99,8 @@ public final class LiveRelay: Service, Sendable {
             s.lastMapTime = now
             return true
         }
-        guard due, let map, let lat = fix["lat"]?.doubleValue, let lon = fix["lon"]?.doubleValue else { return }
-        let text = JSONValue.object(map.line(at: GeoPoint(lat: lat, lon: lon), eph: fix["eph_m"]?.doubleValue)).jsonText
+        guard due, let map, let lat = fix.lat, let lon = fix.lon else { return }
+        let text = JSONValue.object(map.line(at: GeoPoint(lat: lat, lon: lon), eph: fix.ephM)).jsonText
         state.withLockedValue { $0.lastMap = text }
         hub.broadcast(text)
     }
@@ -119,7 +119,7 @@ public final class LiveRelay: Service, Sendable {
     /// Asks the daemon for a fresh `status` and returns its reply line (for one browser's snapshot).
     public func freshStatus() async -> String? {
         guard let link, let reply = try? await link.request(["cmd": "status"]) else { return nil }
-        let text = reply.jsonText
+        let text = JSONValue.object(reply.fields).jsonText
         state.withLockedValue { $0.lastStatus = text }
         return text
     }

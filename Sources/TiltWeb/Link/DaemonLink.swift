@@ -105,9 +105,9 @@ public final class DaemonLink: Service, Sendable {
     }
 
     /// Sends a command (its fields without `id`) and returns the daemon's reply line.
-    public func request(_ command: JSONObject, timeout: Double? = nil) async throws -> JSONValue {
+    public func request(_ command: JSONObject, timeout: Double? = nil) async throws -> ReplyBody {
         guard let client = client.withLockedValue({ $0 }) else { throw RequestError.notConnected }
-        return .object(try await client.request(command, timeout: timeout ?? options.commandTimeout).get().fields)
+        return try await client.request(command, timeout: timeout ?? options.commandTimeout).get()
     }
 
     private func setState(_ s: State) {

@@ -24,10 +24,9 @@ public final class MetricsExporter: Sendable {
 
     /// Renders the metrics after asking `link` for the daemon's `stats`.
     public func scrape(link: DaemonLink?, hub: BrowserHub, relay: LiveRelay?) async -> String {
-        var stats: JSONValue?
-        if let link, link.state == .connected {
-            stats = try? await link.request(["cmd": "stats"], timeout: 2)
-            if stats?["ok"]?.boolValue != true { stats = nil }
+        var stats: StatsReplyBody?
+        if let link, link.state == .connected, let reply = try? await link.request(["cmd": "stats"], timeout: 2) {
+            stats = StatsReplyBody(reply)
         }
         return scrapeLock.withLock {
             gauge(
@@ -47,48 +46,40 @@ public final class MetricsExporter: Sendable {
     }
 
     /// The daemon's `stats` reply (docs/protocol.md) as metrics.
-    private func mirror(_ s: JSONValue) {
-        if let v = s["uptime_s"]?.doubleValue {
+    private func mirror(_ s: StatsReplyBody) {
+        if let v = s.uptimeSeconds {
             gauge("tiltd_uptime_seconds", "seconds since the daemon started", set: v)
         }
-        if let v = s["sample_rate_hz"]?.doubleValue {
+        if let v = s.sampleRateHz {
             gauge("tiltd_sample_rate_hz", "IMU samples per second, measured over the last second", set: v)
         }
-        if let v = s["samples"]?.doubleValue { counter("tiltd_samples_total", "IMU samples processed", set: v) }
-        if let v = s["samples_dropped"]?.doubleValue {
+        if let v = s.samples { counter("tiltd_samples_total", "IMU samples processed", set: v) }
+        if let v = s.samplesDropped {
             counter("tiltd_samples_dropped_total", "samples dropped because the daemon's event loop was behind", set: v)
         }
-        if let v = s["clients"]?.doubleValue {
+        if let v = s.clients {
             gauge("tiltd_clients", "clients connected to the daemon's socket", set: v)
         }
-        for (cls, v) in s["lines_dropped"]?.objectValue?.entries ?? [] {
-            if let n = v.doubleValue {
-                counter(
-                    "tiltd_lines_dropped_total", "lines dropped for slow socket clients, per event class",
-                    labels: [("class", cls)], set: n)
-            }
+        for (cls, n) in s.linesDropped {
+            counter(
+                "tiltd_lines_dropped_total", "lines dropped for slow socket clients, per event class",
+                labels: [("class", cls)], set: n)
         }
-        for (kind, v) in s["decisions"]?.objectValue?.entries ?? [] {
-            if let n = v.doubleValue {
-                counter("tiltd_decisions_total", "game decisions, per kind", labels: [("kind", kind)], set: n)
-            }
+        for (kind, n) in s.decisions {
+            counter("tiltd_decisions_total", "game decisions, per kind", labels: [("kind", kind)], set: n)
         }
-        for (event, v) in s["rounds"]?.objectValue?.entries ?? [] {
-            if let n = v.doubleValue {
-                counter("tiltd_rounds_total", "game rounds, started and ended", labels: [("event", event)], set: n)
-            }
+        for (event, n) in s.rounds {
+            counter("tiltd_rounds_total", "game rounds, started and ended", labels: [("event", event)], set: n)
         }
-        if let v = s["fix_age_s"]?.doubleValue {
+        if let v = s.fixAgeSeconds {
             gauge("tiltd_fix_age_seconds", "seconds since the latest GPS fix arrived", set: v)
         }
-        for (result, v) in s["reloads"]?.objectValue?.entries ?? [] {
-            if let n = v.doubleValue {
-                counter(
-                    "tiltd_reloads_total", "configuration reloads, per result (applied, refused)",
-                    labels: [("result", result)], set: n)
-            }
+        for (result, n) in s.reloads {
+            counter(
+                "tiltd_reloads_total", "configuration reloads, per result (applied, refused)",
+                labels: [("result", result)], set: n)
         }
-        if let last = s["reloads"]?["last"]?.stringValue {
+        if let last = s.lastReload {
             gauge(
                 "tiltd_last_reload_applied", "1 when the latest reload was applied, 0 when it was refused",
                 set: last == "applied" ? 1 : 0)

@@ -95,12 +95,12 @@ struct BrowserSocket: Sendable {
         guard let link = relay.link else { return }
         do {
             let reply = try await link.request(c.fields)
-            guard var o = reply.objectValue else { return }
+            var o = reply.fields
             o["id"] = c.browserID
             relay.hub.send(JSONValue.object(o).jsonText, to: browser)
             if BrowserCommands.pairedOnly.contains(c.name) {
                 logger.info(
-                    "browser \(browser): \(c.name) → \(reply["ok"]?.boolValue == true ? "ok" : (reply["error"]?["code"]?.stringValue ?? "?"))"
+                    "browser \(browser): \(c.name) → \(reply.ok ? "ok" : (reply.error?.code.rawValue ?? "?"))"
                 )
             }
         } catch {

@@ -4,13 +4,13 @@
 ///
 /// A magnetometer is found on the IMU device itself (an MPU-9250: inv_mpu6050 shows the AK8963
 /// behind it as `in_magn_*` channels) or as a device of its own (an LSM9DS1's `lsm9ds1_magn`, an
-/// AK8975 or LIS3MDL breakout). A device of its own is paired with the IMU by what ties them
+/// AK8975 or LIS3MDL breakout). A device of its own is matched to the IMU by what ties them
 /// together, best first: the same chip (the same physical device in sysfs), the same `label`
 /// (device tree), the same bus (an I²C adapter: a 9-axis board carries both chips on one bus),
 /// a shared name prefix (`lsm9ds1_` of `lsm9ds1_accel` and `lsm9ds1_magn`), ties going to the
 /// lowest device number; with nothing tying any magnetometer to the IMU, the only one present
 /// is taken, and several are refused as ambiguous (the config must name one).
-public enum MagnetometerPairing {
+public enum MagnetometerSelection {
     /// What sysfs says about one IIO device.
     public struct Device: Sendable, Equatable {
         /// "iio:device2".
@@ -71,7 +71,7 @@ public enum MagnetometerPairing {
             switch self {
             case .noneFound: "no IIO device with in_magn_x/y/z channels"
             case .ambiguous(let names):
-                "several magnetometers and none paired with the IMU (\(names.joined(separator: ", "))): "
+                "several magnetometers and none matched to the IMU (\(names.joined(separator: ", "))): "
                     + "name one with [imu] magnetometer"
             case .notFound(let name, let inventory): "no IIO device named \"\(name)\" (\(inventory))"
             case .notAMagnetometer(let d): "\(d) has no in_magn_x/y/z channels"

@@ -7,8 +7,8 @@ import TiltPlatform
 /// separately, so one may be ahead: readings wait in small queues until a partner within
 /// `tolerance` arrives. A reading whose partner cannot come any more (the other stream is already
 /// past it) is dropped and counted. Pure logic: no clock, no I/O.
-public struct IMUPairer: Sendable {
-    /// Largest timestamp difference that still pairs, ns (half a sample period by default).
+public struct AccelGyroJoiner: Sendable {
+    /// Largest timestamp difference that still joins, ns (half a sample period by default).
     public let tolerance: Nanoseconds
     /// Readings kept waiting per stream at most (older ones are dropped when a stream stalls).
     public let capacity: Int
@@ -18,7 +18,7 @@ public struct IMUPairer: Sendable {
     private var accel: [(t: Nanoseconds, v: Vector3)] = []
     private var gyro: [(t: Nanoseconds, v: Vector3)] = []
 
-    /// - Parameter rateHz: the streams' sampling rate; pairs must lie within half a period.
+    /// - Parameter rateHz: the streams' sampling rate; a joined accel and gyro reading lie within half a period.
     public init(rateHz: Double, capacity: Int = 256) {
         tolerance = Nanoseconds(saturating: 0.5e9 / max(rateHz, 1e-3))
         self.capacity = capacity
@@ -38,7 +38,7 @@ public struct IMUPairer: Sendable {
         return match()
     }
 
-    /// Forgets waiting readings (after a reconnect, old halves must not pair with new ones).
+    /// Forgets waiting readings (after a reconnect, old halves must not join new ones).
     public mutating func reset() {
         accel.removeAll(keepingCapacity: true)
         gyro.removeAll(keepingCapacity: true)

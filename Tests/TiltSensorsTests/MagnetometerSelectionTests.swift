@@ -2,16 +2,16 @@
 import TiltSensors
 import XCTest
 
-/// `MagnetometerPairing`: which device is the IMU's magnetometer, from what sysfs says.
-final class MagnetometerPairingTests: XCTestCase {
-    private typealias D = MagnetometerPairing.Device
+/// `MagnetometerSelection`: which device is the IMU's magnetometer, from what sysfs says.
+final class MagnetometerSelectionTests: XCTestCase {
+    private typealias D = MagnetometerSelection.Device
 
     private func dev(_ n: Int, _ name: String, mag: Bool, label: String? = nil, physical: String? = nil) -> D {
         D(id: "iio:device\(n)", name: name, number: n, label: label, physical: physical, hasMagnetometer: mag)
     }
 
-    private func chosen(_ spec: String, imu: [Int], _ devices: [D]) -> MagnetometerPairing.Choice? {
-        try? MagnetometerPairing.choose(spec, imu: imu.map { "iio:device\($0)" }, devices: devices).get()
+    private func chosen(_ spec: String, imu: [Int], _ devices: [D]) -> MagnetometerSelection.Choice? {
+        try? MagnetometerSelection.choose(spec, imu: imu.map { "iio:device\($0)" }, devices: devices).get()
     }
 
     func testOnTheIMUDeviceFirst() {
@@ -63,12 +63,12 @@ final class MagnetometerPairingTests: XCTestCase {
     func testSeveralUntiedAreAmbiguousAndNoneIsQuiet() {
         let devices = [dev(0, "mpu6050", mag: false), dev(1, "ak8975", mag: true), dev(2, "bmm150", mag: true)]
         guard
-            case .failure(.ambiguous(let names)) = MagnetometerPairing.choose(
+            case .failure(.ambiguous(let names)) = MagnetometerSelection.choose(
                 "auto", imu: ["iio:device0"], devices: devices)
         else { return XCTFail("expected ambiguous") }
         XCTAssertEqual(names, ["ak8975 (iio:device1)", "bmm150 (iio:device2)"])
         XCTAssertEqual(
-            MagnetometerPairing.choose("auto", imu: ["iio:device0"], devices: [devices[0]]), .failure(.noneFound))
+            MagnetometerSelection.choose("auto", imu: ["iio:device0"], devices: [devices[0]]), .failure(.noneFound))
     }
 
     func testNamedByNameOrIdAndRefusals() {
@@ -76,9 +76,9 @@ final class MagnetometerPairingTests: XCTestCase {
         XCTAssertEqual(chosen("bmm150", imu: [0], devices)?.device.id, "iio:device2")
         XCTAssertEqual(chosen("iio:device1", imu: [0], devices)?.device.name, "ak8975")
         XCTAssertEqual(
-            MagnetometerPairing.choose("mpu6050", imu: ["iio:device0"], devices: devices),
+            MagnetometerSelection.choose("mpu6050", imu: ["iio:device0"], devices: devices),
             .failure(.notAMagnetometer("mpu6050 (iio:device0)")))
-        let missing = MagnetometerPairing.choose("lis3mdl", imu: ["iio:device0"], devices: devices)
+        let missing = MagnetometerSelection.choose("lis3mdl", imu: ["iio:device0"], devices: devices)
         XCTAssertEqual(
             "\(try XCTUnwrap(missing.failureValue))",
             "no IIO device named \"lis3mdl\" (present: mpu6050 (iio:device0), ak8975 (iio:device1), bmm150 (iio:device2))"
