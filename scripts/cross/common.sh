@@ -45,7 +45,8 @@ cross_require_host_tools() {
         case "$t" in
             debootstrap) command -v debootstrap >/dev/null || missing+=(debootstrap) ;;
             qemu-aarch64-static) command -v qemu-aarch64-static >/dev/null || missing+=(qemu-user-static) ;;
-            unshare) command -v unshare >/dev/null || missing+=(util-linux) ;;
+            unshare|nsenter) command -v "$t" >/dev/null || missing+=(util-linux) ;;
+            systemd-nspawn) command -v systemd-nspawn >/dev/null || missing+=(systemd-container) ;;
             *) command -v "$t" >/dev/null || missing+=("$t") ;;
         esac
     done
