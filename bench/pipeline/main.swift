@@ -67,6 +67,7 @@ enum Stage: String, CaseIterable {
     case estimator = "estimator alone"
     case calibratedEstimator = "calibration + estimator"
     case withGame = "calibration + estimator + game"
+    case withNodGame = "calibration + estimator + game, nod vocabulary (classifier)"
     case withJSON = "calibration + estimator + game + heading + attitude JSON"
     case withSampleJSON = "… + sample JSON (a client watches samples)"
 }
@@ -101,8 +102,9 @@ func publish(_ e: Event, seq: UInt64) -> Int {
         for raw in samples { checksum += estimator.update(raw).q.w }
     case .calibratedEstimator:
         for raw in samples { checksum += estimator.update(calibrator.apply(raw)).q.w }
-    case .withGame, .withJSON, .withSampleJSON:
-        let json = stage != .withGame
+    case .withGame, .withNodGame, .withJSON, .withSampleJSON:
+        let json = stage != .withGame && stage != .withNodGame
+        let gestures: TiltGame.Rules.Gestures = stage == .withNodGame ? .nod : .tilt
         var bytes = 0
         for raw in samples {
             let s = calibrator.apply(raw)
@@ -117,7 +119,9 @@ func publish(_ e: Event, seq: UInt64) -> Int {
             }
             // As GameComponent feeds it: the attitude, the bias-corrected rate and the accelerometer.
             var events = game.update(a, rate: s.gyro - a.gyroBias, accel: s.accel)
-            if game.roundID == nil { events += (try? game.start(at: a.t, roundSeconds: 60, deck: deck)) ?? [] }
+            if game.roundID == nil {
+                events += (try? game.start(at: a.t, roundSeconds: 60, gestures: gestures, deck: deck)) ?? []
+            }
             for e in events {
                 if json {
                     seq += 1

@@ -63,6 +63,10 @@ public struct GestureDetector: Sendable {
         public var maxSwingRatio: Double = 6
         /// Half-swings before the first shake is reported (2 = one left-right).
         public var shakeSwings: Int = 3
+        /// Whether a nod may begin with the face going up. Off, an up swing opens nothing, and
+        /// `GestureReader` runs a second detector on the reversed axis for nods begun upward; on,
+        /// one detector finds both (what the classifier's candidates use: half the cost).
+        public var nodEitherWay = false
         /// The defaults.
         public init() {}
     }
@@ -156,7 +160,7 @@ public struct GestureDetector: Sendable {
                 if gap > p.maxGapSeconds || prev.sign == s.sign || ratio > p.maxSwingRatio || own < cross { endRun() }
             }
             // A nod starts with the face going down; an up swing alone opens nothing.
-            if kind == .nod, count == 0, s.sign < 0 { return nil }
+            if kind == .nod, count == 0, s.sign < 0, !p.nodEitherWay { return nil }
             if count == 0 { runStart = s.start; runAmplitude = 0; runPeak = 0 }
             count += 1
             runAmplitude = max(runAmplitude, s.angle)

@@ -60,12 +60,9 @@ extension RateHistory {
     static let longestLag = 130
 
     /// The features of `g` (a cycle the detector just reported), or nil when the history does not
-    /// reach `shortestBackgroundNs` before it yet. The background is the 3 s before the gesture, but
-    /// not before `notBefore`: the game passes the end of the last answer's debounce, so a
-    /// player answering prompt after prompt is not judged against their own previous nod (a
-    /// background full of nods looks like a gait, and the head-gestures logs' nodders lost 68 of
-    /// 72 answers to it).
-    public func features(of g: HeadGesture, notBefore: Nanoseconds = .min) -> GestureFeatures? {
+    /// reach `shortestBackgroundNs` before it yet, or reaches a gait's background but not the
+    /// stride before it (`strideMatch`).
+    public func features(of g: HeadGesture) -> GestureFeatures? {
         // The whole run of swings (a cycle after the first spans only its last two), its last
         // `longestSpanNs` at most: a head nodding on and on makes one run of a minute.
         let runStart = min(g.start, g.runStart > 0 ? g.runStart : g.start)
@@ -88,14 +85,12 @@ extension RateHistory {
         func rms<C: Collection>(_ bins: C, _ f: (Bin) -> Double) -> Double where C.Element == Bin {
             bins.isEmpty ? 0 : (bins.reduce(0) { $0 + f($1) * f($1) } / Double(bins.count)).squareRoot()
         }
-        let background = all.filter { $0.t >= max(start - Self.backgroundNs, notBefore) && $0.t <= start - 100_000_000 }
+        let background = all.filter { $0.t >= start - Self.backgroundNs && $0.t <= start - 100_000_000 }
         let accels = background.map { $0.accel }.filter { $0.isFinite }
         let spanAccels = span.map { $0.accel }.filter { $0.isFinite }
         let runSeconds = Double(g.end - runStart), spanSeconds = Double(g.end - start)
         let swings = max(2, (Double(g.runSwings) * spanSeconds / max(1, runSeconds)).rounded())
-        // The stride's reference lies before the background; none for a background cut short.
-        let cut = notBefore > start - Self.backgroundNs
-        let period = cut ? nil : Self.period(background.map(own))
+        let period = Self.period(background.map(own))
         let match = Self.strideMatch(all.map(own), from: first, period: period)
         // A gait whose stride the history does not reach back over yet (the first seconds of a
         // daemon): not judged until it does, rather than taken for "nothing alike".

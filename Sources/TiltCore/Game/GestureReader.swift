@@ -62,8 +62,8 @@ struct GestureReader: Sendable {
             let pa = w.dot(frame.left), yaw = w.dot(frame.up)
             var out: [HeadGesture] = []
             var nods: [HeadGesture] = []
-            for (k, pitch) in [pa, -pa].enumerated() {
-                for g in detectors[k].add(t: t, pitch: pitch, yaw: yaw) {
+            for k in 0..<(parameters.nodEitherWay ? 1 : 2) {
+                for g in detectors[k].add(t: t, pitch: k == 0 ? pa : -pa, yaw: yaw) {
                     if g.kind == .nod { nods.append(g) } else if k == 0 { out.append(g) }
                 }
             }
@@ -97,7 +97,9 @@ struct GestureReader: Sendable {
         let pa = w.dot(a), pb = w.dot(b)
         var nods: [HeadGesture] = []
         var shakes: [HeadGesture] = []
-        for (k, pitch) in [pa, -pa, pb, -pb].enumerated() {
+        // Both ways round unless one detector finds nods begun either way (`nodEitherWay`).
+        for k in stride(from: 0, to: 4, by: parameters.nodEitherWay ? 2 : 1) {
+            let pitch = k < 2 ? (k == 0 ? pa : -pa) : (k == 2 ? pb : -pb)
             for g in detectors[k].add(t: t, pitch: pitch, yaw: yaw) {
                 if g.kind == .nod { nods.append(g) } else if k == 0 { shakes.append(g) }
             }

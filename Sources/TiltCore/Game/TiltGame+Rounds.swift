@@ -181,7 +181,6 @@ extension TiltGame {
         // The debounce runs from when the answer was made (a tilt confirmed after `bodyWait`
         // was made at its hold's end), so the wait does not also delay the next prompt.
         countFrom = max(t, (debounceFrom ?? t) + debounceNs)
-        answeredUntil = countFrom
         var e = makeEvent(d == .correct ? .correct : .skip, t: t)
         e.prompt = result.prompt
         e.decision = result

@@ -87,11 +87,14 @@ extension TiltGame {
         let read = reader.add(t: a.t, rate: w, up: TiltMeter.upInSensor(q), frame: frameKnown ? frame : nil)
         let found = read.gestures
         gaitBackground.add(t: a.t, pitch: read.pitch, yaw: read.yaw)
-        let judged = candidates.add(
-            t: a.t, rate: w, up: TiltMeter.upInSensor(q), frame: frameKnown ? frame : nil, accel: accel?.norm,
-            minCycles: min(limits.nodCycles, limits.shakeCycles),
-            wanted: limits.classifier != nil && phase == .prompt && round?.gestures == .nod,
-            backgroundFrom: .min)
+        // The classifier's candidates, only where nods can answer: a nod round, or between
+        // rounds when the next will be one (the history then reaches back when it starts).
+        var judged: [(gesture: HeadGesture, features: GestureFeatures)] = []
+        if limits.classifier != nil, (round?.gestures ?? configuration.gestures) == .nod {
+            judged = candidates.add(
+                t: a.t, rate: w, up: TiltMeter.upInSensor(q), frame: frameKnown ? frame : nil, accel: accel?.norm,
+                minCycles: min(limits.nodCycles, limits.shakeCycles), wanted: phase == .prompt)
+        }
         // Repeated nods or shakes read as steps in part: the learner drops the window they are in.
         if !found.isEmpty { learner.dropWindow(); lastGestureRead = a.t }
         if abs(yawRate) >= Self.maxTurnDuringTilt { lastTurn = a.t }

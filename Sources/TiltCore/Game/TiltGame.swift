@@ -131,8 +131,6 @@ public struct TiltGame: Sendable {
     var reader: GestureReader
     /// Gentle and ordinary nods and shakes with their features, for `limits.classifier`.
     var candidates = GestureCandidates()
-    /// The end of the last answer's debounce: the classifier's background starts there at the earliest.
-    var answeredUntil: Nanoseconds = .min
     /// Whether the last sample's nods and shakes were read without a head frame (`GestureReader`).
     public internal(set) var readsGesturesWithoutFrame = false
     /// The assumed frame follows the board's side (y up or y down), chosen from gravity.
