@@ -145,7 +145,8 @@ func printComposites(_ everydayDir: String, nods: [CutGesture], shakes: [CutGest
                 for (n, (truth, s, person)) in recordings.enumerated() {
                     t.add(
                         judgeComposite(
-                            both, onto: s, activity: activity, truth: truth, told: told, first: 7 * n, participant: person))
+                            both, onto: s, activity: activity, truth: truth, told: told, first: 7 * n,
+                            participant: person))
                 }
                 func cell(_ l: String) -> (String, String) {
                     let shown = t.shown[l] ?? 0, right = t.right[l] ?? 0

@@ -12,7 +12,9 @@ import TiltRecordings
 import TiltSensors
 
 /// Runs the candidates over `samples` through the wearer's frame (`truth`, given) or none.
-func candidates(_ samples: [IMUSample], truth: HeadFrame, given: Bool) -> [(gesture: HeadGesture, features: GestureFeatures)] {
+func candidates(
+    _ samples: [IMUSample], truth: HeadFrame, given: Bool
+) -> [(gesture: HeadGesture, features: GestureFeatures)] {
     let fe = SampleFrontEnd(
         calibration: given ? IMUCalibration(headUp: truth.up, headForward: truth.forward) : IMUCalibration())
     let frame = given ? fe.calibrator.calibration.headFrame : nil
@@ -22,7 +24,8 @@ func candidates(_ samples: [IMUSample], truth: HeadFrame, given: Bool) -> [(gest
     for raw in samples {
         let s = fe.apply(raw)
         let a = est.update(s)
-        out += c.add(t: s.t, rate: s.gyro - a.gyroBias, up: TiltMeter.upInSensor(a.q), frame: frame, accel: s.accel.norm)
+        out += c.add(
+            t: s.t, rate: s.gyro - a.gyroBias, up: TiltMeter.upInSensor(a.q), frame: frame, accel: s.accel.norm)
     }
     return out
 }
@@ -37,9 +40,12 @@ func dumpFeatures(_ everydayDir: String, nods: [CutGesture], shakes: [CutGesture
     }
     var out = "source,participant,file,activity,frame,strength,label,placed,t_s,seconds,"
     out += (GestureFeatures.names + GestureFeatures.inputNames.map { "in_\($0)" }).joined(separator: ",") + "\n"
-    func row(_ source: String, _ file: String, _ frame: String, _ strength: Double, _ label: String, _ placed: Int,
-             _ t: Double, _ seconds: Double, _ f: GestureFeatures) {
-        let activity = file.split(separator: "-").dropFirst(3).joined(separator: "-").replacingOccurrences(of: ".csv.gz", with: "")
+    func row(
+        _ source: String, _ file: String, _ frame: String, _ strength: Double, _ label: String, _ placed: Int,
+        _ t: Double, _ seconds: Double, _ f: GestureFeatures
+    ) {
+        let activity = file.split(separator: "-").dropFirst(3).joined(separator: "-").replacingOccurrences(
+            of: ".csv.gz", with: "")
         out += "\(source),\(everydayParticipant(file)),\(file),\(activity),\(frame),\(strength),\(label),\(placed),"
         out += String(format: "%.3f,%.1f,", t, seconds)
         out += (f.values + f.inputs).map { String(format: "%.6g", $0) }.joined(separator: ",") + "\n"
@@ -65,13 +71,15 @@ func dumpFeatures(_ everydayDir: String, nods: [CutGesture], shakes: [CutGesture
             }
             for pass in 0..<4 {
                 let (samples, placed) = composite(
-                    both, onto: rec, frame: truth, first: 7 * n + pass * 37, quietDps: activity == "running" ? .infinity : 60)
+                    both, onto: rec, frame: truth, first: 7 * n + pass * 37,
+                    quietDps: activity == "running" ? .infinity : 60)
                 for given in [true, false] {
                     for (g, f) in candidates(samples, truth: truth, given: given) {
                         guard let k = placed.firstIndex(where: { g.end >= $0.start && g.end <= $0.end + 300_000_000 })
                         else { continue }
                         let id = (n * 1000 + pass * 100 + k) * 2 + (scale == 1 ? 0 : 1)
-                        row("composite", file, given ? "given" : "none", scale, placed[k].gesture.kind.rawValue, id,
+                        row(
+                            "composite", file, given ? "given" : "none", scale, placed[k].gesture.kind.rawValue, id,
                             Double(g.end - t0) * 1e-9, seconds, f)
                     }
                 }

@@ -94,7 +94,9 @@ extension RateHistory {
         let match = Self.strideMatch(all.map(own), from: first, period: period)
         // A gait whose stride the history does not reach back over yet (the first seconds of a
         // daemon): not judged until it does, rather than taken for "nothing alike".
-        if let period, match.value == 1, first < period * max(1, (all.count - first + period - 1) / period) { return nil }
+        if let period, match.value == 1, first < period * max(1, (all.count - first + period - 1) / period) {
+            return nil
+        }
         let values: [Double] = [
             nod ? 1 : 0, Double(g.cycle), g.peakDps, g.amplitudeDeg, Double(g.end - start) * 1e-9 / swings,
             rms(span, own), rms(span, other), rms(span, roll), rms(background, own), rms(background, other),

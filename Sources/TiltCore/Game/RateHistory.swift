@@ -54,8 +54,11 @@ public struct RateHistory: Sendable {
         open = (t, h1, h2, up, a ?? 0, 1, a == nil ? 0 : 1)
     }
 
-    private mutating func push(_ o: (t: Nanoseconds, h1: Double, h2: Double, up: Double, accel: Double, n: Double, na: Double)) {
-        ring[head] = Bin(t: o.t, h1: o.h1 / o.n, h2: o.h2 / o.n, up: o.up / o.n, accel: o.na > 0 ? o.accel / o.na : .nan)
+    private mutating func push(
+        _ o: (t: Nanoseconds, h1: Double, h2: Double, up: Double, accel: Double, n: Double, na: Double)
+    ) {
+        ring[head] = Bin(
+            t: o.t, h1: o.h1 / o.n, h2: o.h2 / o.n, up: o.up / o.n, accel: o.na > 0 ? o.accel / o.na : .nan)
         head = (head + 1) % Self.capacity
         count = min(count + 1, Self.capacity)
     }
@@ -69,7 +72,8 @@ public struct RateHistory: Sendable {
             if b.t >= from && b.t <= to { out.append(b) }
         }
         if let o = open, o.t >= from, o.t <= to {
-            out.append(Bin(t: o.t, h1: o.h1 / o.n, h2: o.h2 / o.n, up: o.up / o.n, accel: o.na > 0 ? o.accel / o.na : .nan))
+            out.append(
+                Bin(t: o.t, h1: o.h1 / o.n, h2: o.h2 / o.n, up: o.up / o.n, accel: o.na > 0 ? o.accel / o.na : .nan))
         }
         return out
     }
@@ -88,11 +92,14 @@ public struct RateHistory: Sendable {
         while t <= to {
             while k + 1 < raw.count, raw[k + 1].t <= t { k += 1 }
             let a = raw[k]
-            guard k + 1 < raw.count, a.t < t else { out.append(Bin(t: t, h1: a.h1, h2: a.h2, up: a.up, accel: a.accel)); t += Self.binNs; continue }
+            guard k + 1 < raw.count, a.t < t else {
+                out.append(Bin(t: t, h1: a.h1, h2: a.h2, up: a.up, accel: a.accel)); t += Self.binNs; continue
+            }
             let b = raw[k + 1]
             let u = Double(t - a.t) / Double(b.t - a.t)
             func mix(_ x: Double, _ y: Double) -> Double { x + (y - x) * u }
-            let accel = a.accel.isFinite && b.accel.isFinite ? mix(a.accel, b.accel) : (a.accel.isFinite ? a.accel : b.accel)
+            let accel =
+                a.accel.isFinite && b.accel.isFinite ? mix(a.accel, b.accel) : (a.accel.isFinite ? a.accel : b.accel)
             out.append(Bin(t: t, h1: mix(a.h1, b.h1), h2: mix(a.h2, b.h2), up: mix(a.up, b.up), accel: accel))
             t += Self.binNs
         }
