@@ -19,7 +19,7 @@ public struct RateHistory: Sendable {
     /// How far back the ring reaches, s: the features read a gesture of up to 2.5 s, the 3 s
     /// before it, and for the stride's reference up to 2.5 + 1.3 s further back.
     static let seconds = 10.0
-    static let capacity = Int(seconds * 1e9) / Int(binNs)
+    static let capacity = Int(seconds * 1e9) / Int(binNs)  // bounded: constants (10 s of 10 ms bins)
 
     private var ring: [Bin]
     /// Where the next bin goes, and how many are kept.
