@@ -32,6 +32,16 @@ func scaled(_ g: CutGesture, by scale: Double) -> CutGesture {
     return s
 }
 
+/// Nod, shake, nod, … (each pool cycled on its own, twice the larger pool's length), scaled by `scale`.
+func alternated(_ nods: [CutGesture], _ shakes: [CutGesture], scale: Double = 1) -> [CutGesture] {
+    var both: [CutGesture] = []
+    for k in 0..<(2 * max(nods.count, shakes.count)) {
+        let pool = k % 2 == 0 ? nods : shakes
+        if !pool.isEmpty { both.append(scaled(pool[(k / 2) % pool.count], by: scale)) }
+    }
+    return both
+}
+
 /// Records when the game showed a prompt (`phase == .prompt`), for "answered when a prompt showed".
 final class PromptTimeline: @unchecked Sendable {
     /// (time, showing) at each change.
@@ -135,12 +145,7 @@ func printComposites(_ everydayDir: String, nods: [CutGesture], shakes: [CutGest
         }
         for told in [true, false] {
             for (strength, scale) in compositeStrengths {
-                let ns = nods.map { scaled($0, by: scale) }, ss = shakes.map { scaled($0, by: scale) }
-                var both: [CutGesture] = []
-                for k in 0..<(2 * max(ns.count, ss.count)) {
-                    let pool = k % 2 == 0 ? ns : ss
-                    if !pool.isEmpty { both.append(pool[(k / 2) % pool.count]) }
-                }
+                let both = alternated(nods, shakes, scale: scale)
                 var t = CompositeTally()
                 for (n, (truth, s, person)) in recordings.enumerated() {
                     t.add(
@@ -174,11 +179,7 @@ func diagnoseDetector(_ everydayDir: String, nods: [CutGesture], shakes: [CutGes
     let files = ((try? FileManager.default.contentsOfDirectory(atPath: everydayDir)) ?? []).sorted().filter {
         $0.hasSuffix("-\(activity).csv.gz")
     }
-    var both: [CutGesture] = []
-    for k in 0..<(2 * max(nods.count, shakes.count)) {
-        let pool = k % 2 == 0 ? nods : shakes
-        if !pool.isEmpty { both.append(scaled(pool[(k / 2) % pool.count], by: scale)) }
-    }
+    let both = alternated(nods, shakes, scale: scale)
     var hist: [String: Int] = [:]
     for (n, file) in files.enumerated() {
         guard let truth = givenFrame(people[everydayParticipant(file)]),

@@ -63,12 +63,7 @@ func dumpFeatures(_ everydayDir: String, nods: [CutGesture], shakes: [CutGesture
         }
         guard let activity = compositeActivities.first(where: { file.hasSuffix("-\($0).csv.gz") }) else { continue }
         for (_, scale) in compositeStrengths {
-            let ns = nods.map { scaled($0, by: scale) }, ss = shakes.map { scaled($0, by: scale) }
-            var both: [CutGesture] = []
-            for k in 0..<(2 * max(ns.count, ss.count)) {
-                let pool = k % 2 == 0 ? ns : ss
-                if !pool.isEmpty { both.append(pool[(k / 2) % pool.count]) }
-            }
+            let both = alternated(nods, shakes, scale: scale)
             for pass in 0..<4 {
                 let (samples, placed) = composite(
                     both, onto: rec, frame: truth, first: 7 * n + pass * 37,

@@ -257,12 +257,7 @@ func cutPools(_ logs: [(String, [IMUSample])], mount: Matrix3) -> (nods: [CutGes
 /// recordings, with the given and the learned frames.
 func printWalkingAnswers(_ everydayDir: String, logs: [(String, [IMUSample])], mount: Matrix3) {
     let (nods, shakes) = cutPools(logs, mount: mount)
-    // Alternate nod, shake, nod, … (each pool cycled on its own).
-    var both: [CutGesture] = []
-    for k in 0..<(2 * max(nods.count, shakes.count)) {
-        let pool = k % 2 == 0 ? nods : shakes
-        if !pool.isEmpty { both.append(pool[(k / 2) % pool.count]) }
-    }
+    let both = alternated(nods, shakes)
     let framesData = (try? Data(contentsOf: URL(fileURLWithPath: "\(everydayDir)/headframes.json"))) ?? Data()
     let frames = ((try? JSONSerialization.jsonObject(with: framesData)) as? [String: Any]) ?? [:]
     let people = (frames["participants"] as? [String: Any]) ?? [:]
