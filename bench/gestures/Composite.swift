@@ -99,6 +99,28 @@ func judgeComposite(
         r.played[l, default: 0] += 1
         if timeline.showing(at: p.start) { r.shown[l, default: 0] += 1 }
     }
+    var rightAt = Set<Int>()
+    defer { if ProcessInfo.processInfo.environment["GESTURE_BENCH_MISSES"] != nil { printMisses() } }
+    func printMisses() {
+        let found = candidates(samples, truth: truth, given: told)
+        let limits = options.limits
+        for (k, p) in placed.enumerated() where timeline.showing(at: p.start) && !rightAt.contains(k) {
+            let t0 = samples[0].t
+            func s(_ t: Nanoseconds) -> String { String(format: "%.2f", Double(t - t0) * 1e-9) }
+            var line =
+                "MISS \(activity) \(told ? "given" : "none") \(participant) \(p.gesture.kind) \(p.gesture.swings) at \(s(p.start))–\(s(p.end)):"
+            for e in events where e.t >= p.start - 3_000_000_000 && e.t <= p.end + 3_000_000_000 {
+                line += " [\(e.kind) \(s(e.t))]"
+            }
+            for (g, f) in found where g.end >= p.start && g.end <= p.end + 300_000_000 {
+                let prob = limits.classifier.map { $0.probability(f.inputs) } ?? -1
+                line += String(
+                    format: " {%@ c%d %@–%@ peak %.0f sm %.2f p %.3f}", g.kind.rawValue, g.cycle, s(g.start), s(g.end),
+                    g.peakDps, f["stride_match"], prob)
+            }
+            print(line)
+        }
+    }
     for e in events where e.kind == .correct || e.kind == .skip {
         guard let d = e.decision else { continue }
         if let k = placed.firstIndex(where: { d.decidedAt >= $0.start - 200_000_000 && d.decidedAt <= $0.end }),
@@ -107,6 +129,7 @@ func judgeComposite(
             answered.insert(k)
             let g = placed[k]
             guard timeline.showing(at: g.start) else { continue }
+            if (e.kind == .correct) == (g.gesture.kind == .nod) { rightAt.insert(k) }
             let l = WalkingAnswers.label(g.gesture)
             if (e.kind == .correct) == (g.gesture.kind == .nod) {
                 r.right[l, default: 0] += 1

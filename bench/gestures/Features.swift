@@ -127,5 +127,9 @@ func benchLimits(for participant: String) -> AnswerLimits {
     if let a = ProcessInfo.processInfo.environment["GESTURE_BENCH_ACCEPT"].flatMap(Double.init) {
         l.classifier?.accept = a
     }
+    // GESTURE_BENCH_RUN_ACCEPT=P: AnswerLimits.classifierRunAccept.
+    if let a = ProcessInfo.processInfo.environment["GESTURE_BENCH_RUN_ACCEPT"].flatMap(Double.init) {
+        l.classifierRunAccept = a
+    }
     return l
 }

@@ -117,16 +117,26 @@ extension TiltGame {
             if let classifier = limits.classifier {
                 // The trained classifier judges the loose detector's candidates (docs/game-everyday.md):
                 // one begun before the prompt plus the reaction time answers nothing; of a nod and a
-                // shake accepted at once, the likelier.
-                let accepted = candidates.compactMap { c -> (HeadGesture, Double)? in
-                    guard c.gesture.start >= countFrom else { return nil }
-                    let need = c.gesture.kind == .nod ? limits.nodCycles : limits.shakeCycles
-                    guard c.gesture.cycle >= need else { return nil }
-                    guard c.gesture.peakDps >= limits.minClassifiedPeakDps,
+                // shake accepted at once, the likelier. Two successive cycles of one run that both
+                // score `classifierRunAccept` answer too.
+                var accepted: [(HeadGesture, Double)] = []
+                for c in candidates {
+                    let g = c.gesture
+                    guard g.start >= countFrom else { continue }
+                    let need = g.kind == .nod ? limits.nodCycles : limits.shakeCycles
+                    guard g.cycle >= need else { continue }
+                    guard g.peakDps >= limits.minClassifiedPeakDps,
                         !(c.features["stride_match"] < limits.strideRepeatMax)
-                    else { return nil }
+                    else { continue }
                     let p = classifier.probability(c.features.inputs)
-                    return p >= classifier.accept ? (c.gesture, p) : nil
+                    let previous = lastScored
+                    lastScored = (g.kind, g.runStart, g.cycle, p)
+                    let run =
+                        previous.map {
+                            $0.kind == g.kind && $0.runStart == g.runStart && $0.cycle == g.cycle - 1
+                                && min($0.probability, p) >= limits.classifierRunAccept
+                        } ?? false
+                    if p >= classifier.accept || run { accepted.append((g, p)) }
                 }
                 guard let (g, _) = accepted.max(by: { $0.1 < $1.1 }) else { return [] }
                 return decide(g.kind == .nod ? .correct : .skip, at: t, enteredAt: g.start, tilt: tilt, gesture: g.kind)

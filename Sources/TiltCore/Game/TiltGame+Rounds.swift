@@ -163,6 +163,7 @@ extension TiltGame {
         round!.shownAt = t
         pendingTilt = nil
         countFrom = t + minReactionNs
+        lastScored = nil
         phase = .prompt
         return makeEvent(.prompt, t: t)
     }

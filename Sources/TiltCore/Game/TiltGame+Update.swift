@@ -89,10 +89,15 @@ extension TiltGame {
         gaitBackground.add(t: a.t, pitch: read.pitch, yaw: read.yaw)
         // The classifier's candidates, only where nods can answer: a nod round, or between
         // rounds when the next will be one (the history then reaches back when it starts).
+        // A learned frame does not steer them: it can be off by 15–20° for a while (or flipped
+        // until re-checked), which split a nod between two axes; about up and the horizontal
+        // the candidates need no frame (bench/gestures: walking nods with no configuration
+        // 79 → 84 % answered, docs/dev/game-everyday.md).
         var judged: [(gesture: HeadGesture, features: GestureFeatures)] = []
         if limits.classifier != nil, (round?.gestures ?? configuration.gestures) == .nod {
+            let told = frameKnown && frame.source != .learned
             judged = candidates.add(
-                t: a.t, rate: w, up: TiltMeter.upInSensor(q), frame: frameKnown ? frame : nil, accel: accel?.norm,
+                t: a.t, rate: w, up: TiltMeter.upInSensor(q), frame: told ? frame : nil, accel: accel?.norm,
                 minCycles: min(limits.nodCycles, limits.shakeCycles), wanted: phase == .prompt)
         }
         // Repeated nods or shakes read as steps in part: the learner drops the window they are in.

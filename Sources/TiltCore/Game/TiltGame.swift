@@ -117,6 +117,8 @@ public struct TiltGame: Sendable {
     /// Poses and gestures before this time do not count: the round's start, the prompt's
     /// appearance plus the minimum reaction time, or the end of the debounce after an answer.
     var countFrom: Nanoseconds = 0
+    /// The last candidate the classifier scored during this prompt (`AnswerLimits.classifierRunAccept`).
+    var lastScored: (kind: HeadGesture.Kind, runStart: Nanoseconds, cycle: Int, probability: Double)?
     var captureOnNextSample = false
     var motion: HeadRateTracker
     var activityTracker = ActivityTracker()
