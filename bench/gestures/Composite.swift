@@ -119,6 +119,25 @@ func judgeComposite(
                     g.peakDps, f["stride_match"], prob)
             }
             print(line)
+            if ProcessInfo.processInfo.environment["GESTURE_BENCH_MISSES"] == "rates" {
+                // The head's rate about the frame's axes through the gesture, °/s, every 20 ms.
+                let fe = SampleFrontEnd(calibration: IMUCalibration(headUp: truth.up, headForward: truth.forward))
+                let hf = fe.calibrator.calibration.headFrame ?? .assumed
+                var est = AttitudeEstimator()
+                var rows = "RATES"
+                var next: Nanoseconds = p.start - 500_000_000
+                for raw in samples where raw.t <= p.end + 300_000_000 {
+                    let x = fe.apply(raw)
+                    let a = est.update(x)
+                    guard x.t >= next else { continue }
+                    next = x.t + 20_000_000
+                    let w = x.gyro - a.gyroBias
+                    rows += String(
+                        format: " %@:%.0f/%.0f/%.0f", s(x.t), hf.pitchRate(w) * 180 / .pi, hf.yawRate(w) * 180 / .pi,
+                        hf.rollRate(w) * 180 / .pi)
+                }
+                print(rows)
+            }
         }
     }
     for e in events where e.kind == .correct || e.kind == .skip {
