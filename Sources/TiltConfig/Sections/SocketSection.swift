@@ -152,7 +152,7 @@ extension Configuration {
                 ),
                 .integer(
                     "max_clients", \.maxClients, in: 1...100_000,
-                    "clients connected at once; one more gets one line, a reply with `unavailable` and no id, and is closed. The daemon also keeps half of its descriptors (`LimitNOFILE`) free of clients for the store, the IMU and gpsd, and says so in its log when that lowers the cap"
+                    "clients connected at once; one more gets one line, a reply with `unavailable` and no id, and is closed. The daemon also keeps a quarter of its descriptors (`LimitNOFILE`), at least 256, free of clients for the store, the IMU and gpsd, and says so in its log when that lowers the cap"
                 ),
                 .integer(
                     "max_line_bytes", \.maxLineBytes, in: 256...1_048_576,

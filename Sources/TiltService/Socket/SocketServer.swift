@@ -71,7 +71,7 @@ public final class SocketServer: Sendable {
         logger.info("serving on \(inheritedFD != nil ? "socket from systemd" : config.path)")
         if slots.effectiveLimit < config.maxClients {
             logger.notice(
-                "at most \(slots.effectiveLimit) clients, not [socket] max_clients = \(config.maxClients): half the descriptors the process may open (LimitNOFILE) stay for the store, the IMU and gpsd"
+                "at most \(slots.effectiveLimit) clients, not [socket] max_clients = \(config.maxClients): a quarter of the descriptors the process may open (LimitNOFILE), at least 256, stay for the store, the IMU and gpsd"
             )
         }
     }
