@@ -200,7 +200,7 @@ let package = Package(
             name: "GestureBench",
             dependencies: ["TiltCore", "TiltPlatform", "TiltSensors", "TiltRecordings", "TestSupport"],
             path: "bench/gestures",
-            exclude: ["run"]),
+            exclude: ["run", "train", "classifiers-lopo.json"]),
         // What tilt from the accelerometer alone costs next to the 6-axis estimator (real recordings).
         .executableTarget(
             name: "AccelOnlyBench", dependencies: ["TiltCore"], path: "bench/accel-only", exclude: ["run"]),
