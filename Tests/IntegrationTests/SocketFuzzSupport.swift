@@ -27,8 +27,9 @@ struct FuzzCommand {
 
     /// Commands whose reply comes only after a measurement: `calibrate.gyro` answers once its
     /// `settle` + `seconds` (up to 3 min) have passed, and the fuzz batches wait 30 s for every
-    /// reply. Its arguments are fuzzed by the parser's own tests (CatalogueDocTests), its capture
-    /// by GyroCaptureTests and scripts/systemd-test.
+    /// reply. `GyroCalibrateFuzzTests` sends it the same edge values one at a time on the real
+    /// daemon, each waiting for its reply; its capture is tested by GyroCaptureTests and
+    /// scripts/systemd-test.
     static let measuring: Set<String> = ["calibrate.gyro"]
 
     /// The catalogue from a `help` reply, but the `measuring` commands.
