@@ -7,25 +7,12 @@ import XCTest
 /// Bounds on what a socket peer can make the daemon hold (issue 37): clients at once, bytes
 /// queued per client, reads waiting for the store, and `room.show` past the line limit. Each
 /// test fails on a daemon without the bound.
-final class BoundsDaemonTests: XCTestCase {
-    var dir = ""
-    var daemon: DaemonProcess?
-    override func setUp() { dir = makeTempDir("bounds") }
-    override func tearDown() {
-        if let d = daemon { _ = d.stop() }
-        try? FileManager.default.removeItem(atPath: dir)
-    }
+final class BoundsDaemonTests: ReplayDaemonTestCase {
+    override var tempTag: String { "bounds" }
 
     func startDaemon(_ socketKeys: String = "", store: String = "") throws -> LineClient {
-        let config = "\(dir)/tiltd.toml"
-        try "[socket]\npath = \"\(dir)/tiltd.sock\"\n\(socketKeys)\n[store]\npath = \"\(dir)/tiltd.sqlite\"\n\(store)\n"
-            .write(toFile: config, atomically: true, encoding: .utf8)
-        daemon = try DaemonProcess(
-            ["run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv", "--speed", "1"],
-            logPath: "\(dir)/log")
-        let c = try LineClient(path: "\(dir)/tiltd.sock")
-        _ = try c.next("hello")
-        return c
+        try writeConfig(socketKeys: socketKeys, storeKeys: store)
+        return try startReplayDaemon()
     }
 
     /// 1,000 clients connect (the default cap); the next one gets one line, a reply with

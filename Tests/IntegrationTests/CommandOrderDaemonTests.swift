@@ -7,22 +7,12 @@ import XCTest
 
 /// "Events caused by a command follow its reply" (docs/protocol.md, "Commands"), on the real
 /// daemon: the asking client reads the reply first, then what the command made every client see.
-final class CommandOrderDaemonTests: XCTestCase {
-    var dir = ""
-    var daemon: DaemonProcess?
-    override func setUp() { dir = makeTempDir("order") }
-    override func tearDown() {
-        if let d = daemon { _ = d.stop() }
-        try? FileManager.default.removeItem(atPath: dir)
-    }
+final class CommandOrderDaemonTests: ReplayDaemonTestCase {
+    override var tempTag: String { "order" }
 
     /// The daemon on the demo head recording, and a client that has read its hello.
     func startDaemon(config: String) throws -> LineClient {
-        daemon = try DaemonProcess(
-            ["run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv"], logPath: "\(dir)/log")
-        let c = try LineClient(path: "\(dir)/tiltd.sock")
-        _ = try c.next("hello")
-        return c
+        try startReplayDaemon(config: config)
     }
 
     /// Sends `line` and reads until both the reply with `id` and the line `caused` matches; returns

@@ -11,25 +11,12 @@ import XCTest
 /// types, one at a time, on a replayed moving head (a measurement is refused as the head moves,
 /// so none runs for long). Every line gets a reply with its id, the daemon answers `ping` after
 /// each and never exits, and a measurement can still start after them all.
-final class GyroCalibrateFuzzTests: XCTestCase {
-    var dir = ""
-    var daemon: DaemonProcess?
-    override func setUp() { dir = makeTempDir("gyrofuzz") }
-    override func tearDown() {
-        if let d = daemon { _ = d.stop() }
-        try? FileManager.default.removeItem(atPath: dir)
-    }
+final class GyroCalibrateFuzzTests: ReplayDaemonTestCase {
+    override var tempTag: String { "gyrofuzz" }
 
     func testEdgeValuesOfCalibrateGyroEachGetTheirReplyAndLeaveTheDaemonAnswering() throws {
-        let config = "\(dir)/tiltd.toml"
-        try
-            "[socket]\npath = \"\(dir)/tiltd.sock\"\nmax_bad_lines = 1000000\n[store]\npath = \"\(dir)/tiltd.sqlite\"\n[log]\nlevel = \"error\"\n"
-            .write(toFile: config, atomically: true, encoding: .utf8)
-        daemon = try DaemonProcess(
-            ["run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv", "--speed", "1"],
-            logPath: "\(dir)/log")
-        let c = try LineClient(path: "\(dir)/tiltd.sock")
-        _ = try c.next("hello")
+        try writeConfig(socketKeys: "max_bad_lines = 1000000", extra: "[log]\nlevel = \"error\"")
+        let c = try startReplayDaemon()
         // Measurements need a streaming IMU (before, they are refused `unavailable` at once).
         try waitUntil("the replay to stream", timeout: 15) {
             let status = try c.request(#"{"cmd":"status","id":2}"#, id: 2)

@@ -8,21 +8,11 @@ import XCTest
 /// `echo '{"cmd":"credits"}' | socat - UNIX-CONNECT:…` printed no reply: the client shuts down its
 /// write side after its line, and the daemon ended the session at that EOF, before the store's
 /// answer came. Every reply, the store's too, must reach a half-closed client, then EOF.
-final class HalfClosedClientTests: XCTestCase {
-    var dir = ""
-    var daemon: DaemonProcess?
-    override func setUp() { dir = makeTempDir("halfclose") }
-    override func tearDown() {
-        if let d = daemon { _ = d.stop() }
-        try? FileManager.default.removeItem(atPath: dir)
-    }
+final class HalfClosedClientTests: ReplayDaemonTestCase {
+    override var tempTag: String { "halfclose" }
 
     func startDaemon() throws {
-        let config = try writeDaemonConfig(in: dir)
-        daemon = try DaemonProcess(
-            ["run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv"], logPath: "\(dir)/log")
-        let c = try LineClient(path: "\(dir)/tiltd.sock")
-        _ = try c.next("hello")
+        try startReplayDaemon()
     }
 
     /// Sends `lines`, shuts down the write side, and reads until EOF: every reply, by its id's text.

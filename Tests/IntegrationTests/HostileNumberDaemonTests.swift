@@ -7,24 +7,12 @@ import XCTest
 /// Numbers the parsers accept but the arithmetic behind them could not hold, sent to the real
 /// daemon: `{"cmd":"watch","attitude_hz":1e-10}` once ended it (a period of 1e19 ns converted to
 /// Int64). The daemon must answer, pace attitude as a very slow rate, and answer `ping` after.
-final class HostileNumberDaemonTests: XCTestCase {
-    var dir = ""
-    var daemon: DaemonProcess?
-    override func setUp() { dir = makeTempDir("hostile") }
-    override func tearDown() {
-        if let d = daemon { _ = d.stop() }
-        try? FileManager.default.removeItem(atPath: dir)
-    }
+final class HostileNumberDaemonTests: ReplayDaemonTestCase {
+    override var tempTag: String { "hostile" }
 
     func startDaemon(socketKeys: String = "") throws -> LineClient {
-        let config = "\(dir)/tiltd.toml"
-        try "[socket]\npath = \"\(dir)/tiltd.sock\"\n\(socketKeys)\n[store]\npath = \"\(dir)/tiltd.sqlite\"\n"
-            .write(toFile: config, atomically: true, encoding: .utf8)
-        daemon = try DaemonProcess(
-            ["run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv"], logPath: "\(dir)/log")
-        let c = try LineClient(path: "\(dir)/tiltd.sock")
-        _ = try c.next("hello")
-        return c
+        try writeConfig(socketKeys: socketKeys)
+        return try startReplayDaemon()
     }
 
     func testTinyAttitudeRatesFromAClientAreASlowPaceNotACrash() throws {

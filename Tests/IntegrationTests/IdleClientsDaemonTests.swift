@@ -9,14 +9,8 @@ import XCTest
 /// descriptor limit to its hard limit, which must be 14,000 or more) and one client flooding `history` with the
 /// default `max_queued_reads`: a redeem is decided and a stopped round committed and announced
 /// within 1 s (issue 37, "Done when").
-final class IdleClientsDaemonTests: XCTestCase {
-    var dir = ""
-    var daemon: DaemonProcess?
-    override func setUp() { dir = makeTempDir("idle") }
-    override func tearDown() {
-        if let d = daemon { _ = d.stop() }
-        try? FileManager.default.removeItem(atPath: dir)
-    }
+final class IdleClientsDaemonTests: ReplayDaemonTestCase {
+    override var tempTag: String { "idle" }
 
     func testFiveThousandIdleClientsAndAHistoryFloodLeaveCommitsWithinASecond() throws {
         // Two descriptors a client in the daemon, one here: the daemon inherits this limit, and
@@ -29,14 +23,8 @@ final class IdleClientsDaemonTests: XCTestCase {
             if ProcessInfo.processInfo.environment["CI"] == "true" { XCTFail(why) }
             throw XCTSkip(why)
         }
-        let config = "\(dir)/tiltd.toml"
-        try "[socket]\npath = \"\(dir)/tiltd.sock\"\nmax_clients = 5100\n[store]\npath = \"\(dir)/tiltd.sqlite\"\n"
-            .write(toFile: config, atomically: true, encoding: .utf8)
-        daemon = try DaemonProcess(
-            ["run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv", "--speed", "1"],
-            logPath: "\(dir)/log")
-        let first = try LineClient(path: "\(dir)/tiltd.sock", timeout: 15)
-        _ = try first.next("hello")
+        try writeConfig(socketKeys: "max_clients = 5100")
+        let first = try startReplayDaemon(connectTimeout: 15)
         let t0 = Date()
         // This one and the flooder besides.
         let count = 5000

@@ -14,14 +14,8 @@ import XCTest
 /// Seeded and budgeted from the environment: TILTD_FUZZ_SEED (default 37), TILTD_FUZZ_LINES
 /// (default 100,000 lines, pings not counted; a nightly-size run is a bigger number by hand).
 /// A crash is minimised to its line, printed for a regression test.
-final class SocketFuzzTests: XCTestCase {
-    var dir = ""
-    var daemon: DaemonProcess?
-    override func setUp() { dir = makeTempDir("fuzz") }
-    override func tearDown() {
-        if let d = daemon { _ = d.stop() }
-        try? FileManager.default.removeItem(atPath: dir)
-    }
+final class SocketFuzzTests: ReplayDaemonTestCase {
+    override var tempTag: String { "fuzz" }
 
     static var env: [String: String] { ProcessInfo.processInfo.environment }
     static var seed: UInt64 { env["TILTD_FUZZ_SEED"].flatMap { UInt64($0) } ?? 37 }
@@ -33,17 +27,10 @@ final class SocketFuzzTests: XCTestCase {
     /// the fuzz client is sent (a dropped reply would be the queue's choice, not a bug) and that
     /// never disconnects it for bad lines.
     func startDaemon() throws -> LineClient {
-        let config = try writeDaemonConfig(in: dir)
-        try
-            ("[socket]\npath = \"\(dir)/tiltd.sock\"\nqueue_lines = 1000000\nqueue_bytes = 1073741824\n"
-            + "max_bad_lines = 1000000\n[store]\npath = \"\(dir)/tiltd.sqlite\"\n[log]\nlevel = \"error\"\n")
-            .write(toFile: config, atomically: true, encoding: .utf8)
-        daemon = try DaemonProcess(
-            ["run", "--config", config, "--replay", "\(repositoryRoot)/config/demo/head.csv", "--speed", "1"],
-            logPath: "\(dir)/log")
-        let c = try LineClient(path: "\(dir)/tiltd.sock")
-        _ = try c.next("hello")
-        return c
+        try writeConfig(
+            socketKeys: "queue_lines = 1000000\nqueue_bytes = 1073741824\nmax_bad_lines = 1000000",
+            extra: "[log]\nlevel = \"error\"")
+        return try startReplayDaemon()
     }
 
     /// One line sent and what its reply must carry.
