@@ -25,8 +25,17 @@ public struct RateHistory: Sendable {
     /// Where the next bin goes, and how many are kept.
     private var head = 0
     private(set) var count = 0
-    /// The bin being filled: its start, sums and number of samples.
-    private var open: (t: Nanoseconds, h1: Double, h2: Double, up: Double, accel: Double, n: Double, na: Double)?
+    /// The bin being filled: its start, the sums of its samples, how many, and how many had an
+    /// accelerometer reading.
+    private struct OpenBin {
+        var t: Nanoseconds
+        var h1: Double, h2: Double, up: Double, accel: Double
+        var n: Double, na: Double
+
+        /// Its means (accel nan without a reading).
+        var bin: Bin { Bin(t: t, h1: h1 / n, h2: h2 / n, up: up / n, accel: na > 0 ? accel / na : .nan) }
+    }
+    private var open: OpenBin?
 
     /// An empty history.
     public init() {
@@ -47,18 +56,17 @@ public struct RateHistory: Sendable {
             if t - o.t > 250_000_000 { reset() }
         }
         if let o = open, t - o.t < Self.binNs {
-            open = (o.t, o.h1 + h1, o.h2 + h2, o.up + up, o.accel + (a ?? 0), o.n + 1, o.na + (a == nil ? 0 : 1))
+            open = OpenBin(
+                t: o.t, h1: o.h1 + h1, h2: o.h2 + h2, up: o.up + up, accel: o.accel + (a ?? 0), n: o.n + 1,
+                na: o.na + (a == nil ? 0 : 1))
             return
         }
-        if let o = open { push(o) }
-        open = (t, h1, h2, up, a ?? 0, 1, a == nil ? 0 : 1)
+        if let o = open { push(o.bin) }
+        open = OpenBin(t: t, h1: h1, h2: h2, up: up, accel: a ?? 0, n: 1, na: a == nil ? 0 : 1)
     }
 
-    private mutating func push(
-        _ o: (t: Nanoseconds, h1: Double, h2: Double, up: Double, accel: Double, n: Double, na: Double)
-    ) {
-        ring[head] = Bin(
-            t: o.t, h1: o.h1 / o.n, h2: o.h2 / o.n, up: o.up / o.n, accel: o.na > 0 ? o.accel / o.na : .nan)
+    private mutating func push(_ b: Bin) {
+        ring[head] = b
         head = (head + 1) % Self.capacity
         count = min(count + 1, Self.capacity)
     }
@@ -71,10 +79,7 @@ public struct RateHistory: Sendable {
             let b = ring[(head - count + k + Self.capacity) % Self.capacity]
             if b.t >= from && b.t <= to { out.append(b) }
         }
-        if let o = open, o.t >= from, o.t <= to {
-            out.append(
-                Bin(t: o.t, h1: o.h1 / o.n, h2: o.h2 / o.n, up: o.up / o.n, accel: o.na > 0 ? o.accel / o.na : .nan))
-        }
+        if let o = open, o.t >= from, o.t <= to { out.append(o.bin) }
         return out
     }
 
