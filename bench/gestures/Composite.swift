@@ -148,10 +148,10 @@ func judgeComposite(
             answered.insert(k)
             let g = placed[k]
             guard timeline.showing(at: g.start) else { continue }
-            if (e.kind == .correct) == (g.gesture.kind == .nod) { rightAt.insert(k) }
             let l = WalkingAnswers.label(g.gesture)
             if (e.kind == .correct) == (g.gesture.kind == .nod) {
                 r.right[l, default: 0] += 1
+                rightAt.insert(k)
             } else {
                 r.wrong[l, default: 0] += 1
             }
